@@ -1,0 +1,80 @@
+// Var<T>: a mutable local. Assigning a Var inside a run-time region is how a value leaves the
+// region (a loop's accumulator, a branch's result).
+#pragma once
+
+#include "kiln/dsl/expr.h"
+#include "kiln/dsl/memory.h"
+
+namespace kiln {
+
+// Var<T> holds a scalar T; Var<Vector<T>> holds a vector of the launch's vector width.
+template <class T>
+class Var {
+  using info = detail::array_element<T>;
+
+ public:
+  using scalar = typename info::scalar;
+  using value_proxy = result_proxy_t<scalar, info::is_vector>;
+
+  // Declared without a value: reading it before an assignment on every path is
+  // Error{trace.unassigned_var}.
+  Var() : var_(declare()) {}
+  template <class V>
+    requires(Proxy<V> || detail::Literal<V>)
+  Var(const V& init) : var_(declare()) {  // NOLINT: `Var<float> acc = 0.0f;`
+    *this = init;
+  }
+  // A copy is a new Var holding the other's current value.
+  Var(const Var& other) : var_(declare()) { *this = other.get(); }
+
+  value_proxy get() const { return value_proxy(dsl::Tracer::current().var_load(var_)); }
+  operator value_proxy() const { return get(); }  // NOLINT
+
+  template <class V>
+    requires(Proxy<V> || detail::Literal<V>)
+  Var& operator=(const V& v) {
+    dsl::Tracer::current().var_store(var_, operand_ref<V, scalar>(v));
+    return *this;
+  }
+  Var& operator=(const Var& other) {
+    dsl::Tracer::current().var_store(var_, other.get().ref());
+    return *this;
+  }
+
+#define KILN_VAR_COMPOUND(op)                 \
+  template <class V>                          \
+    requires(Proxy<V> || detail::Literal<V>)  \
+  Var& operator op##=(const V& v) {           \
+    return *this = get() op v;                \
+  }
+  KILN_VAR_COMPOUND(+)
+  KILN_VAR_COMPOUND(-)
+  KILN_VAR_COMPOUND(*)
+  KILN_VAR_COMPOUND(/)
+  KILN_VAR_COMPOUND(%)
+  KILN_VAR_COMPOUND(&)
+  KILN_VAR_COMPOUND(|)
+  KILN_VAR_COMPOUND(^)
+  KILN_VAR_COMPOUND(<<)
+  KILN_VAR_COMPOUND(>>)
+#undef KILN_VAR_COMPOUND
+
+  const dsl::ValueRef& ref() const { return var_; }
+
+ private:
+  static dsl::ValueRef declare() {
+    dsl::Tracer& t = dsl::Tracer::current();
+    return t.var_decl(detail::element_type<T>(t.vector_width()));
+  }
+  dsl::ValueRef var_;
+};
+
+template <class T>
+struct proxy_traits<Var<T>> {
+  static constexpr bool is_proxy = true;
+  static constexpr bool is_vector = detail::array_element<T>::is_vector;
+  using element = typename detail::array_element<T>::scalar;
+  static dsl::ValueRef read(const Var<T>& v) { return v.get().ref(); }
+};
+
+}  // namespace kiln

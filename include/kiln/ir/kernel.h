@@ -1,0 +1,152 @@
+// The kernel IR: SSA values, ops with attributes and nested regions, and the kernel that owns them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kiln/ir/op_kinds.h"
+#include "kiln/ir/type.h"
+
+namespace kiln::ir {
+
+using Value = uint32_t;
+inline constexpr Value kNoValue = 0xffffffffu;
+
+// Attribute keys, defined once; the text form prints them by these names.
+#define KILN_IR_ATTRS(X)                \
+  X(Value, "value")                     \
+  X(Axis, "axis")                       \
+  X(Lane, "lane")                       \
+  X(Dim, "dim")                         \
+  X(Checked, "checked")                 \
+  X(Unroll, "unroll")                   \
+  X(UnrollFull, "unroll_full")          \
+  X(PrefetchStages, "prefetch_stages")  \
+  X(Format, "format")                   \
+  X(FastMath, "fast_math")
+
+enum class AttrKey : uint8_t {
+#define KILN_X(e, text) e,
+  KILN_IR_ATTRS(KILN_X)
+#undef KILN_X
+};
+std::string_view attr_name(AttrKey k);
+bool parse_attr_key(std::string_view text, AttrKey& out);
+
+// A constant or attribute payload. Integers (and bools) keep their bits in `i` (u64 values as
+// their two's-complement bits), floats in `f`.
+struct AttrValue {
+  enum class Tag : uint8_t { Int, Float, Bool, String };
+  Tag tag = Tag::Int;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+
+  static AttrValue of_int(int64_t v) { return {Tag::Int, v, 0, {}}; }
+  static AttrValue of_float(double v) { return {Tag::Float, 0, v, {}}; }
+  static AttrValue of_bool(bool v) { return {Tag::Bool, v ? 1 : 0, 0, {}}; }
+  static AttrValue of_string(std::string v) { return {Tag::String, 0, 0, std::move(v)}; }
+  friend bool operator==(const AttrValue&, const AttrValue&) = default;
+};
+
+struct Attr {
+  AttrKey key;
+  AttrValue value;
+  friend bool operator==(const Attr&, const Attr&) = default;
+};
+
+struct Op;
+
+// A block of ops; `args` are values the region defines on entry (a for loop's induction value).
+struct Region {
+  std::vector<Value> args;
+  std::vector<Op> ops;
+};
+
+struct Op {
+  OpKind kind = OpKind::Const;
+  Value result = kNoValue;  // kNoValue when the op has no result
+  Type type;                // the result's type (none without a result)
+  std::vector<Value> operands;
+  std::vector<Attr> attrs;  // kept sorted by key, so that equal ops compare equal
+  std::vector<Region> regions;
+
+  const OpInfo& info() const { return op_info(kind); }
+  bool has(OpTrait t) const { return has_trait(kind, t); }
+
+  const AttrValue* attr(AttrKey k) const;
+  bool has_attr(AttrKey k) const { return attr(k) != nullptr; }
+  int64_t attr_int(AttrKey k, int64_t fallback = 0) const;
+  bool flag(AttrKey k) const { return attr_int(k, 0) != 0; }
+  void set_attr(AttrKey k, AttrValue v);
+  void erase_attr(AttrKey k);
+};
+
+enum class ExecMode : uint8_t { Checked, Unchecked };
+enum class AddressType : uint8_t { U32, U64 };
+std::string_view to_string(ExecMode m);
+std::string_view to_string(AddressType a);
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t total() const { return uint64_t(x) * y * z; }
+  friend bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+// What the kernel was specialised for: the compile-time facts of its launch.
+struct KernelFacts {
+  Dim3 cube_dim;
+  ExecMode mode = ExecMode::Checked;
+  AddressType address = AddressType::U32;
+  int vector_width = 1;
+  // Comptime arguments, by parameter name, as text: for reading dumps, not for identity.
+  std::vector<std::pair<std::string, std::string>> comptime;
+};
+
+struct Param {
+  std::string name;
+  Type type;
+  Value value = kNoValue;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Param> params;
+  Region body;
+  KernelFacts facts;
+  std::vector<Type> value_types;  // indexed by Value
+
+  Value new_value(const Type& t) {
+    value_types.push_back(t);
+    return static_cast<Value>(value_types.size() - 1);
+  }
+  const Type& type_of(Value v) const { return value_types.at(v); }
+  // The parameter whose value is `v`, or nullptr.
+  const Param* param_of(Value v) const;
+};
+
+// Walks every op in pre-order (an op before the ops of its regions); `fn(op)`.
+template <class Fn>
+void walk(const Region& r, Fn&& fn) {
+  for (const Op& op : r.ops) {
+    fn(op);
+    for (const Region& sub : op.regions) walk(sub, fn);
+  }
+}
+template <class Fn>
+void walk_mut(Region& r, Fn&& fn) {
+  for (Op& op : r.ops) {
+    fn(op);
+    for (Region& sub : op.regions) walk_mut(sub, fn);
+  }
+}
+
+// Number of ops in the kernel, counting nested ones.
+size_t op_count(const Kernel& k);
+
+}  // namespace kiln::ir

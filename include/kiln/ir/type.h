@@ -1,0 +1,98 @@
+// IR types: scalars, vectors, and the memory and local types that ops address.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kiln::ir {
+
+// The order is the order of the text form's keywords table; do not rely on it elsewhere.
+#define KILN_IR_SCALARS(X) \
+  X(Bool, "bool", 1)       \
+  X(I8, "i8", 1)           \
+  X(I16, "i16", 2)         \
+  X(I32, "i32", 4)         \
+  X(I64, "i64", 8)         \
+  X(U8, "u8", 1)           \
+  X(U16, "u16", 2)         \
+  X(U32, "u32", 4)         \
+  X(U64, "u64", 8)         \
+  X(F16, "f16", 2)         \
+  X(BF16, "bf16", 2)       \
+  X(F32, "f32", 4)         \
+  X(F64, "f64", 8)
+
+enum class Scalar : uint8_t {
+#define KILN_X(e, name, bytes) e,
+  KILN_IR_SCALARS(KILN_X)
+#undef KILN_X
+};
+
+std::string_view scalar_name(Scalar s);
+int scalar_bytes(Scalar s);
+bool is_float(Scalar s);
+bool is_signed_int(Scalar s);
+bool is_unsigned_int(Scalar s);
+inline bool is_int(Scalar s) { return is_signed_int(s) || is_unsigned_int(s); }
+// Parses "f32", "u8", ...; false when `text` names no scalar.
+bool parse_scalar(std::string_view text, Scalar& out);
+
+enum class TypeKind : uint8_t {
+  None,    // ops without a result
+  Scalar,  // a scalar value
+  Vector,  // `width` lanes of a scalar
+  Buffer,  // a global array with a run-time length (kernel parameter)
+  Tensor,  // a global array with shape and strides of a compile-time rank (kernel parameter)
+  Shared,  // a cube-shared array of fixed length
+  Local,   // a unit-private array of fixed length
+  Var,     // a mutable local holding one value
+  Tile,    // a tile of the tile layer: a fixed shape of scalars
+};
+
+enum class Access : uint8_t { ReadOnly, ReadWrite };
+
+// A small value type; every field not used by `kind` stays at its default so that == works.
+struct Type {
+  TypeKind kind = TypeKind::None;
+  Scalar scalar = Scalar::Bool;  // the element's scalar
+  uint8_t width = 1;             // lanes of the element: 1, 2, 4, 8 or 16
+  Access access = Access::ReadWrite;
+  uint8_t rank = 0;              // tensors and tiles
+  uint32_t length = 0;           // shared and local arrays
+  std::array<uint32_t, 4> shape{};  // tiles
+
+  static Type none() { return {}; }
+  static Type scalar_of(Scalar s);
+  // width 1 gives the scalar itself: a vector of one lane is not a separate type.
+  static Type vector_of(Scalar s, int width);
+  static Type value_of(Scalar s, int width) { return vector_of(s, width); }
+  static Type buffer(Type element, Access access);
+  static Type tensor(Type element, int rank, Access access);
+  static Type shared(Type element, uint32_t length);
+  static Type local(Type element, uint32_t length);
+  static Type var(Type element);
+  static Type tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape);
+
+  bool is_none() const { return kind == TypeKind::None; }
+  bool is_value() const { return kind == TypeKind::Scalar || kind == TypeKind::Vector; }
+  bool is_scalar() const { return kind == TypeKind::Scalar; }
+  bool is_vector() const { return kind == TypeKind::Vector; }
+  bool is_global() const { return kind == TypeKind::Buffer || kind == TypeKind::Tensor; }
+  bool is_array() const { return is_global() || kind == TypeKind::Shared || kind == TypeKind::Local; }
+  bool is_bool() const { return is_value() && scalar == Scalar::Bool; }
+  bool is_float() const { return is_value() && ir::is_float(scalar); }
+  bool is_int() const { return is_value() && ir::is_int(scalar); }
+  // The value type an array or var holds (for values, the type itself).
+  Type element() const { return vector_of(scalar, width); }
+  // Same lanes, another scalar: the type of a cast or of a comparison's result.
+  Type with_scalar(Scalar s) const { return vector_of(s, width); }
+  int element_bytes() const { return scalar_bytes(scalar) * width; }
+
+  friend bool operator==(const Type&, const Type&) = default;
+};
+
+std::string to_string(const Type& t);
+
+}  // namespace kiln::ir

@@ -1,0 +1,71 @@
+// Op attribute access and kernel helpers.
+#include "kiln/ir/kernel.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace kiln::ir {
+
+namespace {
+constexpr std::string_view kAttrNames[] = {
+#define KILN_X(e, text) text,
+    KILN_IR_ATTRS(KILN_X)
+#undef KILN_X
+};
+}  // namespace
+
+std::string_view attr_name(AttrKey k) { return kAttrNames[static_cast<size_t>(k)]; }
+
+bool parse_attr_key(std::string_view text, AttrKey& out) {
+  for (size_t i = 0; i < std::size(kAttrNames); ++i) {
+    if (kAttrNames[i] == text) {
+      out = static_cast<AttrKey>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+const AttrValue* Op::attr(AttrKey k) const {
+  for (const Attr& a : attrs) {
+    if (a.key == k) return &a.value;
+  }
+  return nullptr;
+}
+
+int64_t Op::attr_int(AttrKey k, int64_t fallback) const {
+  const AttrValue* v = attr(k);
+  return v ? v->i : fallback;
+}
+
+void Op::set_attr(AttrKey k, AttrValue v) {
+  auto it = std::lower_bound(attrs.begin(), attrs.end(), k,
+                             [](const Attr& a, AttrKey key) { return a.key < key; });
+  if (it != attrs.end() && it->key == k) {
+    it->value = std::move(v);
+  } else {
+    attrs.insert(it, Attr{k, std::move(v)});
+  }
+}
+
+void Op::erase_attr(AttrKey k) {
+  std::erase_if(attrs, [k](const Attr& a) { return a.key == k; });
+}
+
+std::string_view to_string(ExecMode m) { return m == ExecMode::Checked ? "checked" : "unchecked"; }
+std::string_view to_string(AddressType a) { return a == AddressType::U32 ? "u32" : "u64"; }
+
+const Param* Kernel::param_of(Value v) const {
+  for (const Param& p : params) {
+    if (p.value == v) return &p;
+  }
+  return nullptr;
+}
+
+size_t op_count(const Kernel& k) {
+  size_t n = 0;
+  walk(k.body, [&](const Op&) { ++n; });
+  return n;
+}
+
+}  // namespace kiln::ir

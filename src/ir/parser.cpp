@@ -1,0 +1,466 @@
+// The IR parser: reads the text form print() writes. It resolves value names and builds the
+// kernel; types and rules are the verifier's business.
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "kiln/error.h"
+#include "kiln/ir/text.h"
+
+namespace kiln::ir {
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : s_(text) {}
+
+  Kernel run() {
+    expect_word("kernel");
+    skip();
+    expect('@');
+    k_.name = ident();
+    expect('(');
+    if (!peek(')')) {
+      do {
+        expect('%');
+        std::string name = ident();
+        expect(':');
+        Type t = type();
+        Value v = k_.new_value(t);
+        k_.params.push_back(Param{name, t, v});
+        bind("%" + name, v);
+      } while (accept(','));
+    }
+    expect(')');
+    facts();
+    if (accept_word("comptime")) {
+      expect('{');
+      if (!peek('}')) {
+        do {
+          std::string name = ident();
+          expect('=');
+          k_.facts.comptime.emplace_back(name, raw_word());
+        } while (accept(','));
+      }
+      expect('}');
+    }
+    expect('{');
+    region_body(k_.body);
+    skip();
+    if (pos_ != s_.size()) fail("text after the kernel's closing brace");
+    return std::move(k_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) {
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
+      if (s_[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw Error("ir.parse", "line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what);
+  }
+
+  void skip() {
+    while (pos_ < s_.size()) {
+      if (std::isspace(static_cast<unsigned char>(s_[pos_]))) {
+        ++pos_;
+      } else if (s_.compare(pos_, 2, "//") == 0) {
+        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  bool peek(char c) {
+    skip();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  bool accept(char c) {
+    if (peek(c)) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!accept(c)) fail(std::string("expected '") + c + "'");
+  }
+
+  static bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+  std::string ident() {
+    skip();
+    size_t start = pos_;
+    while (pos_ < s_.size() && word_char(s_[pos_])) ++pos_;
+    if (start == pos_) fail("expected a name");
+    return std::string(s_.substr(start, pos_ - start));
+  }
+
+  // A literal or word up to the next ',' '}' ']' or space: comptime values, constants.
+  std::string raw_word() {
+    skip();
+    size_t start = pos_;
+    while (pos_ < s_.size() && (word_char(s_[pos_]) || s_[pos_] == '-' || s_[pos_] == '+')) ++pos_;
+    if (start == pos_) fail("expected a value");
+    return std::string(s_.substr(start, pos_ - start));
+  }
+
+  bool accept_word(std::string_view w) {
+    skip();
+    if (s_.compare(pos_, w.size(), w) == 0 && (pos_ + w.size() == s_.size() || !word_char(s_[pos_ + w.size()]))) {
+      pos_ += w.size();
+      return true;
+    }
+    return false;
+  }
+  void expect_word(std::string_view w) {
+    if (!accept_word(w)) fail("expected '" + std::string(w) + "'");
+  }
+
+  uint64_t unsigned_number() {
+    std::string w = raw_word();
+    uint64_t v = 0;
+    auto res = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("expected a whole number, not '" + w + "'");
+    return v;
+  }
+
+  Scalar scalar() {
+    std::string w = ident();
+    Scalar s;
+    if (!parse_scalar(w, s)) fail("unknown scalar type '" + w + "'");
+    return s;
+  }
+
+  // element := scalar | vector<N x scalar>
+  Type element() {
+    skip();
+    if (accept_word("vector")) {
+      expect('<');
+      uint64_t n = unsigned_number();
+      expect_word("x");
+      Scalar s = scalar();
+      expect('>');
+      try {
+        return Type::vector_of(s, static_cast<int>(n));
+      } catch (const Error& e) {
+        fail(e.message());
+      }
+    }
+    return Type::scalar_of(scalar());
+  }
+
+  Access access() {
+    std::string w = ident();
+    if (w == "ro") return Access::ReadOnly;
+    if (w == "rw") return Access::ReadWrite;
+    fail("expected 'ro' or 'rw', not '" + w + "'");
+  }
+
+  Type type() {
+    skip();
+    if (accept_word("buffer")) {
+      expect('<');
+      Type e = element();
+      expect(',');
+      Access a = access();
+      expect('>');
+      return Type::buffer(e, a);
+    }
+    if (accept_word("tensor")) {
+      expect('<');
+      Type e = element();
+      expect(',');
+      int rank = static_cast<int>(unsigned_number());
+      expect(',');
+      Access a = access();
+      expect('>');
+      return Type::tensor(e, rank, a);
+    }
+    if (accept_word("shared") || accept_word("local")) {
+      bool shared = s_[pos_ - 1] == 'd';
+      expect('<');
+      Type e = element();
+      expect(',');
+      uint32_t len = static_cast<uint32_t>(unsigned_number());
+      expect('>');
+      return shared ? Type::shared(e, len) : Type::local(e, len);
+    }
+    if (accept_word("var")) {
+      expect('<');
+      Type e = element();
+      expect('>');
+      return Type::var(e);
+    }
+    if (accept_word("tile")) {
+      expect('<');
+      expect('[');
+      std::array<uint32_t, 4> shape{};
+      int rank = 0;
+      if (!peek(']')) {
+        do {
+          if (rank == 4) fail("a tile has at most 4 dimensions");
+          shape[static_cast<size_t>(rank++)] = static_cast<uint32_t>(unsigned_number());
+        } while (accept(','));
+      }
+      expect(']');
+      expect_word("x");
+      Scalar s = scalar();
+      expect('>');
+      return Type::tile(s, rank, shape);
+    }
+    return element();
+  }
+
+  void facts() {
+    expect('{');
+    KernelFacts& f = k_.facts;
+    if (!peek('}')) {
+      do {
+        std::string key = ident();
+        expect('=');
+        if (key == "cube_dim") {
+          expect('[');
+          f.cube_dim.x = static_cast<uint32_t>(unsigned_number());
+          expect(',');
+          f.cube_dim.y = static_cast<uint32_t>(unsigned_number());
+          expect(',');
+          f.cube_dim.z = static_cast<uint32_t>(unsigned_number());
+          expect(']');
+        } else if (key == "mode") {
+          std::string m = ident();
+          if (m == "checked") f.mode = ExecMode::Checked;
+          else if (m == "unchecked") f.mode = ExecMode::Unchecked;
+          else fail("mode is 'checked' or 'unchecked', not '" + m + "'");
+        } else if (key == "address") {
+          std::string a = ident();
+          if (a == "u32") f.address = AddressType::U32;
+          else if (a == "u64") f.address = AddressType::U64;
+          else fail("address is 'u32' or 'u64', not '" + a + "'");
+        } else if (key == "vector") {
+          f.vector_width = static_cast<int>(unsigned_number());
+        } else {
+          fail("unknown kernel fact '" + key + "'");
+        }
+      } while (accept(','));
+    }
+    expect('}');
+  }
+
+  void bind(const std::string& name, Value v) {
+    if (!names_.emplace(name, v).second) fail("value " + name + " is defined twice");
+  }
+
+  Value value_ref() {
+    expect('%');
+    std::string name = "%" + ident();
+    auto it = names_.find(name);
+    if (it == names_.end()) fail("value " + name + " is used before it is defined");
+    return it->second;
+  }
+
+  std::string string_literal() {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (pos_ >= s_.size()) fail("unterminated string");
+      char c = s_[pos_++];
+      if (c == '"') break;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= s_.size()) fail("unterminated string");
+      char e = s_[pos_++];
+      switch (e) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case 'x': {
+          if (pos_ + 2 > s_.size()) fail("bad \\x escape");
+          unsigned v = 0;
+          auto res = std::from_chars(s_.data() + pos_, s_.data() + pos_ + 2, v, 16);
+          if (res.ptr != s_.data() + pos_ + 2) fail("bad \\x escape");
+          pos_ += 2;
+          out += static_cast<char>(v);
+          break;
+        }
+        default: fail(std::string("unknown escape '\\") + e + "'");
+      }
+    }
+    return out;
+  }
+
+  double float_word(const std::string& w) {
+    if (w == "inf") return std::numeric_limits<double>::infinity();
+    if (w == "-inf") return -std::numeric_limits<double>::infinity();
+    if (w == "nan") return std::numeric_limits<double>::quiet_NaN();
+    double v = 0;
+    auto res = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("expected a number, not '" + w + "'");
+    return v;
+  }
+
+  AttrValue attr_value(const std::string& w) {
+    if (w == "true") return AttrValue::of_bool(true);
+    if (w == "false") return AttrValue::of_bool(false);
+    if (w.find_first_of(".en") != std::string::npos || w == "inf" || w == "-inf") {
+      return AttrValue::of_float(float_word(w));
+    }
+    int64_t v = 0;
+    auto res = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("bad attribute value '" + w + "'");
+    return AttrValue::of_int(v);
+  }
+
+  AttrValue constant_value(const std::string& w, const Type& t) {
+    if (t.scalar == Scalar::Bool) {
+      if (w == "true") return AttrValue::of_bool(true);
+      if (w == "false") return AttrValue::of_bool(false);
+      fail("a bool constant is 'true' or 'false', not '" + w + "'");
+    }
+    if (is_float(t.scalar)) return AttrValue::of_float(float_word(w));
+    if (is_unsigned_int(t.scalar)) {
+      uint64_t v = 0;
+      auto res = std::from_chars(w.data(), w.data() + w.size(), v);
+      if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("bad unsigned constant '" + w + "'");
+      return AttrValue::of_int(static_cast<int64_t>(v));
+    }
+    int64_t v = 0;
+    auto res = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("bad integer constant '" + w + "'");
+    return AttrValue::of_int(v);
+  }
+
+  void region_body(Region& r) {
+    while (!accept('}')) {
+      if (pos_ >= s_.size()) fail("missing '}'");
+      r.ops.push_back(op());
+    }
+  }
+
+  void region(Op& op, size_t index) {
+    Region& r = op.regions[index];
+    if (accept('(')) {
+      do {
+        expect('%');
+        std::string name = "%" + ident();
+        expect(':');
+        Type t = type();
+        Value v = k_.new_value(t);
+        bind(name, v);
+        r.args.push_back(v);
+      } while (accept(','));
+      expect(')');
+    }
+    expect('{');
+    region_body(r);
+  }
+
+  Op op() {
+    skip();
+    std::string result_name;
+    if (peek('%')) {
+      ++pos_;
+      result_name = "%" + ident();
+      expect('=');
+    }
+    std::string name = ident();
+    Op op;
+    if (!parse_op_kind(name, op.kind)) fail("unknown op '" + name + "'");
+    op.regions.resize(static_cast<size_t>(op.info().regions));
+    std::string const_word;
+    if (op.kind == OpKind::Const) {
+      const_word = raw_word();
+    } else {
+      if (peek('%')) {
+        do {
+          op.operands.push_back(value_ref());
+        } while (accept(','));
+      }
+      if (peek('{') && op.regions.empty()) attrs(op);
+      else if (peek('{') && looks_like_attrs()) attrs(op);
+    }
+    if (accept(':')) {
+      op.type = type();
+    }
+    if (op.kind == OpKind::Const) {
+      if (op.type.is_none()) fail("a constant needs its type");
+      op.attrs.push_back(Attr{AttrKey::Value, constant_value(const_word, op.type)});
+    }
+    if (!result_name.empty()) {
+      if (op.type.is_none()) fail("op '" + name + "' defines " + result_name + " but has no ': type'");
+      op.result = k_.new_value(op.type);
+      bind(result_name, op.result);
+    }
+    for (size_t i = 0; i < op.regions.size(); ++i) {
+      if (i > 0) {
+        std::string_view label = op.kind == OpKind::If ? "else" : op.kind == OpKind::While ? "do" : "region";
+        if (!accept_word(label)) {
+          if (op.kind == OpKind::If) break;  // an if without else
+          fail("expected '" + std::string(label) + "'");
+        }
+      }
+      region(op, i);
+    }
+    return op;
+  }
+
+  // After the operands of an op with regions, '{' opens either attributes or the first region.
+  // Attributes start with a key followed by '=' , ',' or '}'.
+  bool looks_like_attrs() {
+    size_t save = pos_;
+    ++pos_;
+    skip();
+    size_t start = pos_;
+    while (pos_ < s_.size() && word_char(s_[pos_])) ++pos_;
+    bool key = false;
+    if (pos_ > start) {
+      AttrKey k;
+      std::string w(s_.substr(start, pos_ - start));
+      skip();
+      key = parse_attr_key(w, k) && pos_ < s_.size() && (s_[pos_] == '=' || s_[pos_] == ',' || s_[pos_] == '}');
+    }
+    pos_ = save;
+    return key;
+  }
+
+  void attrs(Op& op) {
+    expect('{');
+    if (!peek('}')) {
+      do {
+        std::string key = ident();
+        AttrKey k;
+        if (!parse_attr_key(key, k)) fail("unknown attribute '" + key + "'");
+        AttrValue v = AttrValue::of_bool(true);
+        if (accept('=')) {
+          if (peek('"')) v = AttrValue::of_string(string_literal());
+          else v = attr_value(raw_word());
+        }
+        op.set_attr(k, v);
+      } while (accept(','));
+    }
+    expect('}');
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  Kernel k_;
+  std::unordered_map<std::string, Value> names_;
+};
+
+}  // namespace
+
+Kernel parse(std::string_view text) { return Parser(text).run(); }
+
+}  // namespace kiln::ir

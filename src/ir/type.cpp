@@ -1,0 +1,139 @@
+// Scalar facts and type construction.
+#include "kiln/ir/type.h"
+
+#include <cassert>
+#include <stdexcept>
+
+#include "kiln/error.h"
+
+namespace kiln::ir {
+
+namespace {
+struct ScalarFacts {
+  std::string_view name;
+  int bytes;
+};
+constexpr ScalarFacts kScalars[] = {
+#define KILN_X(e, name, bytes) {name, bytes},
+    KILN_IR_SCALARS(KILN_X)
+#undef KILN_X
+};
+}  // namespace
+
+std::string_view scalar_name(Scalar s) { return kScalars[static_cast<int>(s)].name; }
+int scalar_bytes(Scalar s) { return kScalars[static_cast<int>(s)].bytes; }
+
+bool is_float(Scalar s) {
+  return s == Scalar::F16 || s == Scalar::BF16 || s == Scalar::F32 || s == Scalar::F64;
+}
+bool is_signed_int(Scalar s) {
+  return s == Scalar::I8 || s == Scalar::I16 || s == Scalar::I32 || s == Scalar::I64;
+}
+bool is_unsigned_int(Scalar s) {
+  return s == Scalar::U8 || s == Scalar::U16 || s == Scalar::U32 || s == Scalar::U64;
+}
+
+bool parse_scalar(std::string_view text, Scalar& out) {
+  for (size_t i = 0; i < std::size(kScalars); ++i) {
+    if (kScalars[i].name == text) {
+      out = static_cast<Scalar>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool valid_width(int w) { return w == 1 || w == 2 || w == 4 || w == 8 || w == 16; }
+
+Type Type::scalar_of(Scalar s) {
+  Type t;
+  t.kind = TypeKind::Scalar;
+  t.scalar = s;
+  return t;
+}
+
+Type Type::vector_of(Scalar s, int width) {
+  if (!valid_width(width)) {
+    throw Error("ir.bad_type", "vector width " + std::to_string(width) + " is not one of 1, 2, 4, 8, 16");
+  }
+  Type t = scalar_of(s);
+  if (width > 1) {
+    t.kind = TypeKind::Vector;
+    t.width = static_cast<uint8_t>(width);
+  }
+  return t;
+}
+
+static Type array_of(TypeKind kind, Type element) {
+  Type t;
+  t.kind = kind;
+  t.scalar = element.scalar;
+  t.width = element.width;
+  return t;
+}
+
+Type Type::buffer(Type element, Access access) {
+  Type t = array_of(TypeKind::Buffer, element);
+  t.access = access;
+  return t;
+}
+
+Type Type::tensor(Type element, int rank, Access access) {
+  Type t = array_of(TypeKind::Tensor, element);
+  t.access = access;
+  t.rank = static_cast<uint8_t>(rank);
+  return t;
+}
+
+Type Type::shared(Type element, uint32_t length) {
+  Type t = array_of(TypeKind::Shared, element);
+  t.length = length;
+  return t;
+}
+
+Type Type::local(Type element, uint32_t length) {
+  Type t = array_of(TypeKind::Local, element);
+  t.length = length;
+  return t;
+}
+
+Type Type::var(Type element) { return array_of(TypeKind::Var, element); }
+
+Type Type::tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape) {
+  Type t;
+  t.kind = TypeKind::Tile;
+  t.scalar = s;
+  t.rank = static_cast<uint8_t>(rank);
+  t.shape = shape;
+  return t;
+}
+
+static std::string element_text(const Type& t) {
+  std::string s(scalar_name(t.scalar));
+  if (t.width > 1) return "vector<" + std::to_string(t.width) + " x " + s + ">";
+  return s;
+}
+
+std::string to_string(const Type& t) {
+  switch (t.kind) {
+    case TypeKind::None: return "none";
+    case TypeKind::Scalar:
+    case TypeKind::Vector: return element_text(t);
+    case TypeKind::Buffer:
+      return "buffer<" + element_text(t) + (t.access == Access::ReadOnly ? ", ro>" : ", rw>");
+    case TypeKind::Tensor:
+      return "tensor<" + element_text(t) + ", " + std::to_string(t.rank) +
+             (t.access == Access::ReadOnly ? ", ro>" : ", rw>");
+    case TypeKind::Shared: return "shared<" + element_text(t) + ", " + std::to_string(t.length) + ">";
+    case TypeKind::Local: return "local<" + element_text(t) + ", " + std::to_string(t.length) + ">";
+    case TypeKind::Var: return "var<" + element_text(t) + ">";
+    case TypeKind::Tile: {
+      std::string s = "tile<[";
+      for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+      return s + "] x " + std::string(scalar_name(t.scalar)) + ">";
+    }
+  }
+  return "?";
+}
+
+}  // namespace kiln::ir
