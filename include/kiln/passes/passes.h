@@ -1,0 +1,46 @@
+// The IR passes and the pipeline that runs them. Each pass is a free function in its own file
+// under src/passes/, returns whether it changed the kernel, and says in its file why it exists.
+#pragma once
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "kiln/ir/kernel.h"
+
+namespace kiln::passes {
+
+// Checked mode (seed 02 done right): every global buffer access flagged `checked` gets
+// `index < len` added to its mask, so an index at or past len() reads zero and writes nothing.
+// In unchecked mode the flags are dropped and accesses stay raw.
+bool checked_io(ir::Kernel& k);
+// Constant folding and algebraic identities that need no knowledge of values (x + 0, x * 1, a
+// cast to the same type, a select or if on a constant).
+bool fold(ir::Kernel& k);
+// Common subexpression elimination of pure ops, respecting region scoping.
+bool cse(ir::Kernel& k);
+// Dead code elimination: pure ops whose results are unused, vars never read, empty ifs.
+bool dce(ir::Kernel& k);
+
+struct Pass {
+  std::string_view name;
+  bool (*run)(ir::Kernel&);
+};
+
+// The default pipeline, in order; one flat list.
+const std::vector<Pass>& default_pipeline();
+
+struct PipelineOptions {
+  // Verify after every pass (always in debug builds and tests; off in release by default).
+  bool verify_each = false;
+  // Called with "traced" before the first pass and with each pass's name after it runs.
+  std::function<void(std::string_view stage, const ir::Kernel&)> dump;
+  // Stop after the pass of this name ("traced" runs none); empty runs them all.
+  std::string_view stop_after;
+};
+
+// Runs the default pipeline; throws Error{ir.verify} when a pass produces invalid IR and
+// Error{passes.unknown_stage} for a stop_after that names no pass.
+void run_pipeline(ir::Kernel& k, const PipelineOptions& options = {});
+
+}  // namespace kiln::passes

@@ -1,0 +1,93 @@
+// checked_io: the pass that gives checked mode its meaning (DESIGN.md, "Checked mode"). Seed 02
+// shows a checked launch in cubecl compiling to the same code as an unchecked one, because its
+// pass matched on the wrong type and never fired for global buffers. Here the rule is stated on
+// the op: every load, store and atomic whose array operand is a global buffer or tensor and that
+// carries `checked` gets `index < len(array)` folded into its mask. Tests check that every such
+// access in a checked kernel ends up masked.
+#include "kiln/passes/passes.h"
+
+namespace kiln::passes {
+
+namespace {
+
+using ir::OpKind;
+using ir::Scalar;
+using ir::Type;
+
+bool is_access(OpKind k) { return k == OpKind::Load || k == OpKind::Store || ir::is_atomic(k); }
+
+// Operands before the optional mask: load (array, index), store (array, index, value),
+// atomics (array, index, value), cas (array, index, expected, desired).
+size_t unmasked_operands(OpKind k) {
+  if (k == OpKind::Load) return 2;
+  if (k == OpKind::AtomicCas) return 4;
+  return 3;
+}
+
+struct Rewriter {
+  ir::Kernel& k;
+  bool guard;  // checked mode: add the bound to the mask; unchecked: only drop the flag
+  bool changed = false;
+
+  ir::Op make(OpKind kind, std::vector<ir::Value> operands, const Type& t) {
+    ir::Op op;
+    op.kind = kind;
+    op.operands = std::move(operands);
+    op.type = t;
+    op.result = k.new_value(t);
+    return op;
+  }
+
+  void region(ir::Region& r) {
+    std::vector<ir::Op> out;
+    out.reserve(r.ops.size());
+    for (ir::Op& op : r.ops) {
+      for (ir::Region& sub : op.regions) region(sub);
+      if (is_access(op.kind) && op.flag(ir::AttrKey::Checked)) {
+        op.erase_attr(ir::AttrKey::Checked);
+        changed = true;
+        if (guard && k.type_of(op.operands[0]).is_global()) add_bound(op, out);
+      }
+      out.push_back(std::move(op));
+    }
+    r.ops = std::move(out);
+  }
+
+  // index < len, compared unsigned so that a negative signed index is out of range too; 64-bit
+  // indices compare in u64, narrower ones in u32.
+  void add_bound(ir::Op& op, std::vector<ir::Op>& out) {
+    ir::Value array = op.operands[0];
+    ir::Value index = op.operands[1];
+    Scalar is = k.type_of(index).scalar;
+    Scalar cmp = ir::scalar_bytes(is) == 8 ? Scalar::U64 : Scalar::U32;
+    out.push_back(make(OpKind::Len, {array}, Type::scalar_of(Scalar::U32)));
+    ir::Value len = out.back().result;
+    if (cmp != Scalar::U32) {
+      out.push_back(make(OpKind::Cast, {len}, Type::scalar_of(cmp)));
+      len = out.back().result;
+    }
+    if (is != cmp) {
+      out.push_back(make(OpKind::Cast, {index}, Type::scalar_of(cmp)));
+      index = out.back().result;
+    }
+    out.push_back(make(OpKind::Lt, {index, len}, Type::scalar_of(Scalar::Bool)));
+    ir::Value in_bounds = out.back().result;
+    size_t n = unmasked_operands(op.kind);
+    if (op.operands.size() > n) {
+      out.push_back(make(OpKind::And, {op.operands[n], in_bounds}, Type::scalar_of(Scalar::Bool)));
+      op.operands[n] = out.back().result;
+    } else {
+      op.operands.push_back(in_bounds);
+    }
+  }
+};
+
+}  // namespace
+
+bool checked_io(ir::Kernel& k) {
+  Rewriter r{k, k.facts.mode == ir::ExecMode::Checked};
+  r.region(k.body);
+  return r.changed;
+}
+
+}  // namespace kiln::passes

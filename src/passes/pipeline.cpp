@@ -1,0 +1,40 @@
+// The pipeline: one flat list of passes, a dump hook after each, and the verifier between them.
+#include <string>
+
+#include "kiln/error.h"
+#include "kiln/ir/verifier.h"
+#include "kiln/passes/passes.h"
+
+namespace kiln::passes {
+
+const std::vector<Pass>& default_pipeline() {
+  // checked_io first: it adds len/compare ops that fold, cse and dce then tidy.
+  static const std::vector<Pass> pipeline = {
+      {"checked_io", checked_io},
+      {"fold", fold},
+      {"cse", cse},
+      {"dce", dce},
+  };
+  return pipeline;
+}
+
+void run_pipeline(ir::Kernel& k, const PipelineOptions& options) {
+  const auto& pipeline = default_pipeline();
+  bool known = options.stop_after.empty() || options.stop_after == "traced";
+  for (const Pass& p : pipeline) known = known || p.name == options.stop_after;
+  if (!known) {
+    std::string names = "traced";
+    for (const Pass& p : pipeline) names += ", " + std::string(p.name);
+    throw Error("passes.unknown_stage", "no pass is named '" + std::string(options.stop_after) + "'; stages are " + names);
+  }
+  if (options.dump) options.dump("traced", k);
+  if (options.stop_after == "traced") return;
+  for (const Pass& p : pipeline) {
+    p.run(k);
+    if (options.verify_each) ir::verify(k, "after " + std::string(p.name));
+    if (options.dump) options.dump(p.name, k);
+    if (options.stop_after == p.name) return;
+  }
+}
+
+}  // namespace kiln::passes
