@@ -383,7 +383,9 @@ class Parser {
     if (op.kind == OpKind::Const) {
       const_word = raw_word();
     } else {
-      if (peek('%')) {
+      // An op that takes no operands (sync.cube, break, ...) ends at its name: a '%' after it
+      // starts the next line's op (`%3 = load ...`), not an operand.
+      if (op.info().max_operands != 0 && peek('%')) {
         do {
           op.operands.push_back(value_ref());
         } while (accept(','));

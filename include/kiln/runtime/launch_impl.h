@@ -1,0 +1,187 @@
+// The template half of launch(): checks each argument against its parameter, fills the
+// KernelId's comptime values and tensor ranks, and binds the argument for the backend. Mistakes
+// are Error{launch.bad_argument} naming the kernel, the parameter and what was given.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+namespace kiln::detail {
+
+template <class A>
+std::string given_name() {
+  if constexpr (std::is_same_v<A, Handle>) {
+    return "a Handle";
+  } else if constexpr (std::is_same_v<A, TensorBinding>) {
+    return "a TensorBinding";
+  } else if constexpr (Element<A>) {
+    return "a " + std::string(ir::scalar_name(scalar_of<A>())) + " value";
+  } else if constexpr (std::is_enum_v<A>) {
+    return "an enum value";
+  } else if constexpr (requires { typename A::value_type; } && std::is_same_v<A, Comptime<typename A::value_type>>) {
+    return "a comptime value";
+  } else {
+    return "an argument of another type";
+  }
+}
+
+[[noreturn]] void bad_argument(std::string_view kernel, size_t index, const std::string& param, const std::string& what);
+
+template <class P>
+std::string describe(std::string_view name) {
+  using traits = param_traits<P>;
+  if constexpr (traits::kind == ParamKind::Comptime) {
+    return std::string(name) + ": Comptime<" +
+           (std::is_enum_v<typename traits::value_type> ? std::string("enum")
+                                                        : std::string(ir::scalar_name(scalar_of<typename traits::value_type>()))) +
+           ">";
+  } else if constexpr (traits::kind == ParamKind::Scalar) {
+    return runtime::describe_param(name, int(traits::kind), false, false, scalar_of<typename traits::scalar>());
+  } else {
+    return runtime::describe_param(name, int(traits::kind), traits::read_only, traits::info::is_vector,
+                                   scalar_of<typename traits::scalar>());
+  }
+}
+
+// A run-time scalar: any number converts, unless the value would change (300 into u8, 2.5 into
+// an integer); floats narrow with rounding.
+template <class T, class A>
+bool scalar_fits(const A& a, T& out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<A, bool>) {
+      out = a;
+      return true;
+    } else {
+      return false;
+    }
+  } else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+    if constexpr (std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
+      out = T(static_cast<float>(a));
+    } else {
+      out = T(static_cast<float>(a));
+    }
+    return true;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<A, f16> || std::is_same_v<A, bf16>) out = static_cast<T>(static_cast<float>(a));
+    else out = static_cast<T>(a);
+    return true;
+  } else {
+    // integer parameter
+    if constexpr (std::is_same_v<A, bool> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
+      return false;
+    } else if constexpr (std::is_floating_point_v<A>) {
+      if (!(a == std::trunc(a)) || a < static_cast<A>(std::numeric_limits<T>::min()) ||
+          a > static_cast<A>(std::numeric_limits<T>::max())) {
+        return false;
+      }
+      out = static_cast<T>(a);
+      return true;
+    } else {
+      if (!std::in_range<T>(a)) return false;
+      out = static_cast<T>(a);
+      return true;
+    }
+  }
+}
+
+template <class K, class P, size_t I, class A>
+void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*& h, int vector_size) {
+  using traits = param_traits<P>;
+  constexpr ParamKind kind = traits::kind;
+  auto fail = [&](const std::string& what) {
+    bad_argument(K::name, I, describe<P>(param_name<K>(I)), what);
+  };
+  if constexpr (kind == ParamKind::Buffer || kind == ParamKind::Tensor) {
+    const Handle* handle = nullptr;
+    if constexpr (kind == ParamKind::Buffer && std::is_same_v<A, Handle>) {
+      handle = &arg;
+      b.kind = runtime::ArgBinding::Kind::Buffer;
+    } else if constexpr (kind == ParamKind::Tensor && std::is_same_v<A, TensorBinding>) {
+      handle = &arg.handle;
+      b.kind = runtime::ArgBinding::Kind::Tensor;
+      b.rank = arg.rank;
+      b.shape = arg.shape;
+      b.stride = arg.stride;
+      id.rank[I] = arg.rank;
+    } else {
+      fail(given_name<A>() + " was given; pass a " +
+           std::string(kind == ParamKind::Buffer ? "Handle" : "TensorBinding (tensor_arg(handle, shape, strides))"));
+    }
+    if (!handle->valid()) fail("the handle is empty");
+    size_t elem = sizeof(typename traits::scalar) * size_t(traits::info::is_vector ? vector_size : 1);
+    size_t bytes = handle->size_in_used();
+    if (bytes % elem != 0) {
+      fail("its handle shows " + std::to_string(bytes) + " bytes, which is not a whole number of " +
+           std::to_string(elem) + "-byte elements" +
+           (traits::info::is_vector ? "; the vector width " + std::to_string(vector_size) + " must divide its length"
+                                    : std::string()));
+    }
+    if (bytes / elem > 0xffffffffull) fail("it has more than 2^32 - 1 elements, more than u32 indexing reaches");
+    b.address = handle->address();
+    b.bytes = bytes;
+    b.len = uint32_t(bytes / elem);
+    h = handle;
+  } else if constexpr (kind == ParamKind::Scalar) {
+    using T = typename traits::scalar;
+    if constexpr (std::is_arithmetic_v<A> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
+      T v{};
+      if (!scalar_fits<T>(arg, v)) fail(given_name<A>() + " was given, and it does not convert to the parameter's type");
+      b.kind = runtime::ArgBinding::Kind::Scalar;
+      std::memcpy(b.scalar.data(), &v, sizeof v);
+    } else {
+      fail(given_name<A>() + " was given; pass a number");
+    }
+  } else {
+    using T = typename traits::value_type;
+    constexpr int c = comptime_index<kernel_params_t<K>, I>();
+    if constexpr (std::is_same_v<A, Comptime<T>>) {
+      id.comptime[c] = comptime_bits<T>(arg.get());
+    } else if constexpr (std::is_same_v<A, T>) {
+      id.comptime[c] = comptime_bits<T>(arg);
+    } else if constexpr (requires { typename A::value_type; } && std::is_same_v<A, Comptime<typename A::value_type>> &&
+                         std::is_convertible_v<typename A::value_type, T> && !std::is_enum_v<T>) {
+      id.comptime[c] = comptime_bits<T>(static_cast<T>(arg.get()));
+    } else {
+      fail(given_name<A>() + " was given; pass comptime(value)");
+    }
+  }
+}
+
+template <KernelFunction K, class... Args>
+void launch_kernel(const Client& client, CubeCount count, CubeDim dim, int vector_size, ir::ExecMode mode,
+                   const Args&... args) {
+  using Params = kernel_params_t<K>;
+  constexpr size_t n = std::tuple_size_v<Params>;
+  if constexpr (sizeof...(Args) != n) {
+    std::string list;
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      ((list += (I ? ", " : "") + describe<std::tuple_element_t<I, Params>>(param_name<K>(I))), ...);
+    }(std::make_index_sequence<n>{});
+    throw Error("launch.bad_argument", "kernel '" + std::string(K::name) + "' takes " + std::to_string(n) +
+                                          " arguments (" + list + "); " + std::to_string(sizeof...(Args)) +
+                                          " were given");
+  } else {
+    if (vector_size != 1 && vector_size != 2 && vector_size != 4 && vector_size != 8 && vector_size != 16) {
+      throw Error("launch.bad_argument", "kernel '" + std::string(K::name) + "': vector size " +
+                                            std::to_string(vector_size) + " is not one of 1, 2, 4, 8, 16");
+    }
+    static const KernelId base = kernel_id_base<K>();
+    KernelId id = base;
+    id.mode = mode;
+    id.vector_width = uint8_t(vector_size);
+    id.comptime_count = uint8_t(comptime_index<Params, n>());
+    std::array<runtime::ArgBinding, (n > 0 ? n : 1)> bindings;
+    std::array<const Handle*, (n > 0 ? n : 1)> handles{};
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      (bind_one<K, std::tuple_element_t<I, Params>, I>(args, id, bindings[I], handles[I], vector_size), ...);
+    }(std::make_index_sequence<n>{});
+    runtime::submit(client, id, &define<K>, count, dim, std::span<runtime::ArgBinding>(bindings.data(), n),
+                    std::span<const Handle* const>(handles.data(), n));
+  }
+}
+
+}  // namespace kiln::detail

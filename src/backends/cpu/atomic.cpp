@@ -1,0 +1,141 @@
+// Atomic instructions. Cubes run on several host threads, so atomics on global buffers use
+// std::atomic_ref; a cube's units run on one thread in unit order, so shared-memory atomics are
+// plain read-modify-writes, applied lane after lane.
+#include <atomic>
+#include <cstring>
+
+#include "backends/cpu/lanes.h"
+#include "kiln/error.h"
+
+namespace kiln::cpu {
+
+namespace {
+
+using ir::OpKind;
+
+template <class T>
+T combine(OpKind k, T old, T v) {
+  switch (k) {
+    case OpKind::AtomicAdd: return static_cast<T>(old + v);
+    case OpKind::AtomicSub: return static_cast<T>(old - v);
+    case OpKind::AtomicMin: return v < old ? v : old;
+    case OpKind::AtomicMax: return old < v ? v : old;
+    case OpKind::AtomicExchange: return v;
+    default: break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (k) {
+      case OpKind::AtomicAnd: return static_cast<T>(old & v);
+      case OpKind::AtomicOr: return static_cast<T>(old | v);
+      case OpKind::AtomicXor: return static_cast<T>(old ^ v);
+      default: break;
+    }
+  }
+  return old;
+}
+
+// Integer add/sub wrap: do them on the unsigned type.
+template <class T>
+T combine_wrapping(OpKind k, T old, T v) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    if (k == OpKind::AtomicAdd) return static_cast<T>(static_cast<U>(old) + static_cast<U>(v));
+    if (k == OpKind::AtomicSub) return static_cast<T>(static_cast<U>(old) - static_cast<U>(v));
+  }
+  return combine(k, old, v);
+}
+
+template <class T, OpKind K, ArraySpace S>
+uint32_t atomic_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const T* v = e.slot<T>(in.c);
+  const T* desired = K == OpKind::AtomicCas ? e.slot<T>(in.extra) : nullptr;
+  const uint8_t* mask = in.flag ? e.slot<uint8_t>(in.d) : nullptr;
+  T* d = e.slot<T>(in.dst);
+  for_active(e, [&](uint32_t u) {
+    if (mask && !mask[u]) {
+      d[u] = T(0);
+      return;
+    }
+    uint64_t index = read_index(e, in.b, in.scalar2, u);
+    T* p;
+    uint64_t len;
+    if constexpr (S == ArraySpace::Global) {
+      const runtime::ArgBinding& arg = e.args[in.a];
+      len = arg.len;
+      p = reinterpret_cast<T*>(arg.address) + index;
+    } else {
+      len = uint64_t(in.imm);
+      p = reinterpret_cast<T*>(e.shared + in.a) + index;
+    }
+    if (index >= len) fail_bounds(e, in, u, index, len);
+    if constexpr (S == ArraySpace::Global) {
+      std::atomic_ref<T> ref(*p);
+      if constexpr (K == OpKind::AtomicCas) {
+        T expected = v[u];
+        ref.compare_exchange_strong(expected, desired[u], std::memory_order_relaxed);
+        d[u] = expected;
+      } else if constexpr (K == OpKind::AtomicExchange) {
+        d[u] = ref.exchange(v[u], std::memory_order_relaxed);
+      } else {
+        T old = ref.load(std::memory_order_relaxed);
+        while (!ref.compare_exchange_weak(old, combine_wrapping(K, old, v[u]), std::memory_order_relaxed)) {
+        }
+        d[u] = old;
+      }
+    } else {
+      T old = *p;
+      if constexpr (K == OpKind::AtomicCas) {
+        if (old == v[u]) *p = desired[u];
+      } else {
+        *p = combine_wrapping(K, old, v[u]);
+      }
+      d[u] = old;
+    }
+  });
+  return pc + 1;
+}
+
+template <class T, ArraySpace S>
+InstrFn pick_kind(OpKind k) {
+  constexpr bool is_int = std::is_integral_v<T>;
+  switch (k) {
+    case OpKind::AtomicAdd: return &atomic_instr<T, OpKind::AtomicAdd, S>;
+    case OpKind::AtomicSub: return &atomic_instr<T, OpKind::AtomicSub, S>;
+    case OpKind::AtomicExchange: return &atomic_instr<T, OpKind::AtomicExchange, S>;
+    case OpKind::AtomicMin: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicMin, S>; break;
+    case OpKind::AtomicMax: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicMax, S>; break;
+    case OpKind::AtomicAnd: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicAnd, S>; break;
+    case OpKind::AtomicOr: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicOr, S>; break;
+    case OpKind::AtomicXor: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicXor, S>; break;
+    case OpKind::AtomicCas: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicCas, S>; break;
+    default: break;
+  }
+  return nullptr;
+}
+
+template <ArraySpace S>
+InstrFn pick_space(OpKind k, ir::Scalar s) {
+  switch (s) {
+    case ir::Scalar::I32: return pick_kind<int32_t, S>(k);
+    case ir::Scalar::U32: return pick_kind<uint32_t, S>(k);
+    case ir::Scalar::I64: return pick_kind<int64_t, S>(k);
+    case ir::Scalar::U64: return pick_kind<uint64_t, S>(k);
+    case ir::Scalar::F32: return pick_kind<float, S>(k);
+    case ir::Scalar::F64: return pick_kind<double, S>(k);
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+InstrFn pick_atomic(OpKind kind, ir::Scalar s, ArraySpace space) {
+  InstrFn fn = space == ArraySpace::Shared ? pick_space<ArraySpace::Shared>(kind, s)
+                                           : pick_space<ArraySpace::Global>(kind, s);
+  if (!fn || space == ArraySpace::Local) {
+    throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(kind)) + "' on " +
+                                           std::string(ir::scalar_name(s)));
+  }
+  return fn;
+}
+
+}  // namespace kiln::cpu

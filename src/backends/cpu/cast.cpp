@@ -1,0 +1,58 @@
+// Cast instructions for every (from, to) pair, with docs/ir.md's rules where C++ has none:
+// float to int truncates and saturates (NaN gives 0); to bool is `!= 0`.
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/lanes.h"
+
+namespace kiln::cpu {
+
+namespace {
+
+template <class To, class From>
+To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (is_float_v<From>) return num<From>::get(v) != 0;
+    else return v != From(0);
+  } else if constexpr (is_half_v<To>) {
+    if constexpr (is_float_v<From>) {
+      return To(static_cast<float>(num<From>::get(v)));
+    } else {
+      // Integers round to nearest through double (exact for every int up to 2^53; wider values
+      // round twice, which cannot move a result across a half's 11-bit spacing).
+      return To(static_cast<double>(v));
+    }
+  } else if constexpr (std::is_floating_point_v<To>) {
+    if constexpr (is_half_v<From>) return static_cast<To>(num<From>::get(v));
+    else return static_cast<To>(v);
+  } else if constexpr (is_float_v<From>) {
+    // float -> integer: truncate toward zero, saturate, NaN -> 0.
+    double x = static_cast<double>(num<From>::get(v));
+    if (std::isnan(x)) return To(0);
+    x = std::trunc(x);
+    if (x <= static_cast<double>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+    if (x >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(x);
+  } else {
+    // integer or bool -> integer: wraps (two's complement), extending by the source's signedness.
+    return static_cast<To>(v);
+  }
+}
+
+template <class From, class To>
+uint32_t cast_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const From* a = e.slot<From>(in.a);
+  To* d = e.slot<To>(in.dst);
+  for_lanes(e, in.width, [&](uint32_t i) { d[i] = convert<To>(a[i]); });
+  return pc + 1;
+}
+
+}  // namespace
+
+InstrFn pick_cast(ir::Scalar from, ir::Scalar to) {
+  return dispatch_scalar(from, [&]<class F>() {
+    return dispatch_scalar(to, []<class T>() -> InstrFn { return &cast_instr<F, T>; });
+  });
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,241 @@
+// The CPU backend: host memory, plan compilation, and launches. A launch that can fail midway
+// (unchecked accesses, shared memory, integer division, barriers) first snapshots the writable
+// buffers and restores them when it fails, so a failed launch leaves every buffer as it was.
+#include "backends/cpu/cpu_backend.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <thread>
+
+#include "backends/cpu/exec.h"
+#include "backends/cpu/thread_pool.h"
+#include "kiln/error.h"
+
+namespace kiln::cpu {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+struct AlignedBytes {
+  unsigned char* p = nullptr;
+  size_t n = 0;
+  explicit AlignedBytes(size_t bytes) : n(bytes) {
+    if (bytes) p = static_cast<unsigned char*>(::operator new(bytes, std::align_val_t(kAlign)));
+  }
+  ~AlignedBytes() {
+    if (p) ::operator delete(p, std::align_val_t(kAlign));
+  }
+  AlignedBytes(const AlignedBytes&) = delete;
+  AlignedBytes& operator=(const AlignedBytes&) = delete;
+};
+
+// Everything one cube needs while it runs; reused across cubes and launches.
+struct CubeState {
+  AlignedBytes regs, shared, masks;
+  explicit CubeState(const Plan& p)
+      : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (3 + 3 * p.frame_depth)) {}
+};
+
+class CpuExecutable : public runtime::Executable {
+ public:
+  explicit CpuExecutable(Plan p) : plan(std::move(p)) {}
+  std::string_view entry_name() const override { return plan.kernel_name; }
+
+  std::unique_ptr<CubeState> take() {
+    {
+      std::lock_guard lock(m_);
+      if (!free_.empty()) {
+        auto s = std::move(free_.back());
+        free_.pop_back();
+        return s;
+      }
+    }
+    return std::make_unique<CubeState>(plan);
+  }
+  void give(std::unique_ptr<CubeState> s) {
+    std::lock_guard lock(m_);
+    free_.push_back(std::move(s));
+  }
+
+  Plan plan;
+
+ private:
+  std::mutex m_;
+  std::vector<std::unique_ptr<CubeState>> free_;
+};
+
+void run_cube(const Plan& p, CubeState& s, const runtime::ArgBinding* args, const ir::Dim3& pos,
+              const ir::Dim3& count) {
+  Exec e;
+  e.plan = &p;
+  e.args = args;
+  e.regs = s.regs.p;
+  e.shared = s.shared.p;
+  e.units = p.units;
+  e.cur = s.masks.p;
+  e.terminated = e.cur + p.units;
+  e.scratch = e.terminated + p.units;
+  e.frames = e.scratch + p.units;
+  e.cube_pos = pos;
+  e.cube_count = count;
+  e.cube_dim = p.facts.cube_dim;
+  std::memset(e.cur, 1, p.units);
+  std::memset(e.terminated, 0, p.units);
+  e.all_active = true;
+  // Shared and local arrays start with unspecified contents: fill them with 0xff bytes so that a
+  // kernel reading before writing sees NaNs and huge integers rather than plausible zeros.
+  for (auto [off, bytes] : p.shared_arrays) std::memset(e.shared + off, 0xff, bytes);
+  for (auto [off, bytes] : p.local_arrays) std::memset(e.regs + off, 0xff, bytes);
+  for (auto [param, slot] : p.scalar_params) {
+    size_t b = size_t(p.params[param].type.element_bytes());
+    for (uint32_t u = 0; u < p.units; ++u) std::memcpy(e.regs + slot + u * b, args[param].scalar.data(), b);
+  }
+  const Instr* code = p.code.data();
+  uint32_t n = uint32_t(p.code.size());
+  uint32_t pc = 0;
+  while (pc < n) pc = code[pc].fn(e, code[pc], pc);
+}
+
+class CpuBackend : public runtime::Backend {
+ public:
+  CpuBackend() : pool_(std::max(1u, std::thread::hardware_concurrency()) - 1) {
+    info_.name = cpu_name();
+#if defined(__x86_64__)
+    info_.architecture = "x86_64";
+#elif defined(__aarch64__)
+    info_.architecture = "aarch64";
+#else
+    info_.architecture = "unknown";
+#endif
+    info_.multiprocessors = int(pool_.size());
+    info_.memory_bytes = host_memory();
+    info_.max_cube_units = 1024;
+    info_.max_cube_dim = {1024, 1024, 64};
+    info_.max_shared_bytes = 1u << 20;
+  }
+
+  std::string_view runtime_name() const override { return "cpu"; }
+  const DeviceInfo& info() const override { return info_; }
+
+  uint64_t allocate(size_t bytes) override {
+    void* p = ::operator new(bytes, std::align_val_t(256), std::nothrow);
+    return reinterpret_cast<uint64_t>(p);
+  }
+  void deallocate(uint64_t address) override {
+    ::operator delete(reinterpret_cast<void*>(address), std::align_val_t(256));
+  }
+
+  std::unique_ptr<runtime::Stream> create_stream() override { return std::make_unique<runtime::Stream>(); }
+  void copy_to_device(runtime::Stream&, uint64_t dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  }
+  void copy_to_host(runtime::Stream&, void* dst, uint64_t src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  }
+  void copy_on_device(runtime::Stream&, uint64_t dst, uint64_t src, size_t bytes) override {
+    if (bytes) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  }
+  void fill(runtime::Stream&, uint64_t dst, unsigned char byte, size_t bytes) override {
+    if (bytes) std::memset(reinterpret_cast<void*>(dst), byte, bytes);
+  }
+  void sync(runtime::Stream&) override {}
+
+  std::shared_ptr<runtime::Executable> compile(const ir::Kernel& k) override {
+    return std::make_shared<CpuExecutable>(build_plan(k));
+  }
+
+  void launch(runtime::Executable& exe, const runtime::LaunchDims& dims, std::span<const runtime::ArgBinding> args,
+              runtime::Stream&) override {
+    auto& x = static_cast<CpuExecutable&>(exe);
+    const Plan& p = x.plan;
+    uint64_t cubes = dims.count.total();
+    if (cubes == 0) return;
+
+    // Snapshot the writable buffers of a launch that may stop midway.
+    std::vector<std::pair<size_t, std::vector<unsigned char>>> saved;
+    if (p.may_fail) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        const ir::Type& t = p.params[i].type;
+        if (!t.is_global() || t.access != ir::Access::ReadWrite || args[i].bytes == 0) continue;
+        const auto* b = reinterpret_cast<const unsigned char*>(args[i].address);
+        saved.emplace_back(i, std::vector<unsigned char>(b, b + args[i].bytes));
+      }
+    }
+
+    std::atomic<uint64_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex error_mutex;
+    std::optional<uint64_t> error_cube;
+    std::exception_ptr error;
+    const runtime::ArgBinding* a = args.data();
+    const ir::Dim3 count = dims.count;
+    auto body = [&](unsigned) {
+      std::unique_ptr<CubeState> s = x.take();
+      while (!stop.load(std::memory_order_relaxed)) {
+        uint64_t c = next.fetch_add(1, std::memory_order_relaxed);
+        if (c >= cubes) break;
+        ir::Dim3 pos{uint32_t(c % count.x), uint32_t((c / count.x) % count.y), uint32_t(c / (uint64_t(count.x) * count.y))};
+        try {
+          run_cube(p, *s, a, pos, count);
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          // Cubes are claimed in order and a claimed cube always finishes, so the lowest failing
+          // cube is the same on every run.
+          if (!error_cube || c < *error_cube) {
+            error_cube = c;
+            error = std::current_exception();
+          }
+          stop = true;
+        }
+      }
+      x.give(std::move(s));
+    };
+    unsigned parallelism = unsigned(std::min<uint64_t>(cubes, pool_.size()));
+    pool_.run(parallelism, body);
+    if (error) {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        std::memcpy(reinterpret_cast<void*>(args[it->first].address), it->second.data(), it->second.size());
+      }
+      std::rethrow_exception(error);
+    }
+  }
+
+ private:
+  static std::string cpu_name() {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.rfind("model name", 0) == 0) {
+        size_t colon = line.find(':');
+        if (colon != std::string::npos) return line.substr(colon + 2);
+      }
+    }
+    return "host CPU";
+  }
+  static uint64_t host_memory() {
+    std::ifstream f("/proc/meminfo");
+    std::string key;
+    uint64_t kb = 0;
+    while (f >> key >> kb) {
+      if (key == "MemTotal:") return kb * 1024;
+      f.ignore(256, '\n');
+    }
+    return 0;
+  }
+
+  DeviceInfo info_;
+  ThreadPool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace kiln::cpu

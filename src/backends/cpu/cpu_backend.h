@@ -1,0 +1,13 @@
+// The CPU backend: runs kernels with the lockstep interpreter, cubes in parallel on host threads.
+// It is both the embedded default device and the oracle other backends are tested against.
+#pragma once
+
+#include <memory>
+
+#include "runtime/backend.h"
+
+namespace kiln::cpu {
+
+std::unique_ptr<runtime::Backend> make_cpu_backend();
+
+}  // namespace kiln::cpu

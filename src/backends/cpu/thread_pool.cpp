@@ -1,0 +1,60 @@
+// The CPU backend's thread pool.
+#include "backends/cpu/thread_pool.h"
+
+namespace kiln::cpu {
+
+ThreadPool::ThreadPool(unsigned workers) {
+  for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(m_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void ThreadPool::loop(unsigned index) {
+  uint64_t seen = 0;
+  while (true) {
+    const std::function<void(unsigned)>* body;
+    {
+      std::unique_lock lock(m_);
+      wake_.wait(lock, [&] { return stop_ || (generation_ != seen && index <= wanted_); });
+      if (stop_) return;
+      seen = generation_;
+      body = body_;
+    }
+    (*body)(index);
+    {
+      std::lock_guard lock(m_);
+      ++finished_;
+    }
+    done_.notify_one();
+  }
+}
+
+void ThreadPool::run(unsigned parallelism, const std::function<void(unsigned)>& body) {
+  unsigned helpers = parallelism > 1 ? std::min<unsigned>(parallelism - 1, unsigned(threads_.size())) : 0;
+  if (helpers == 0) {
+    body(0);
+    return;
+  }
+  std::lock_guard region(run_mutex_);
+  {
+    std::lock_guard lock(m_);
+    body_ = &body;
+    wanted_ = helpers;
+    finished_ = 0;
+    ++generation_;
+  }
+  wake_.notify_all();
+  body(0);
+  std::unique_lock lock(m_);
+  done_.wait(lock, [&] { return finished_ == wanted_; });
+  wanted_ = 0;
+}
+
+}  // namespace kiln::cpu

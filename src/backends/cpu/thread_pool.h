@@ -1,0 +1,41 @@
+// A fixed pool of host threads for running cubes in parallel. The calling thread takes part, so a
+// launch of one cube never crosses threads.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln::cpu {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(unsigned workers);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  unsigned size() const { return unsigned(threads_.size()) + 1; }
+
+  // Runs body(worker) on up to `parallelism` threads (the caller is worker 0) and returns when
+  // all have returned. One parallel region at a time; concurrent callers wait their turn.
+  void run(unsigned parallelism, const std::function<void(unsigned worker)>& body);
+
+ private:
+  void loop(unsigned index);
+
+  std::vector<std::thread> threads_;
+  std::mutex run_mutex_;  // one parallel region at a time
+  std::mutex m_;
+  std::condition_variable wake_, done_;
+  const std::function<void(unsigned)>* body_ = nullptr;
+  uint64_t generation_ = 0;
+  unsigned wanted_ = 0;    // workers (excluding the caller) taking part in this generation
+  unsigned finished_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace kiln::cpu

@@ -1,0 +1,57 @@
+// The narrow interface between the runtime and a backend: compile a kernel, move memory, launch.
+// The runtime owns everything else (ids, caches, pools, argument checks); a backend sees only IR,
+// raw device addresses and bound arguments.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kiln/ir/kernel.h"
+#include "kiln/runtime/binding.h"
+#include "kiln/runtime/device.h"
+
+namespace kiln::runtime {
+
+// A backend's compiled form of one kernel.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // The name the kernel has in the backend (a CUDA entry name; the IR name on the CPU).
+  virtual std::string_view entry_name() const = 0;
+};
+
+// A stream of work on a device; operations on one stream run in order.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string_view runtime_name() const = 0;
+  virtual const DeviceInfo& info() const = 0;
+
+  // Raw device memory for the pools. allocate returns 0 when the device is out of memory.
+  virtual uint64_t allocate(size_t bytes) = 0;
+  virtual void deallocate(uint64_t address) = 0;
+
+  virtual std::unique_ptr<Stream> create_stream() = 0;
+  virtual void copy_to_device(Stream& s, uint64_t dst, const void* src, size_t bytes) = 0;
+  virtual void copy_to_host(Stream& s, void* dst, uint64_t src, size_t bytes) = 0;
+  virtual void copy_on_device(Stream& s, uint64_t dst, uint64_t src, size_t bytes) = 0;
+  virtual void fill(Stream& s, uint64_t dst, unsigned char byte, size_t bytes) = 0;
+  virtual void sync(Stream& s) = 0;
+
+  // Compiles a kernel that has been through the pass pipeline. Errors are kiln::Error.
+  virtual std::shared_ptr<Executable> compile(const ir::Kernel& k) = 0;
+  // Runs (or enqueues) a launch. A launch that fails leaves every buffer as it was.
+  virtual void launch(Executable& exe, const LaunchDims& dims, std::span<const ArgBinding> args, Stream& s) = 0;
+};
+
+}  // namespace kiln::runtime

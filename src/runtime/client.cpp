@@ -1,0 +1,120 @@
+// Client and Handle: allocation through the client's pool, transfers on its stream.
+#include <atomic>
+#include <cstring>
+
+#include "kiln/error.h"
+#include "kiln/runtime/client.h"
+#include "runtime/client_state.h"
+
+namespace kiln {
+
+namespace runtime {
+
+namespace {
+std::atomic<uint64_t> g_next_client{1};
+std::atomic<uint64_t> g_next_memory{1};
+
+size_t small_page_for(const DeviceState& d) {
+  // Small allocations share pages: 32 MiB on GPUs, 8 MiB on the host.
+  return d.kind == DeviceKind::Cpu ? (size_t(8) << 20) : (size_t(32) << 20);
+}
+}  // namespace
+
+ClientState::ClientState(std::shared_ptr<DeviceState> d)
+    : id(g_next_client.fetch_add(1)),
+      device(std::move(d)),
+      stream(device->backend->create_stream()),
+      memory(std::make_shared<MemoryManager>(*device->backend, device->name, small_page_for(*device))) {}
+
+ClientState::~ClientState() {
+  // Work still queued may use memory that handles outlive: finish it first.
+  device->backend->sync(*stream);
+}
+
+Allocation::Allocation(std::shared_ptr<MemoryManager> m, Slice s, uint64_t client, size_t n)
+    : memory(std::move(m)), slice(s), client_id(client), id(g_next_memory.fetch_add(1)), bytes(n) {}
+
+Allocation::~Allocation() { memory->free(slice); }
+
+}  // namespace runtime
+
+Handle Handle::offset_start(size_t bytes) const {
+  if (bytes > size_in_used()) {
+    throw Error("handle.bad_offset", "offset_start(" + std::to_string(bytes) + ") on a handle showing " +
+                                         std::to_string(size_in_used()) + " bytes");
+  }
+  return Handle(alloc_, begin_ + bytes, end_);
+}
+
+Handle Handle::offset_end(size_t bytes) const {
+  if (bytes > size_in_used()) {
+    throw Error("handle.bad_offset", "offset_end(" + std::to_string(bytes) + ") on a handle showing " +
+                                         std::to_string(size_in_used()) + " bytes");
+  }
+  return Handle(alloc_, begin_, end_ - bytes);
+}
+
+bool Handle::can_mut() const { return alloc_ && alloc_.use_count() == 1; }
+uint64_t Handle::memory_id() const { return alloc_ ? alloc_->id : 0; }
+uint64_t Handle::address() const { return alloc_ ? alloc_->slice.address + begin_ : 0; }
+
+Device Client::device() const { return Device(state_->device); }
+
+std::string_view Client::runtime_name() const { return state_->device->backend->runtime_name(); }
+
+uint64_t Client::id() const { return state_->id; }
+
+Handle Client::empty(size_t bytes) const {
+  runtime::Slice s = state_->memory->alloc(bytes);
+  auto a = std::make_shared<runtime::Allocation>(state_->memory, s, state_->id, bytes);
+  return Handle(std::move(a), 0, bytes);
+}
+
+Handle Client::upload_bytes(const void* data, size_t bytes) const {
+  Handle h = empty(bytes);
+  state_->device->backend->copy_to_device(*state_->stream, h.address(), data, bytes);
+  return h;
+}
+
+static void check_own(const Client& c, const Handle& h, const char* what) {
+  if (!h.valid()) throw Error("handle.invalid", std::string(what) + " of an empty handle");
+  if (h.allocation()->client_id != c.id()) {
+    throw Error("launch.foreign_handle", std::string(what) + " of a handle that belongs to another client (client " +
+                                             std::to_string(h.allocation()->client_id) + ", not " +
+                                             std::to_string(c.id()) + "); copy it through the host first");
+  }
+}
+
+void Client::read_bytes(const Handle& h, void* out, size_t bytes) const {
+  check_own(*this, h, "read");
+  if (bytes > h.size_in_used()) {
+    throw Error("handle.bad_offset", "read of " + std::to_string(bytes) + " bytes from a handle showing " +
+                                         std::to_string(h.size_in_used()));
+  }
+  auto& b = *state_->device->backend;
+  b.copy_to_host(*state_->stream, out, h.address(), bytes);
+  b.sync(*state_->stream);
+}
+
+void Client::write_bytes(const Handle& h, const void* data, size_t bytes) const {
+  check_own(*this, h, "write");
+  if (bytes > h.size_in_used()) {
+    throw Error("handle.bad_offset", "write of " + std::to_string(bytes) + " bytes to a handle showing " +
+                                         std::to_string(h.size_in_used()));
+  }
+  state_->device->backend->copy_to_device(*state_->stream, h.address(), data, bytes);
+}
+
+void Client::sync() const { state_->device->backend->sync(*state_->stream); }
+
+ClientStats Client::stats() const {
+  ClientStats s;
+  const runtime::KernelCache& cache = state_->device->cache;
+  s.compilations = cache.compilations();
+  s.launches = cache.launches();
+  s.launches_by_kernel = cache.launches_by_kernel();
+  s.memory = state_->memory->stats();
+  return s;
+}
+
+}  // namespace kiln

@@ -1,0 +1,16 @@
+// CUDA devices as the runtime sees them: how many there are and each one's state. Loading the
+// driver happens here, at run time, on the first question.
+#pragma once
+
+#include <memory>
+
+#include "runtime/device_state.h"
+
+namespace kiln::runtime {
+
+// 0 when no driver or no GPU is found (never throws).
+int cuda_device_count();
+// Error{device.unavailable} saying what was looked for when the driver or the GPU is missing.
+std::shared_ptr<DeviceState> cuda_device(int index);
+
+}  // namespace kiln::runtime

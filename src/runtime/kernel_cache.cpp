@@ -1,0 +1,150 @@
+// The kernel cache: lock-free lookups, single-flight compiles.
+#include "runtime/kernel_cache.h"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "kiln/error.h"
+#include "kiln/ir/text.h"
+#include "kiln/passes/passes.h"
+#include "runtime/log.h"
+
+namespace kiln::runtime {
+
+KernelCache::Table::Table(size_t capacity) : mask(capacity - 1), slots(new std::atomic<CacheEntry*>[capacity]) {
+  for (size_t i = 0; i < capacity; ++i) slots[i].store(nullptr, std::memory_order_relaxed);
+}
+
+KernelCache::KernelCache() {
+  tables_.push_back(std::make_unique<Table>(64));
+  table_.store(tables_.back().get(), std::memory_order_release);
+}
+
+KernelCache::~KernelCache() = default;
+
+CacheEntry* KernelCache::find(const KernelId& id) const {
+  const Table* t = table_.load(std::memory_order_acquire);
+  for (size_t i = id.hash & t->mask;; i = (i + 1) & t->mask) {
+    CacheEntry* e = t->slots[i].load(std::memory_order_acquire);
+    if (!e) return nullptr;
+    if (e->id == id) return e;
+  }
+}
+
+void KernelCache::insert_locked(CacheEntry* e) {
+  Table* t = table_.load(std::memory_order_relaxed);
+  // Keep the table at most half full; grow by publishing a new table with every entry.
+  if ((entries_.size() + 1) * 2 > t->mask + 1) {
+    auto bigger = std::make_unique<Table>((t->mask + 1) * 2);
+    for (const auto& old : entries_) {
+      for (size_t i = old->id.hash & bigger->mask;; i = (i + 1) & bigger->mask) {
+        if (!bigger->slots[i].load(std::memory_order_relaxed)) {
+          bigger->slots[i].store(old.get(), std::memory_order_relaxed);
+          break;
+        }
+      }
+    }
+    t = bigger.get();
+    tables_.push_back(std::move(bigger));
+    table_.store(t, std::memory_order_release);
+  }
+  for (size_t i = e->id.hash & t->mask;; i = (i + 1) & t->mask) {
+    if (!t->slots[i].load(std::memory_order_relaxed)) {
+      t->slots[i].store(e, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+CacheEntry& KernelCache::get(const KernelId& id, DefineFn define, Backend& backend) {
+  if (CacheEntry* e = find(id)) return *e;
+  return compile(id, define, backend);
+}
+
+CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& backend) {
+  std::promise<CacheEntry*> promise;
+  {
+    std::unique_lock lock(m_);
+    if (CacheEntry* e = find(id)) return *e;
+    auto it = in_flight_.find(id);
+    if (it != in_flight_.end()) {
+      std::shared_future<CacheEntry*> f = it->second;
+      lock.unlock();
+      return *f.get();  // rethrows the compiling thread's error
+    }
+    in_flight_.emplace(id, promise.get_future().share());
+  }
+  auto finish = [&](CacheEntry* e) {
+    std::lock_guard lock(m_);
+    in_flight_.erase(id);
+    if (e) insert_locked(e);
+  };
+  try {
+    using clock = std::chrono::steady_clock;
+    auto t0 = clock::now();
+    ir::Kernel k = define(id);
+    auto t1 = clock::now();
+    std::string stem = std::string(id.name) + "-" + [&] {
+      char buf[20];
+      std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id.hash));
+      return std::string(buf);
+    }();
+    passes::PipelineOptions options;
+#ifndef NDEBUG
+    options.verify_each = true;
+#endif
+    if (dump_dir()) {
+      options.dump = [&](std::string_view stage, const ir::Kernel& kk) {
+        if (stage == "traced" || stage == passes::default_pipeline().back().name) {
+          dump_file(stem + (stage == "traced" ? ".traced.kir" : ".final.kir"), ir::print(kk));
+        }
+      };
+    }
+    passes::run_pipeline(k, options);
+    auto t2 = clock::now();
+    std::shared_ptr<Executable> exe = backend.compile(k);
+    auto t3 = clock::now();
+    auto entry = std::make_unique<CacheEntry>();
+    entry->id = id;
+    entry->name = std::string(id.name);
+    entry->exe = std::move(exe);
+    CacheEntry* e = entry.get();
+    {
+      std::lock_guard lock(m_);
+      entries_.push_back(std::move(entry));
+    }
+    compilations_.fetch_add(1, std::memory_order_relaxed);
+    if (log_enabled(LogChannel::Compile)) {
+      auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+      char buf[160];
+      std::snprintf(buf, sizeof buf, " as %s: trace %.3f ms, passes %.3f ms, %s compile %.3f ms",
+                    std::string(e->exe->entry_name()).c_str(), ms(t0, t1), ms(t1, t2),
+                    std::string(backend.runtime_name()).c_str(), ms(t2, t3));
+      log(LogChannel::Compile, "compiled " + id.to_string() + buf);
+    }
+    finish(e);
+    promise.set_value(e);
+    return *e;
+  } catch (...) {
+    finish(nullptr);
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+uint64_t KernelCache::launches() const {
+  std::lock_guard lock(m_);
+  uint64_t n = 0;
+  for (const auto& e : entries_) n += e->launches.load(std::memory_order_relaxed);
+  return n;
+}
+
+std::vector<std::pair<std::string, uint64_t>> KernelCache::launches_by_kernel() const {
+  std::lock_guard lock(m_);
+  std::map<std::string, uint64_t> by;
+  for (const auto& e : entries_) by[e->name] += e->launches.load(std::memory_order_relaxed);
+  return {by.begin(), by.end()};
+}
+
+}  // namespace kiln::runtime

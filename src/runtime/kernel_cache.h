@@ -1,0 +1,62 @@
+// The compile cache of one device: KernelId -> compiled kernel. A lookup takes no lock and
+// allocates nothing (an open-addressing table published through an atomic pointer); a miss
+// compiles once even when several threads launch the same new kernel at the same moment.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "kiln/kernel_id.h"
+#include "runtime/backend.h"
+
+namespace kiln::runtime {
+
+using DefineFn = ir::Kernel (*)(const KernelId&);
+
+struct CacheEntry {
+  KernelId id;
+  std::string name;
+  std::shared_ptr<Executable> exe;
+  std::atomic<uint64_t> launches{0};
+};
+
+class KernelCache {
+ public:
+  KernelCache();
+  ~KernelCache();
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
+  // The compiled kernel for `id`: from the table, or traced, passed and compiled now.
+  CacheEntry& get(const KernelId& id, DefineFn define, Backend& backend);
+  CacheEntry* find(const KernelId& id) const;
+
+  uint64_t compilations() const { return compilations_.load(std::memory_order_relaxed); }
+  uint64_t launches() const;
+  std::vector<std::pair<std::string, uint64_t>> launches_by_kernel() const;
+
+ private:
+  struct Table {
+    size_t mask;
+    std::unique_ptr<std::atomic<CacheEntry*>[]> slots;
+    explicit Table(size_t capacity);
+  };
+  CacheEntry& compile(const KernelId& id, DefineFn define, Backend& backend);
+  void insert_locked(CacheEntry* e);
+
+  std::atomic<Table*> table_;
+  mutable std::mutex m_;
+  std::vector<std::unique_ptr<Table>> tables_;  // every table ever published: readers may hold old ones
+  std::vector<std::unique_ptr<CacheEntry>> entries_;
+  std::unordered_map<KernelId, std::shared_future<CacheEntry*>, KernelIdHash> in_flight_;
+  std::atomic<uint64_t> compilations_{0};
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,43 @@
+// MemoryManager: a client's device memory. Picks the pool strategy by size, counts, and on an
+// allocation failure frees cached pages and retries once before reporting out of memory.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "kiln/runtime/client.h"
+#include "runtime/memory/pool.h"
+
+namespace kiln::runtime {
+
+class Backend;
+
+class MemoryManager {
+ public:
+  // `device_name` is for messages; `small_page` is the page size of the sliced pool.
+  MemoryManager(Backend& backend, std::string device_name, size_t small_page);
+  ~MemoryManager();
+  MemoryManager(const MemoryManager&) = delete;
+  MemoryManager& operator=(const MemoryManager&) = delete;
+
+  // Throws Error{memory.out_of_memory} with the sizes when the device cannot serve `bytes`.
+  Slice alloc(size_t bytes);
+  void free(const Slice& s);
+  MemoryStats stats() const;
+
+  // Allocations up to this size share pages.
+  size_t small_limit() const { return small_page_ / 8; }
+
+ private:
+  Backend& backend_;
+  std::string device_name_;
+  size_t small_page_;
+  PageSource source_;
+  mutable std::mutex m_;
+  SlicedPool small_;
+  ExclusivePool large_;
+  MemoryStats stats_;
+};
+
+}  // namespace kiln::runtime
