@@ -8,6 +8,8 @@ namespace kiln::runtime {
 
 int cuda_device_count() { return 0; }
 
+std::string cuda_unavailable_reason() { return "unavailable: this build of kiln has no CUDA driver backend yet"; }
+
 std::shared_ptr<DeviceState> cuda_device(int index) {
   throw Error("device.unavailable", "cuda:" + std::to_string(index) +
                                         " is unavailable: this build of kiln has no CUDA driver backend yet");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "runtime/device_state.h"
 
@@ -10,6 +11,8 @@ namespace kiln::runtime {
 
 // 0 when no driver or no GPU is found (never throws).
 int cuda_device_count();
+// Why there is no CUDA device ("no CUDA driver: looked for libcuda.so.1 ..."); empty when there is one.
+std::string cuda_unavailable_reason();
 // Error{device.unavailable} saying what was looked for when the driver or the GPU is missing.
 std::shared_ptr<DeviceState> cuda_device(int index);
 

@@ -29,6 +29,10 @@ KILN_BUILTIN(cube_dim, CubeDim)
 KILN_BUILTIN(cube_count, CubeCount)
 #undef KILN_BUILTIN
 
+// The cube size the kernel is being compiled for, as C++ values: it is part of the KernelId, so
+// a kernel may size shared arrays or unroll C++ loops by it.
+inline ir::Dim3 static_cube_dim() { return dsl::Tracer::current().kernel().facts.cube_dim; }
+
 // Units per plane (32 on every backend kiln has).
 inline Expr<uint32_t> plane_dim() { return detail::builtin(ir::OpKind::PlaneDim); }
 // The unit's index in its plane.

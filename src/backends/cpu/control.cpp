@@ -18,24 +18,33 @@ namespace {
 using ir::OpKind;
 
 // cur = saved & ~terminated & ~(loop's m1 | m2); returns whether any unit stays active.
-bool merge(Exec& e, const uint8_t* saved, int loop) {
-  const uint8_t* t = e.terminated;
-  const uint8_t* b = loop >= 0 ? e.m1(loop) : nullptr;
-  const uint8_t* c = loop >= 0 ? e.m2(loop) : nullptr;
-  for (uint32_t u = 0; u < e.units; ++u) {
-    e.cur[u] = saved[u] & uint8_t(!t[u]) & uint8_t(b ? !(b[u] | c[u]) : 1);
+// Mask loops take __restrict pointers and a local count: they are byte loops the compiler can
+// only vectorise when it knows the masks do not overlap.
+bool merge(Exec& e, const uint8_t* __restrict saved, int loop) {
+  const uint32_t n = e.units;
+  uint8_t* __restrict cur = e.cur;
+  const uint8_t* __restrict t = e.terminated;
+  if (loop >= 0) {
+    const uint8_t* __restrict b = e.m1(loop);
+    const uint8_t* __restrict c = e.m2(loop);
+    for (uint32_t u = 0; u < n; ++u) cur[u] = saved[u] & uint8_t(!t[u]) & uint8_t(!(b[u] | c[u]));
+  } else {
+    for (uint32_t u = 0; u < n; ++u) cur[u] = saved[u] & uint8_t(!t[u]);
   }
   return e.refresh();
 }
 
 uint32_t if_begin(Exec& e, const Instr& in, uint32_t pc) {
-  const uint8_t* c = e.slot<uint8_t>(in.a);
-  uint8_t* saved = e.saved(in.depth);
-  uint8_t* other = e.m1(in.depth);
-  for (uint32_t u = 0; u < e.units; ++u) {
-    saved[u] = e.cur[u];
-    other[u] = e.cur[u] & uint8_t(!c[u]);
-    e.cur[u] = e.cur[u] & c[u];
+  const uint32_t n = e.units;
+  const uint8_t* __restrict c = e.slot<uint8_t>(in.a);
+  uint8_t* __restrict saved = e.saved(in.depth);
+  uint8_t* __restrict other = e.m1(in.depth);
+  uint8_t* __restrict cur = e.cur;
+  for (uint32_t u = 0; u < n; ++u) {
+    uint8_t was = cur[u];
+    saved[u] = was;
+    other[u] = was & uint8_t(!c[u]);
+    cur[u] = was & c[u];
   }
   return e.refresh() ? pc + 1 : in.target;
 }

@@ -105,7 +105,7 @@ void run_cube(const Plan& p, CubeState& s, const runtime::ArgBinding* args, cons
 
 class CpuBackend : public runtime::Backend {
  public:
-  CpuBackend() : pool_(std::max(1u, std::thread::hardware_concurrency()) - 1) {
+  CpuBackend() : pool_(thread_count() - 1) {
     info_.name = cpu_name();
 #if defined(__x86_64__)
     info_.architecture = "x86_64";
@@ -208,6 +208,14 @@ class CpuBackend : public runtime::Backend {
   }
 
  private:
+  // KILN_CPU_THREADS, else one thread per hardware thread.
+  static unsigned thread_count() {
+    if (const char* v = std::getenv("KILN_CPU_THREADS")) {
+      int n = std::atoi(v);
+      if (n >= 1 && n <= 1024) return unsigned(n);
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+  }
   static std::string cpu_name() {
     std::ifstream f("/proc/cpuinfo");
     std::string line;

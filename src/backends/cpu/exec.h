@@ -33,21 +33,27 @@ struct Exec {
 
   // Recomputes all_active; returns whether any unit is active.
   bool refresh() {
+    const uint32_t count = units;
+    const uint8_t* c = cur;
     uint32_t n = 0;
-    for (uint32_t u = 0; u < units; ++u) n += cur[u];
-    all_active = n == units;
+    for (uint32_t u = 0; u < count; ++u) n += c[u];
+    all_active = n == count;
     return n != 0;
   }
 };
 
 // Calls f(u) for every active unit u.
+// The loop bounds are copied out of `e` first: stores through the slot pointers could otherwise
+// alias them, which stops the compiler from vectorising.
 template <class F>
 inline void for_active(const Exec& e, F&& f) {
+  const uint32_t n = e.units;
   if (e.all_active) {
-    for (uint32_t u = 0; u < e.units; ++u) f(u);
+    for (uint32_t u = 0; u < n; ++u) f(u);
   } else {
-    for (uint32_t u = 0; u < e.units; ++u) {
-      if (e.cur[u]) f(u);
+    const uint8_t* cur = e.cur;
+    for (uint32_t u = 0; u < n; ++u) {
+      if (cur[u]) f(u);
     }
   }
 }
@@ -73,8 +79,10 @@ InstrFn pick_math(ir::OpKind kind, ir::Scalar s);           // math.cpp
 InstrFn pick_cast(ir::Scalar from, ir::Scalar to);          // cast.cpp
 InstrFn pick_const(ir::Scalar s);                           // values.cpp
 InstrFn pick_vector(ir::OpKind kind);                       // values.cpp
+InstrFn pick_splat(uint32_t scalar_bytes, uint32_t width);  // values.cpp
 InstrFn pick_builtin(ir::OpKind kind);                      // values.cpp
-InstrFn pick_memory(ir::OpKind kind, ArraySpace space);     // memory.cpp: len, shape, load, store, alloc, var
+// memory.cpp: len, shape, load, store; `bytes` and `index` specialise loads and stores
+InstrFn pick_memory(ir::OpKind kind, ArraySpace space, uint32_t bytes = 0, ir::Scalar index = ir::Scalar::U32);
 InstrFn pick_atomic(ir::OpKind kind, ir::Scalar s, ArraySpace space);  // atomic.cpp
 InstrFn pick_plane(ir::OpKind kind, ir::Scalar s);          // plane.cpp
 InstrFn pick_control(ir::OpKind kind, ir::Scalar s);        // control.cpp (also for/while pieces below)

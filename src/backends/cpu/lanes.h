@@ -12,12 +12,14 @@ namespace kiln::cpu {
 // Calls f(i) for every element i (unit * width + lane) of the active units.
 template <class F>
 inline void for_lanes(const Exec& e, uint32_t width, F&& f) {
+  const uint32_t units = e.units;
   if (e.all_active) {
-    uint32_t n = e.units * width;
+    const uint32_t n = units * width;
     for (uint32_t i = 0; i < n; ++i) f(i);
   } else {
-    for (uint32_t u = 0; u < e.units; ++u) {
-      if (!e.cur[u]) continue;
+    const uint8_t* cur = e.cur;
+    for (uint32_t u = 0; u < units; ++u) {
+      if (!cur[u]) continue;
       for (uint32_t l = 0; l < width; ++l) f(u * width + l);
     }
   }

@@ -152,7 +152,9 @@ class Builder {
       case OpKind::VectorSplat:
       case OpKind::VectorExtract:
       case OpKind::VectorInsert: {
-        Instr& in = push(pick_vector(op.kind), op);
+        Instr& in = push(op.kind == OpKind::VectorSplat ? pick_splat(uint32_t(ir::scalar_bytes(op.type.scalar)), op.type.width)
+                                                        : pick_vector(op.kind),
+                         op);
         in.dst = slot_of(op.result);
         in.a = s(0);
         if (op.kind == OpKind::VectorInsert) in.b = s(1);
@@ -206,7 +208,9 @@ class Builder {
       case OpKind::Load:
       case OpKind::Store: {
         const ArrayRef& a = arrays_.at(op.operands[0]);
-        Instr& in = push(pick_memory(op.kind, a.space), op);
+        Instr& in = push(pick_memory(op.kind, a.space, uint32_t(operand_type(0).element_bytes()),
+                                     operand_type(1).scalar),
+                         op);
         fill_access(in, op, a);
         if (op.kind == OpKind::Load) in.dst = slot_of(op.result);
         else in.c = s(2);

@@ -26,6 +26,7 @@ void ThreadPool::loop(unsigned index) {
       if (stop_) return;
       seen = generation_;
       body = body_;
+      ++started_;
     }
     (*body)(index);
     {
@@ -47,13 +48,18 @@ void ThreadPool::run(unsigned parallelism, const std::function<void(unsigned)>& 
     std::lock_guard lock(m_);
     body_ = &body;
     wanted_ = helpers;
+    started_ = 0;
     finished_ = 0;
     ++generation_;
   }
   wake_.notify_all();
   body(0);
+  // Workers that have not picked the work up by now are not waited for: on a loaded machine a
+  // descheduled worker would otherwise hold the launch for a whole time slice. The body hands
+  // out work through its own counter, so the caller has done whatever they did not.
   std::unique_lock lock(m_);
-  done_.wait(lock, [&] { return finished_ == wanted_; });
+  wanted_ = started_;
+  done_.wait(lock, [&] { return finished_ == started_; });
   wanted_ = 0;
 }
 

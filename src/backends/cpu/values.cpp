@@ -19,20 +19,30 @@ uint32_t const_instr(Exec& e, const Instr& in, uint32_t pc) {
   else if constexpr (is_float_v<T>) v = num<T>::put(static_cast<typename num<T>::calc>(in.fimm));
   else v = static_cast<T>(in.imm);
   T* d = e.slot<T>(in.dst);
-  uint32_t n = e.units * in.width;
+  const uint32_t n = e.units * in.width;
   for (uint32_t i = 0; i < n; ++i) d[i] = v;
   return pc + 1;
 }
 
 // vector.splat: in.bytes is the scalar's size, in.width the result's lanes.
+template <class T, uint32_t W>
 uint32_t splat_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const unsigned char* a = e.slot<unsigned char>(in.a);
-  unsigned char* d = e.slot<unsigned char>(in.dst);
-  uint32_t b = in.bytes, w = in.width;
+  const T* a = e.slot<T>(in.a);
+  T* d = e.slot<T>(in.dst);
   for_active(e, [&](uint32_t u) {
-    for (uint32_t l = 0; l < w; ++l) std::memcpy(d + (size_t(u) * w + l) * b, a + size_t(u) * b, b);
+    for (uint32_t l = 0; l < W; ++l) d[size_t(u) * W + l] = a[u];
   });
   return pc + 1;
+}
+
+template <class T>
+InstrFn pick_splat_width(uint32_t width) {
+  switch (width) {
+    case 2: return &splat_instr<T, 2>;
+    case 4: return &splat_instr<T, 4>;
+    case 8: return &splat_instr<T, 8>;
+    default: return &splat_instr<T, 16>;
+  }
 }
 
 // vector.extract: in.imm is the lane, in.width the source's lanes.
@@ -93,6 +103,12 @@ uint32_t builtin_instr(Exec& e, const Instr& in, uint32_t pc) {
   int axis = in.flag ? int(in.imm) : -1;
   uint32_t cube_linear = pos.x + pos.y * count.x + pos.z * count.x * count.y;
   uint32_t units = e.units;
+  if (axis < 0 && (K == OpKind::AbsolutePos || K == OpKind::UnitPos)) {
+    // The common case, written so that it vectorises.
+    uint32_t base = K == OpKind::AbsolutePos ? cube_linear * units : 0;
+    for (uint32_t u = 0; u < units; ++u) d[u] = base + u;
+    return pc + 1;
+  }
   for (uint32_t u = 0; u < units; ++u) {
     uint32_t ux = u % dim.x, uy = (u / dim.x) % dim.y, uz = u / (dim.x * dim.y);
     uint32_t unit_axis = axis == 0 ? ux : axis == 1 ? uy : uz;
@@ -122,13 +138,22 @@ InstrFn pick_const(ir::Scalar s) {
 
 InstrFn pick_vector(OpKind kind) {
   switch (kind) {
-    case OpKind::VectorSplat: return &splat_instr;
+    case OpKind::VectorSplat: return nullptr;  // by element size: pick_splat
     case OpKind::VectorExtract: return &extract_instr;
     case OpKind::VectorInsert: return &insert_instr;
     case OpKind::VectorConstruct: return &construct_instr;
     case OpKind::Bitcast:
     case OpKind::VarLoad: return &copy_instr;
     default: return nullptr;
+  }
+}
+
+InstrFn pick_splat(uint32_t bytes, uint32_t width) {
+  switch (bytes) {
+    case 1: return pick_splat_width<uint8_t>(width);
+    case 2: return pick_splat_width<uint16_t>(width);
+    case 4: return pick_splat_width<uint32_t>(width);
+    default: return pick_splat_width<uint64_t>(width);
   }
 }
 

@@ -1,0 +1,36 @@
+# kiln's entry points: `make demo` and `make test` (README's quick start). CMake does the work.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all configure demo test test-sanitize bench clean
+
+all: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+configure:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+# Builds the kiln tool and runs the demo on the default device (CUDA if present, else the CPU).
+demo: configure
+	cmake --build $(BUILD) -j$(JOBS) --target kiln_tool
+	$(BUILD)/bin/kiln demo
+
+# Builds everything and runs every test.
+test: all
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# The tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-sanitize:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
+
+# CPU benchmarks (Google Benchmark).
+bench: all
+	$(BUILD)/bin/kiln_cpu_bench
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,185 @@
+// The gallery's entries: how `kiln dump` traces each kernel and how `kiln demo` runs it against
+// a host reference on fresh random data.
+#include "gallery/gallery.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "gallery/dump_id.h"
+#include "gallery/kernels.h"
+#include "kiln/runtime/launch.h"
+
+namespace kiln::gallery {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Runs `fn` twice (the first run compiles), timing the second, synchronised.
+template <class Fn>
+double timed(const Client& c, Fn&& fn) {
+  fn();
+  c.sync();
+  auto t0 = clock_type::now();
+  fn();
+  c.sync();
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 r(std::random_device{}());
+  return r;
+}
+
+std::vector<float> random_floats(size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(rng());
+  return v;
+}
+
+// The first index where |got - want| > tol * (1 + |want|), as a detail string; empty when none.
+std::string compare(const std::vector<float>& got, const std::vector<double>& want, double tol) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " != " + std::to_string(want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::fabs(double(got[i]) - want[i]) <= tol * (1 + std::fabs(want[i])))) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "index %zu: got %.9g, want %.9g", i, double(got[i]), want[i]);
+      return buf;
+    }
+  }
+  return "";
+}
+
+DemoResult result(const std::string& mismatch, const std::string& what, double ms) {
+  DemoResult r;
+  r.ok = mismatch.empty();
+  r.detail = r.ok ? what : mismatch;
+  r.ms = ms;
+  return r;
+}
+
+DemoResult demo_saxpy(const Client& c) {
+  const size_t n = 1 << 20;
+  auto xs = random_floats(n, -1, 1), ys = random_floats(n, -1, 1);
+  const float a = 2.5f;
+  Handle x = c.upload(xs), y = c.upload(ys);
+  Handle y0 = c.upload(ys);
+  double ms = timed(c, [&] {
+    c.write(y, ys);
+    launch<Saxpy<float>>(c, CubeCount{uint32_t(n / 4 / 256)}, CubeDim{256}, 4, a, x, y);
+  });
+  std::vector<double> want(n);
+  for (size_t i = 0; i < n; ++i) want[i] = double(a) * xs[i] + ys[i];
+  return result(compare(c.read<float>(y), want, 1e-6), "1M floats, vector 4", ms);
+}
+
+DemoResult demo_add(const Client& c) {
+  const size_t n = 100000;
+  auto xs = random_floats(n, -1, 1), ys = random_floats(n, -1, 1);
+  Handle x = c.upload(xs), y = c.upload(ys), out = c.empty(n * 4);
+  uint32_t cubes = uint32_t((n + 255) / 256);
+  double ms = timed(c, [&] { launch<Add>(c, CubeCount{cubes}, CubeDim{256}, 1, x, y, out, comptime(true)); });
+  std::vector<double> want(n);
+  for (size_t i = 0; i < n; ++i) want[i] = std::max(0.0f, xs[i] + ys[i]);
+  return result(compare(c.read<float>(out), want, 0), "100000 floats, relu, checked tail", ms);
+}
+
+DemoResult demo_reduce(const Client& c) {
+  const size_t n = 1000003;
+  const int per_unit = 4;
+  const uint32_t units = 256;
+  auto xs = random_floats(n, 0, 1);
+  uint32_t cubes = uint32_t((n + units * per_unit - 1) / (units * per_unit));
+  Handle x = c.upload(xs), partial = c.empty(cubes * 4);
+  double ms = timed(c, [&] { launch<ReduceSum>(c, CubeCount{cubes}, CubeDim{units}, 1, x, partial, comptime(per_unit)); });
+  double got = 0, want = 0;
+  for (float p : c.read<float>(partial)) got += p;
+  for (float v : xs) want += v;
+  std::string mismatch;
+  if (std::fabs(got - want) > 1e-5 * want) mismatch = "sum " + std::to_string(got) + ", want " + std::to_string(want);
+  return result(mismatch, "1000003 floats, shared-memory tree", ms);
+}
+
+DemoResult demo_histogram(const Client& c) {
+  const size_t n = 1 << 20;
+  std::vector<uint8_t> data(n);
+  std::uniform_int_distribution<int> d(0, 255);
+  for (uint8_t& b : data) b = uint8_t(d(rng()));
+  Handle h = c.upload(data), bins = c.empty(256 * 4);
+  const std::vector<uint32_t> zero(256, 0);
+  double ms = timed(c, [&] {
+    c.write(bins, zero);
+    launch<Histogram>(c, CubeCount{uint32_t(n / 256)}, CubeDim{256}, 1, h, bins);
+  });
+  std::vector<uint32_t> want(256, 0);
+  for (uint8_t b : data) ++want[b];
+  auto got = c.read<uint32_t>(bins);
+  std::string mismatch;
+  for (size_t i = 0; i < 256 && mismatch.empty(); ++i) {
+    if (got[i] != want[i]) mismatch = "bin " + std::to_string(i) + ": " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+  }
+  return result(mismatch, "1M bytes into 256 bins, atomics", ms);
+}
+
+DemoResult demo_transpose(const Client& c) {
+  const uint32_t rows = 1000, cols = 700;
+  auto xs = random_floats(size_t(rows) * cols, -1, 1);
+  Handle x = c.upload(xs), out = c.empty(size_t(rows) * cols * 4);
+  double ms = timed(c, [&] {
+    launch<Transpose>(c, CubeCount{(cols + 31) / 32, (rows + 31) / 32}, CubeDim{32, 32}, 1, x, out, rows, cols);
+  });
+  std::vector<double> want(xs.size());
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t col = 0; col < cols; ++col) want[size_t(col) * rows + r] = xs[size_t(r) * cols + col];
+  }
+  return result(compare(c.read<float>(out), want, 0), "1000 x 700 floats, 32 x 32 shared tiles", ms);
+}
+
+DemoResult demo_softmax(const Client& c) {
+  const uint32_t rows = 512, cols = 1000;
+  auto xs = random_floats(size_t(rows) * cols, -4, 4);
+  Handle x = c.upload(xs), out = c.empty(xs.size() * 4);
+  double ms = timed(c, [&] { launch<Softmax>(c, CubeCount{rows}, CubeDim{256}, 1, x, out, cols); });
+  std::vector<double> want(xs.size());
+  for (uint32_t r = 0; r < rows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (uint32_t i = 0; i < cols; ++i) m = std::max(m, double(xs[size_t(r) * cols + i]));
+    for (uint32_t i = 0; i < cols; ++i) s += std::exp(double(xs[size_t(r) * cols + i]) - m);
+    for (uint32_t i = 0; i < cols; ++i) want[size_t(r) * cols + i] = std::exp(double(xs[size_t(r) * cols + i]) - m) / s;
+  }
+  return result(compare(c.read<float>(out), want, 1e-5), "512 rows of 1000 floats, plane reductions", ms);
+}
+
+template <KernelFunction K>
+std::function<ir::Kernel(const DumpOptions&)> definer(ir::Dim3 dim, int vector,
+                                                      std::map<std::string, std::string> defaults = {}) {
+  return [=](const DumpOptions& o) { return define<K>(dump_id<K>(o, dim, vector, defaults)); };
+}
+
+}  // namespace
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> list = {
+      {"saxpy", "y = a * x + y on vectors of floats (seed 01)", definer<Saxpy<float>>({256, 1, 1}, 4), demo_saxpy},
+      {"add", "out = x + y with a comptime relu (seed 01)", definer<Add>({256, 1, 1}, 1, {{"relu", "false"}}),
+       demo_add},
+      {"reduce_sum", "sum per cube through a shared-memory tree",
+       definer<ReduceSum>({256, 1, 1}, 1, {{"per_unit", "4"}}), demo_reduce},
+      {"histogram", "256-bin byte histogram with atomics", definer<Histogram>({256, 1, 1}, 1), demo_histogram},
+      {"transpose", "tiled transpose through shared memory", definer<Transpose>({32, 32, 1}, 1), demo_transpose},
+      {"softmax", "row softmax with plane reductions", definer<Softmax>({256, 1, 1}, 1), demo_softmax},
+  };
+  return list;
+}
+
+const Entry* find(std::string_view name) {
+  for (const Entry& e : entries()) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace kiln::gallery

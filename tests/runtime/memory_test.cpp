@@ -1,0 +1,95 @@
+// The memory pool: freed memory is reused, large allocations get pages of their own, running out
+// of memory is an error after which the client still works; handles' views and ownership.
+#include <gtest/gtest.h>
+
+#include "kiln/kiln.h"
+
+using namespace kiln;
+
+namespace {
+
+TEST(MemoryPool, FreedSmallSlicesAreReused) {
+  Client c = Device::cpu().client();
+  MemoryStats s0 = c.stats().memory;
+  {
+    Handle a = c.empty(1000);
+    Handle b = c.empty(5000);
+  }
+  MemoryStats s1 = c.stats().memory;
+  EXPECT_EQ(s1.allocations - s0.allocations, 2u);
+  EXPECT_EQ(s1.in_use_bytes, s0.in_use_bytes);
+  EXPECT_EQ(s1.frees - s0.frees, 2u);
+  uint64_t reserved = s1.reserved_bytes;
+  for (int i = 0; i < 100; ++i) Handle h = c.empty(3000);
+  MemoryStats s2 = c.stats().memory;
+  EXPECT_EQ(s2.reserved_bytes, reserved) << "the pool reserved more memory for allocations it could reuse";
+  EXPECT_GE(s2.reused - s1.reused, 100u);
+}
+
+TEST(MemoryPool, LargeAllocationsReusePages) {
+  Client c = Device::cpu().client();
+  size_t big = size_t(16) << 20;
+  { Handle h = c.empty(big); }
+  MemoryStats s1 = c.stats().memory;
+  { Handle h = c.empty(big - 4096); }
+  MemoryStats s2 = c.stats().memory;
+  EXPECT_EQ(s2.reserved_bytes, s1.reserved_bytes);
+  EXPECT_EQ(s2.pages, s1.pages);
+  EXPECT_EQ(s2.reused - s1.reused, 1u);
+}
+
+TEST(MemoryPool, NeighboursMergeWhenFreed) {
+  Client c = Device::cpu().client();
+  // The CPU pool's pages are 8 MiB: 64 slices of 128 KiB fill one exactly.
+  std::vector<Handle> hs;
+  for (int i = 0; i < 64; ++i) hs.push_back(c.empty(128 * 1024));
+  MemoryStats full = c.stats().memory;
+  ASSERT_EQ(full.pages, 1u);
+  // Free eight neighbours: only if they merge can they serve one allocation of 1 MiB.
+  for (int i = 10; i < 18; ++i) hs[size_t(i)] = Handle();
+  Handle merged = c.empty(1024 * 1024);
+  MemoryStats after = c.stats().memory;
+  EXPECT_EQ(after.pages, 1u) << "freed neighbours did not merge";
+  EXPECT_EQ(after.reserved_bytes, full.reserved_bytes);
+  EXPECT_EQ(merged.address(), hs[9].address() + 128 * 1024);
+}
+
+TEST(MemoryPool, OutOfMemoryIsAnErrorAndTheClientStillWorks) {
+  Client c = Device::cpu().client();
+  Handle small = c.upload(std::vector<float>{1, 2, 3});
+  try {
+    (void)c.empty(size_t(1) << 50);  // a petabyte
+    FAIL() << "expected memory.out_of_memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "memory.out_of_memory");
+    EXPECT_NE(e.message().find("could not allocate 1125899906842624 bytes"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.read<float>(small), (std::vector<float>{1, 2, 3}));
+  Handle again = c.upload(std::vector<float>{4, 5});
+  EXPECT_EQ(c.read<float>(again), (std::vector<float>{4, 5}));
+}
+
+TEST(Handles, ViewsAndOwnership) {
+  Client c = Device::cpu().client();
+  Handle h = c.upload(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
+  EXPECT_TRUE(h.can_mut());
+  Handle six = h.offset_end(8);
+  EXPECT_FALSE(h.can_mut());
+  EXPECT_EQ(six.size_in_used(), 24u);
+  EXPECT_EQ(c.read<float>(six), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  Handle tail = h.offset_start(20);
+  EXPECT_EQ(c.read<float>(tail), (std::vector<float>{6, 7, 8}));
+  EXPECT_EQ(tail.memory_id(), h.memory_id());
+  EXPECT_EQ(tail.offset(), 20u);
+  try {
+    (void)h.offset_end(100);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "handle.bad_offset");
+  }
+  c.write(six, std::vector<float>{9, 9});
+  EXPECT_EQ(c.read<float>(h)[1], 9.0f);
+  EXPECT_EQ(c.read<float>(h)[2], 3.0f);
+}
+
+}  // namespace

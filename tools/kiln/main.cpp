@@ -1,0 +1,44 @@
+// kiln: the command-line tool. `kiln dump`, `kiln info`, `kiln demo`.
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "kiln/error.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: kiln COMMAND [ARGS]\n"
+    "  dump KERNEL [--comptime NAME=VALUE] [--mode checked|unchecked] [--vector N] [--stage traced|final|PASS]\n"
+    "              [--op-numbers]      print a gallery kernel's IR\n"
+    "  info                            list devices and their facts\n"
+    "  demo [--device D]               run each gallery kernel, check it against its host reference\n";
+
+}  // namespace
+
+namespace kiln::tool {
+
+void usage_error(const std::string& what, const std::string& usage) {
+  throw Error("tool.bad_option", what + "\nusage: " + usage);
+}
+
+}  // namespace kiln::tool
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  kiln::tool::Args args(argv + 2, argv + argc);
+  try {
+    if (command == "dump") return kiln::tool::dump(args);
+    if (command == "info") return kiln::tool::info(args);
+    if (command == "demo") return kiln::tool::demo(args);
+    std::fprintf(stderr, "kiln: unknown command '%s'\n%s", command.c_str(), kUsage);
+    return 2;
+  } catch (const kiln::Error& e) {
+    std::fprintf(stderr, "kiln %s: %s\n", command.c_str(), e.what());
+    return e.kind() == "tool.bad_option" ? 2 : 1;
+  }
+}
