@@ -1,0 +1,331 @@
+// The C-like emitter's frame: value names, the entry's signature (the kernel ABI, see emit.h),
+// shared memory (static arrays, or one dynamic buffer past the static limit), regions and
+// structured control flow. What each op computes is in emit_ops.cpp.
+#include <cctype>
+
+#include "backends/cuda/emitter.h"
+#include "backends/cuda/hash.h"
+#include "kiln/error.h"
+#include "kiln/ir/text.h"
+
+namespace kiln::cuda {
+
+namespace {
+
+using ir::OpKind;
+using ir::Scalar;
+using ir::Type;
+using ir::TypeKind;
+
+// C++ keywords, CUDA's built-in variables, the prelude's type names and the functions the emitter
+// writes outside the prelude: a parameter with one of these names (or any name starting with
+// "kiln", the prelude's prefix for its functions and macros) is renamed so that it cannot shadow
+// them.
+// clang-format off
+constexpr std::string_view kReserved[] = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
+    "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
+    "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "restrict", "threadIdx",
+    "blockIdx", "blockDim", "gridDim", "warpSize", "kiln_smem", "fmodf", "fmod", "fabsf", "fabs", "fminf", "fmin",
+    "fmaxf", "fmax", "fmaf", "fma", "__fmul_rn", "__dmul_rn", "__fdiv_rn", "__ddiv_rn", "__int_as_float",
+    "__longlong_as_double", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"};
+// clang-format on
+
+// A C identifier from an IR name: other characters become '_', and a leading digit or '_' gets a
+// 'p' in front (names starting with '_' may be the implementation's).
+std::string identifier(std::string_view name) {
+  std::string s;
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '_') s = "p" + s;
+  return s;
+}
+
+// `v` followed by digits: the names of SSA values.
+bool looks_like_value_name(const std::string& s) {
+  if (s.size() < 2 || s[0] != 'v') return false;
+  for (size_t i = 1; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+uint64_t align16(uint64_t n) { return (n + 15) / 16 * 16; }
+
+// One C parameter per line.
+std::string signature_text(const std::vector<std::string>& params) {
+  std::string s;
+  for (size_t i = 0; i < params.size(); ++i) s += (i ? ",\n    " : "\n    ") + params[i];
+  return s;
+}
+
+}  // namespace
+
+std::string entry_name(const ir::Kernel& k) {
+  std::string first = k.params.empty() ? "none" : std::string(ir::scalar_name(k.params[0].type.scalar));
+  return identifier(k.name) + "_" + first + "_v" + std::to_string(k.facts.vector_width) + "_" +
+         hex16(fnv1a64(ir::print(k)));
+}
+
+EmitResult emit_cuda(const ir::Kernel& k) {
+  return Emitter(k, cuda_target()).run();
+}
+
+void Emitter::unsupported(const ir::Op& op, const std::string& why) const {
+  throw Error("emit.unsupported",
+              "kernel '" + k_.name + "': op '" + std::string(op.info().name) + "': the CUDA emitter " + why);
+}
+
+std::string Emitter::unique_identifier(std::string base) {
+  // The prelude's functions and macros start with "kiln": a parameter may not.
+  if (base.compare(0, 4, "kiln") == 0 || base.compare(0, 4, "KILN") == 0) base = "p_" + base;
+  while (taken_.count(base) || looks_like_value_name(base)) base += "_";
+  taken_.insert(base);
+  return base;
+}
+
+// Values are named vN with N the number ir::print gives them (results and region arguments in
+// order of definition), so that a line of the source reads against the printed IR.
+void Emitter::number_values() {
+  uint32_t next = 0;
+  auto walk = [&](auto& self, const ir::Region& r) -> void {
+    for (const ir::Op& op : r.ops) {
+      if (op.result != ir::kNoValue) names_[op.result] = "v" + std::to_string(next++);
+      if (op.kind == OpKind::SharedAlloc) shared_.push_back(&op);
+      for (const ir::Region& sub : op.regions) {
+        for (ir::Value a : sub.args) names_[a] = "v" + std::to_string(next++);
+        self(self, sub);
+      }
+    }
+  };
+  walk(walk, k_.body);
+}
+
+std::string Emitter::name(ir::Value v) const {
+  auto it = names_.find(v);
+  if (it == names_.end()) throw Error("emit.unsupported", "kernel '" + k_.name + "': a value has no definition");
+  return it->second;
+}
+
+std::string Emitter::lane(ir::Value v, int i) const {
+  return type(v).width == 1 ? name(v) : name(v) + ".v[" + std::to_string(i) + "]";
+}
+
+std::string Emitter::type_name(const Type& t) const {
+  std::string s(ir::scalar_name(t.scalar));
+  if (t.width == 1) return s;
+  return "kiln_vec<" + s + ", " + std::to_string(t.width) + ">";
+}
+
+void Emitter::line(std::string_view text) {
+  body_.append(static_cast<size_t>(depth_) * 2, ' ');
+  body_.append(text);
+  body_ += '\n';
+}
+
+void Emitter::signature(EmitResult& out) {
+  std::vector<std::string> c_params;
+  auto u32_arg = [&](const std::string& n, AbiArg::Role role, uint32_t param, uint32_t dim) {
+    c_params.push_back("u32 " + n);
+    out.args.push_back(AbiArg{role, param, dim, 4, 4});
+  };
+  for (size_t i = 0; i < k_.params.size(); ++i) {
+    const ir::Param& p = k_.params[i];
+    const Type& t = p.type;
+    uint32_t index = static_cast<uint32_t>(i);
+    ParamNames names;
+    std::string base = identifier(p.name.empty() ? "arg" + std::to_string(i) : p.name);
+    names.value = unique_identifier(base);
+    if (t.is_global()) {
+      std::string elem = type_name(t.element());
+      bool ro = t.access == ir::Access::ReadOnly;
+      c_params.push_back(ro ? "const " + elem + "* " + std::string(t_.restrict_ptr) + " " + names.value
+                            : elem + "* " + names.value);
+      out.args.push_back(AbiArg{AbiArg::Role::Pointer, index, 0, 8, 8});
+      names.len = unique_identifier(base + "_len");
+      u32_arg(names.len, AbiArg::Role::Len, index, 0);
+      if (t.kind == TypeKind::Tensor) {
+        for (uint32_t d = 0; d < t.rank; ++d)
+          names.shape.push_back(unique_identifier(base + "_shape_" + std::to_string(d)));
+        for (uint32_t d = 0; d < t.rank; ++d)
+          names.stride.push_back(unique_identifier(base + "_stride_" + std::to_string(d)));
+        for (uint32_t d = 0; d < t.rank; ++d) u32_arg(names.shape[d], AbiArg::Role::Shape, index, d);
+        for (uint32_t d = 0; d < t.rank; ++d) u32_arg(names.stride[d], AbiArg::Role::Stride, index, d);
+      }
+      names_[p.value] = names.value;
+    } else if (t.is_value()) {
+      uint32_t bytes = static_cast<uint32_t>(t.element_bytes());
+      if (t.is_scalar() && t.scalar == Scalar::Bool) {
+        c_params.push_back("u8 " + names.value);
+        names_[p.value] = "(" + names.value + " != 0)";
+      } else {
+        c_params.push_back(type_name(t) + " " + names.value);
+        names_[p.value] = names.value;
+      }
+      out.args.push_back(AbiArg{AbiArg::Role::Value, index, 0, bytes, bytes});
+    } else {
+      throw Error("emit.unsupported", "kernel '" + k_.name + "': parameter '" + p.name + "' has type " +
+                                          ir::to_string(t) + "; CUDA kernels take buffers, tensors and scalars");
+    }
+    params_[p.value] = std::move(names);
+  }
+  body_ += std::string(t_.entry_prefix) + " " + std::string(t_.launch_bounds) + "(" +
+           std::to_string(out.units_per_cube) + ") " + out.entry + "(" + signature_text(c_params) + ") {\n";
+}
+
+// Shared arrays are one per cube wherever they are allocated, so all of them are declared at the
+// top of the entry. Each starts 16-byte aligned. Past the target's static limit (48 KiB on CUDA)
+// they are carved from one dynamic buffer whose size the launcher passes.
+void Emitter::shared_memory(EmitResult& out) {
+  uint64_t total = 0;
+  std::vector<uint32_t> offsets;
+  for (const ir::Op* op : shared_) {
+    offsets.push_back(static_cast<uint32_t>(total));
+    total += align16(uint64_t(op->type.element_bytes()) * op->type.length);
+    if (total > 0xffffffffull) unsupported(*op, "cannot place more than 4 GiB of shared memory");
+  }
+  bool dynamic = total > t_.max_static_shared;
+  if (dynamic) {
+    out.dynamic_shared_bytes = static_cast<uint32_t>(total);
+    line(std::string(t_.dynamic_shared) + " " + std::string(t_.align16) + " u8 kiln_smem[];");
+  } else {
+    out.static_shared_bytes = static_cast<uint32_t>(total);
+  }
+  for (size_t i = 0; i < shared_.size(); ++i) {
+    const ir::Op& op = *shared_[i];
+    std::string elem = type_name(op.type.element());
+    std::string n = name(op.result);
+    if (dynamic) {
+      line(elem + "* " + n + " = reinterpret_cast<" + elem + "*>(kiln_smem + " + std::to_string(offsets[i]) + ");");
+    } else {
+      line(std::string(t_.shared) + " " + std::string(t_.align16) + " " + elem + " " + n + "[" +
+           std::to_string(op.type.length) + "];");
+    }
+  }
+}
+
+EmitResult Emitter::run() {
+  EmitResult out;
+  out.entry = entry_name(k_);
+  out.units_per_cube = static_cast<uint32_t>(k_.facts.cube_dim.total());
+  for (std::string_view r : kReserved) taken_.emplace(r);
+  taken_.emplace(t_.print);
+  for (const MathName& m : t_.math) {
+    for (std::string_view n : {m.f32, m.f32_fast, m.f64}) taken_.emplace(n);
+  }
+  number_values();
+  signature(out);
+  shared_memory(out);
+  region(k_.body);
+  body_ += "}\n";
+
+  const ir::KernelFacts& f = k_.facts;
+  std::string head = "// Generated by kiln's " + std::string(t_.name) + " emitter from kernel '" + k_.name +
+                     "' (cube_dim = [" + std::to_string(f.cube_dim.x) + ", " + std::to_string(f.cube_dim.y) + ", " +
+                     std::to_string(f.cube_dim.z) + "], mode = " + std::string(ir::to_string(f.mode)) +
+                     ", vector = " + std::to_string(f.vector_width) + ").\n";
+  out.source = head + std::string(t_.prelude) + "\n" + body_;
+  return out;
+}
+
+void Emitter::region(const ir::Region& r) {
+  for (const ir::Op& o : r.ops) op(o);
+}
+
+void Emitter::op(const ir::Op& op) {
+  using K = OpKind;
+  if (op.type.kind == TypeKind::Tile) unsupported(op, "has no tile values yet (tile ops lower before emission)");
+  switch (op.kind) {
+    case K::AbsolutePos:
+    case K::UnitPos:
+    case K::CubePos:
+    case K::CubeDim:
+    case K::CubeCount:
+    case K::PlaneDim:
+    case K::UnitPosPlane: declare(op, builtin(op)); return;
+    case K::Len:
+    case K::TensorShape:
+    case K::TensorStride:
+    case K::Load:
+    case K::Store:
+    case K::LocalAlloc:
+    case K::VarDecl:
+    case K::VarLoad:
+    case K::VarStore: memory(op); return;
+    case K::SharedAlloc: return;  // declared at the top of the entry
+    case K::SyncCube: line(t_.barrier); return;
+    case K::SyncPlane: line(t_.plane_barrier); return;
+    case K::DebugPrint: debug_print(op); return;
+    default: break;
+  }
+  if (ir::is_atomic(op.kind)) return memory(op);
+  if (op.has(ir::kPlane)) return plane(op);
+  if (op.has(ir::kControl) || op.has(ir::kTerminator)) return control(op);
+  lanewise(op);
+}
+
+void Emitter::control(const ir::Op& op) {
+  using K = OpKind;
+  switch (op.kind) {
+    case K::If: {
+      line("if (" + name(op.operands[0]) + ") {");
+      ++depth_;
+      region(op.regions[0]);
+      --depth_;
+      if (!op.regions[1].ops.empty()) {
+        line("} else {");
+        ++depth_;
+        region(op.regions[1]);
+        --depth_;
+      }
+      line("}");
+      return;
+    }
+    case K::For: {
+      const ir::Region& body = op.regions[0];
+      ir::Value i = body.args.at(0);
+      const Type& t = type(i);
+      if (op.flag(ir::AttrKey::UnrollFull)) {
+        line("#pragma unroll");
+      } else if (const ir::AttrValue* u = op.attr(ir::AttrKey::Unroll)) {
+        line("#pragma unroll " + std::to_string(u->i));
+      }
+      if (const ir::AttrValue* p = op.attr(ir::AttrKey::PrefetchStages)) {
+        line("// prefetch_stages = " + std::to_string(p->i) + ": accepted and ignored by this emitter for now");
+      }
+      std::string iv = name(i);
+      std::string step = ir::is_unsigned_int(t.scalar) && ir::scalar_bytes(t.scalar) >= 4
+                             ? iv + " += " + name(op.operands[2])
+                             : iv + " = kiln_add(" + iv + ", " + name(op.operands[2]) + ")";
+      line("for (" + type_name(t) + " " + iv + " = " + name(op.operands[0]) + "; " + iv + " < " + name(op.operands[1]) +
+           "; " + step + ") {");
+      ++depth_;
+      region(body);
+      --depth_;
+      line("}");
+      return;
+    }
+    case K::While: {
+      // The condition region runs before every iteration; `continue` jumps back to it.
+      line("while (true) {");
+      ++depth_;
+      region(op.regions[0]);
+      region(op.regions[1]);
+      --depth_;
+      line("}");
+      return;
+    }
+    case K::Condition: line("if (!" + name(op.operands[0]) + ") break;"); return;
+    case K::Break: line("break;"); return;
+    case K::Continue: line("continue;"); return;
+    case K::Terminate: line("return;"); return;
+    default: unsupported(op, "does not know this control op");
+  }
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,458 @@
+// What each op becomes in C: lane-wise expressions (constants, arithmetic, bitwise, compare, select,
+// casts, math, vector ops), builtins, memory accesses, atomics, plane ops and printf. Where CUDA
+// C++ differs from docs/ir.md the expression calls a prelude helper (prelude.cpp) that gives the
+// IR's exact semantics; f32 and f64 ops with matching semantics are written inline.
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "backends/cuda/emitter.h"
+#include "kiln/error.h"
+#include "kiln/half.h"
+
+namespace kiln::cuda {
+
+namespace {
+
+using ir::OpKind;
+using ir::Scalar;
+using ir::Type;
+
+bool is_half(Scalar s) {
+  return s == Scalar::F16 || s == Scalar::BF16;
+}
+std::string sname(Scalar s) {
+  return std::string(ir::scalar_name(s));
+}
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
+  return "0x" + std::string(buf, r.ptr);
+}
+
+// The shortest decimal that reads back as exactly `v` (C++ literals round to nearest), with a '.'
+// or exponent so that it is a floating literal.
+template <class F>
+std::string shortest(F v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// f64 -> f32 rounded to odd: truncate, then set the last bit when inexact. Rounding that to a
+// 16-bit float gives the correctly rounded result of the f64 (the device does the same).
+float to_f32_odd(double d) {
+  float f = static_cast<float>(d);
+  if (std::isnan(d) || std::isinf(d)) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  if (static_cast<double>(f) != d) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    b |= 1u;
+    std::memcpy(&f, &b, 4);
+  }
+  return f;
+}
+
+std::string float_literal(Scalar s, double d) {
+  if (s == Scalar::F16 || s == Scalar::BF16) {
+    float f = to_f32_odd(d);
+    uint16_t bits = s == Scalar::F16 ? detail::float_to_half_bits(f) : detail::float_to_bf16_bits(f);
+    if (std::isnan(d)) bits = s == Scalar::F16 ? 0x7e00 : 0x7fc0;
+    return sname(s) + "{(u16)" + hex(bits) + "}";
+  }
+  if (s == Scalar::F32) {
+    float f = static_cast<float>(d);
+    if (std::isnan(f)) return "__int_as_float(0x7fc00000)";
+    if (std::isinf(f) || (f != 0.0f && std::fpclassify(f) == FP_SUBNORMAL)) {
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return "__int_as_float((i32)" + hex(b) + "u)";
+    }
+    return shortest(f) + "f";
+  }
+  if (std::isnan(d)) return "__longlong_as_double(0x7ff8000000000000ll)";
+  if (std::isinf(d) || (d != 0.0 && std::fpclassify(d) == FP_SUBNORMAL)) {
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    return "__longlong_as_double((i64)" + hex(b) + "ull)";
+  }
+  return shortest(d);
+}
+
+std::string int_literal(Scalar s, int64_t v) {
+  std::string t = sname(s);
+  if (ir::is_unsigned_int(s)) {
+    uint64_t u = static_cast<uint64_t>(v);
+    if (ir::scalar_bytes(s) < 8) u &= (uint64_t(1) << (8 * ir::scalar_bytes(s))) - 1;
+    return "(" + t + ")" + std::to_string(u) + (ir::scalar_bytes(s) == 8 ? "ull" : "u");
+  }
+  if (v == std::numeric_limits<int64_t>::min()) return "(i64)(-9223372036854775807ll - 1)";
+  bool wide = v < std::numeric_limits<int32_t>::min() + 1 || v > std::numeric_limits<int32_t>::max();
+  return "(" + t + ")" +
+         (v < 0 ? "(" + std::to_string(v) + (wide ? "ll" : "") + ")" : std::to_string(v) + (wide ? "ll" : ""));
+}
+
+// A C string literal holding `s` exactly.
+std::string c_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\%03o", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+void Emitter::declare(const ir::Op& op, const std::string& expr) {
+  line(type_name(op.type) + " " + name(op.result) + " = " + expr + ";");
+}
+
+void Emitter::lanewise(const ir::Op& op) {
+  if (!op.type.is_value()) unsupported(op, "expected a value result");
+  if (op.kind == OpKind::VectorExtract) {
+    declare(op, name(op.operands[0]) + ".v[" + std::to_string(op.attr_int(ir::AttrKey::Lane)) + "]");
+    return;
+  }
+  if (op.kind == OpKind::Bitcast && type(op.operands[0]).width != op.type.width) {
+    declare(op, "kiln_bitcast<" + type_name(op.type) + ">(" + name(op.operands[0]) + ")");
+    return;
+  }
+  if (op.type.width == 1) {
+    declare(op, lane_expr(op, 0));
+    return;
+  }
+  std::string init = "{{";
+  for (int i = 0; i < op.type.width; ++i) init += (i ? ", " : "") + lane_expr(op, i);
+  declare(op, init + "}}");
+}
+
+std::string Emitter::lane_expr(const ir::Op& op, int i) const {
+  using K = OpKind;
+  std::vector<std::string> a;
+  for (ir::Value v : op.operands) a.push_back(lane(v, i));
+  Scalar s = op.operands.empty() ? op.type.scalar : type(op.operands[0]).scalar;
+  switch (op.kind) {
+    case K::Const: return constant(op);
+    case K::Add:
+    case K::Sub:
+    case K::Mul:
+    case K::Div:
+    case K::Rem:
+    case K::Neg:
+    case K::Abs:
+    case K::Min:
+    case K::Max:
+    case K::Fma: return arith(op, s, a);
+    case K::And:
+    case K::Or:
+    case K::Xor:
+    case K::Not:
+    case K::Shl:
+    case K::Shr:
+    case K::Popcount:
+    case K::LeadingZeros: return bitwise(op, s, a);
+    case K::Eq:
+    case K::Ne:
+    case K::Lt:
+    case K::Le:
+    case K::Gt:
+    case K::Ge: {
+      const char* c = op.kind == K::Eq   ? "=="
+                      : op.kind == K::Ne ? "!="
+                      : op.kind == K::Lt ? "<"
+                      : op.kind == K::Le ? "<="
+                      : op.kind == K::Gt ? ">"
+                                         : ">=";
+      if (is_half(s)) return "(kiln_f32(" + a[0] + ") " + c + " kiln_f32(" + a[1] + "))";
+      return "(" + a[0] + " " + c + " " + a[1] + ")";
+    }
+    case K::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case K::Cast: return cast(s, op.type.scalar, a[0]);
+    case K::Bitcast: {
+      if (s == op.type.scalar) return a[0];
+      if (op.type.scalar == Scalar::Bool) return "(kiln_bitcast<u8>(" + a[0] + ") != 0)";
+      return "kiln_bitcast<" + sname(op.type.scalar) + ">(" + a[0] + ")";
+    }
+    case K::VectorSplat: return a[0];
+    case K::VectorConstruct: return name(op.operands[static_cast<size_t>(i)]);
+    case K::VectorInsert: return i == op.attr_int(ir::AttrKey::Lane) ? name(op.operands[1]) : a[0];
+    default:
+      if (ir::is_float_math(op.kind)) return math(op, s, a);
+      unsupported(op, "does not know this op");
+  }
+}
+
+std::string Emitter::constant(const ir::Op& op) const {
+  const ir::AttrValue* v = op.attr(ir::AttrKey::Value);
+  if (!v) unsupported(op, "needs the constant's value");
+  Scalar s = op.type.scalar;
+  if (s == Scalar::Bool) return v->i ? "true" : "false";
+  if (ir::is_float(s)) return float_literal(s, v->tag == ir::AttrValue::Tag::Float ? v->f : double(v->i));
+  return int_literal(s, v->i);
+}
+
+std::string Emitter::arith(const ir::Op& op, Scalar s, const std::vector<std::string>& a) const {
+  using K = OpKind;
+  K k = op.kind;
+  if (s == Scalar::F32 || s == Scalar::F64) {
+    bool d = s == Scalar::F64;
+    switch (k) {
+      case K::Add: return "(" + a[0] + " + " + a[1] + ")";
+      case K::Sub: return "(" + a[0] + " - " + a[1] + ")";
+      // __fmul_rn is never contracted with an add into an fma: each op rounds, as the IR says.
+      case K::Mul: return std::string(d ? "__dmul_rn(" : "__fmul_rn(") + a[0] + ", " + a[1] + ")";
+      case K::Div: return std::string(d ? "__ddiv_rn(" : "__fdiv_rn(") + a[0] + ", " + a[1] + ")";
+      case K::Rem: return std::string(d ? "fmod(" : "fmodf(") + a[0] + ", " + a[1] + ")";
+      case K::Neg: return "(-" + a[0] + ")";
+      case K::Abs: return std::string(d ? "fabs(" : "fabsf(") + a[0] + ")";
+      case K::Min: return std::string(d ? "fmin(" : "fminf(") + a[0] + ", " + a[1] + ")";
+      case K::Max: return std::string(d ? "fmax(" : "fmaxf(") + a[0] + ", " + a[1] + ")";
+      case K::Fma: return std::string(d ? "fma(" : "fmaf(") + a[0] + ", " + a[1] + ", " + a[2] + ")";
+      default: break;
+    }
+  }
+  if (s == Scalar::U32 || s == Scalar::U64) {
+    // C's unsigned arithmetic of at least 32 bits is the IR's: wrapping, truncating division.
+    switch (k) {
+      case K::Add: return "(" + a[0] + " + " + a[1] + ")";
+      case K::Sub: return "(" + a[0] + " - " + a[1] + ")";
+      case K::Mul: return "(" + a[0] + " * " + a[1] + ")";
+      case K::Div: return "(" + a[0] + " / " + a[1] + ")";
+      case K::Rem: return "(" + a[0] + " % " + a[1] + ")";
+      default: break;
+    }
+  }
+  if (k == K::Fma && !is_half(s)) unsupported(op, "fma takes floats");
+  std::string fn = "kiln_" + std::string(ir::op_name(k));
+  std::string args;
+  for (size_t j = 0; j < a.size(); ++j) args += (j ? ", " : "") + a[j];
+  return fn + "(" + args + ")";
+}
+
+std::string Emitter::bitwise(const ir::Op& op, Scalar s, const std::vector<std::string>& a) const {
+  using K = OpKind;
+  if (s == Scalar::Bool) {
+    switch (op.kind) {
+      case K::And: return "(" + a[0] + " && " + a[1] + ")";
+      case K::Or: return "(" + a[0] + " || " + a[1] + ")";
+      case K::Xor: return "(" + a[0] + " != " + a[1] + ")";
+      case K::Not: return "(!" + a[0] + ")";
+      default: unsupported(op, "is not defined on bool");
+    }
+  }
+  // Narrow integers promote to int in C; the cast brings the result back to the IR's type.
+  std::string t = sname(s);
+  bool narrow = ir::scalar_bytes(s) < 4;
+  auto wrap = [&](const std::string& e) { return narrow ? "(" + t + ")(" + e + ")" : "(" + e + ")"; };
+  switch (op.kind) {
+    case K::And: return wrap(a[0] + " & " + a[1]);
+    case K::Or: return wrap(a[0] + " | " + a[1]);
+    case K::Xor: return wrap(a[0] + " ^ " + a[1]);
+    case K::Not: return wrap("~" + a[0]);
+    case K::Shl: return "kiln_shl(" + a[0] + ", " + a[1] + ")";
+    case K::Shr: return "kiln_shr(" + a[0] + ", " + a[1] + ")";
+    case K::Popcount: return "kiln_popcount(" + a[0] + ")";
+    case K::LeadingZeros: return "kiln_leading_zeros(" + a[0] + ")";
+    default: unsupported(op, "does not know this bitwise op");
+  }
+}
+
+std::string Emitter::math(const ir::Op& op, Scalar s, const std::vector<std::string>& a) const {
+  const MathName* m = nullptr;
+  for (const MathName& n : t_.math) {
+    if (n.kind == op.kind) m = &n;
+  }
+  if (!m) unsupported(op, "has no function for this math op");
+  bool fast = op.flag(ir::AttrKey::FastMath);
+  std::string fn(s == Scalar::F64 ? m->f64 : fast ? m->f32_fast : m->f32);
+  bool predicate = op.kind == OpKind::IsNan || op.kind == OpKind::IsInf;
+  std::string args;
+  for (size_t j = 0; j < a.size(); ++j) args += (j ? ", " : "") + (is_half(s) ? "kiln_f32(" + a[j] + ")" : a[j]);
+  std::string call = fn + "(" + args + ")";
+  if (is_half(s) && !predicate) return "kiln_" + sname(s) + "(" + call + ")";
+  return call;
+}
+
+// The IR's cast (docs/ir.md): ints wrap or extend by the source's signedness, conversions to a
+// float round to nearest even once, float -> int truncates and saturates with NaN -> 0, to bool
+// is != 0.
+std::string Emitter::cast(Scalar from, Scalar to, const std::string& e) const {
+  if (from == to) return e;
+  std::string t = sname(to);
+  bool from_half = is_half(from), to_half = is_half(to);
+  std::string x = from_half ? "kiln_f32(" + e + ")" : e;  // a 16-bit float widens exactly to f32
+  Scalar src = from_half ? Scalar::F32 : from;
+  if (to == Scalar::Bool) return "(" + x + " != 0)";
+  if (to_half) {
+    std::string f32;
+    if (src == Scalar::F32)
+      f32 = x;
+    else if (src == Scalar::F64 || src == Scalar::I64 || src == Scalar::U64)
+      f32 = "kiln_f32_odd(" + x + ")";
+    else if (src == Scalar::I32 || src == Scalar::U32)
+      f32 = "kiln_f32_odd((f64)" + x + ")";
+    else
+      f32 = "(f32)" + x;  // bool and integers of 16 bits or fewer are exact in f32
+    return "kiln_" + t + "(" + f32 + ")";
+  }
+  if (ir::is_int(to) && ir::is_float(src)) return "kiln_ftoi_" + t + "(" + x + ")";
+  return "(" + t + ")" + x;  // int <-> int, int -> f32/f64, bool -> number, f32 <-> f64, 16-bit -> f32/f64
+}
+
+std::string Emitter::builtin(const ir::Op& op) const {
+  using K = OpKind;
+  const ir::Dim3& d = k_.facts.cube_dim;
+  const ir::AttrValue* axis_attr = op.attr(ir::AttrKey::Axis);
+  int axis = axis_attr ? static_cast<int>(axis_attr->i) : -1;
+  auto u = [](uint64_t v) { return std::to_string(v) + "u"; };
+  uint32_t dims[3] = {d.x, d.y, d.z};
+  auto at = [&](const std::array<std::string_view, 3>& names) { return std::string(names[static_cast<size_t>(axis)]); };
+  // Linear positions, x fastest.
+  std::string unit = std::string(t_.unit_pos[0]);
+  if (d.y > 1 || d.z > 1) {
+    unit = "(" + unit + " + " + std::string(t_.unit_pos[1]) + " * " + u(d.x);
+    if (d.z > 1) unit += " + " + std::string(t_.unit_pos[2]) + " * " + u(uint64_t(d.x) * d.y);
+    unit += ")";
+  }
+  std::string count = "(" + std::string(t_.cube_count[0]) + " * " + std::string(t_.cube_count[1]) + " * " +
+                      std::string(t_.cube_count[2]) + ")";
+  std::string cube = "(" + std::string(t_.cube_pos[0]) + " + " + std::string(t_.cube_pos[1]) + " * " +
+                     std::string(t_.cube_count[0]) + " + " + std::string(t_.cube_pos[2]) + " * " +
+                     std::string(t_.cube_count[0]) + " * " + std::string(t_.cube_count[1]) + ")";
+  switch (op.kind) {
+    case K::UnitPos: return axis < 0 ? unit : at(t_.unit_pos);
+    case K::CubePos: return axis < 0 ? cube : at(t_.cube_pos);
+    case K::CubeDim: return axis < 0 ? u(d.total()) : u(dims[axis]);
+    case K::CubeCount: return axis < 0 ? count : at(t_.cube_count);
+    case K::AbsolutePos:
+      if (axis < 0) return "(" + cube + " * " + u(d.total()) + " + " + unit + ")";
+      return "(" + at(t_.cube_pos) + " * " + u(dims[axis]) + " + " + at(t_.unit_pos) + ")";
+    case K::PlaneDim: return u(t_.plane_size);
+    case K::UnitPosPlane: return "(" + unit + " % " + u(t_.plane_size) + ")";
+    default: unsupported(op, "does not know this builtin");
+  }
+}
+
+void Emitter::memory(const ir::Op& op) {
+  using K = OpKind;
+  if (op.flag(ir::AttrKey::Checked)) {
+    unsupported(op,
+                "takes kernels after the pass pipeline; run passes::checked_io first (this access is still "
+                "flagged `checked`)");
+  }
+  auto param = [&](ir::Value v) -> const ParamNames* {
+    auto it = params_.find(v);
+    return it == params_.end() ? nullptr : &it->second;
+  };
+  switch (op.kind) {
+    case K::Len: {
+      const Type& a = type(op.operands[0]);
+      if (const ParamNames* p = param(op.operands[0])) return declare(op, p->len);
+      return declare(op, std::to_string(a.length) + "u");
+    }
+    case K::TensorShape:
+    case K::TensorStride: {
+      const ParamNames* p = param(op.operands[0]);
+      if (!p) unsupported(op, "reads the shape of a tensor that is not a parameter");
+      size_t dim = static_cast<size_t>(op.attr_int(ir::AttrKey::Dim));
+      return declare(op, op.kind == K::TensorShape ? p->shape.at(dim) : p->stride.at(dim));
+    }
+    case K::Load: {
+      std::string access = name(op.operands[0]) + "[" + name(op.operands[1]) + "]";
+      // A masked-off load must not touch memory: the conditional evaluates the access only when
+      // the mask holds.
+      if (op.operands.size() > 2) {
+        return declare(op, name(op.operands[2]) + " ? " + access + " : " + type_name(op.type) + "{}");
+      }
+      return declare(op, access);
+    }
+    case K::Store: {
+      std::string s = name(op.operands[0]) + "[" + name(op.operands[1]) + "] = " + name(op.operands[2]) + ";";
+      if (op.operands.size() > 3) s = "if (" + name(op.operands[3]) + ") " + s;
+      return line(s);
+    }
+    case K::LocalAlloc:
+      return line(type_name(op.type.element()) + " " + name(op.result) + "[" + std::to_string(op.type.length) + "];");
+    case K::VarDecl: return line(type_name(op.type.element()) + " " + name(op.result) + ";");
+    case K::VarLoad: return declare(op, name(op.operands[0]));
+    case K::VarStore: return line(name(op.operands[0]) + " = " + name(op.operands[1]) + ";");
+    default: break;
+  }
+  if (!ir::is_atomic(op.kind)) unsupported(op, "does not know this memory op");
+  // atomic.add -> kiln_atomic_add(&a[i], v): the prelude maps the IR's types onto CUDA's overloads.
+  std::string fn = "kiln_atomic_" + std::string(ir::op_name(op.kind).substr(7));
+  size_t values = op.kind == K::AtomicCas ? 2 : 1;
+  std::string call = fn + "(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "]";
+  for (size_t j = 0; j < values; ++j) call += ", " + name(op.operands[2 + j]);
+  call += ")";
+  if (op.operands.size() > 2 + values) {
+    call = name(op.operands[2 + values]) + " ? " + call + " : " + type_name(op.type) + "{}";
+  }
+  declare(op, call);
+}
+
+void Emitter::plane(const ir::Op& op) {
+  using K = OpKind;
+  auto arg = [&](size_t j) { return name(op.operands[j]); };
+  switch (op.kind) {
+    case K::PlaneSum: return declare(op, "kiln_plane_reduce<kiln_op_add>(" + arg(0) + ")");
+    case K::PlaneProd: return declare(op, "kiln_plane_reduce<kiln_op_mul>(" + arg(0) + ")");
+    case K::PlaneMax: return declare(op, "kiln_plane_reduce<kiln_op_max>(" + arg(0) + ")");
+    case K::PlaneMin: return declare(op, "kiln_plane_reduce<kiln_op_min>(" + arg(0) + ")");
+    case K::PlaneAll: return declare(op, "kiln_plane_all(" + arg(0) + ")");
+    case K::PlaneAny: return declare(op, "kiln_plane_any(" + arg(0) + ")");
+    case K::PlaneBallot: return declare(op, "kiln_plane_ballot(" + arg(0) + ")");
+    case K::PlaneElect: return declare(op, "kiln_plane_elect()");
+    case K::PlaneBroadcast:
+    case K::PlaneShuffle: return declare(op, "kiln_shfl_idx(" + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneShuffleXor: return declare(op, "kiln_shfl_xor(" + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneShuffleUp: return declare(op, "kiln_shfl_up(" + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneShuffleDown: return declare(op, "kiln_shfl_down(" + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneInclusiveSum: return declare(op, "kiln_plane_scan(" + arg(0) + ", true)");
+    case K::PlaneExclusiveSum: return declare(op, "kiln_plane_scan(" + arg(0) + ", false)");
+    default: unsupported(op, "does not know this plane op");
+  }
+}
+
+// printf promotes as C varargs do: small ints to int, f32 (and f16/bf16 through f32) to double.
+void Emitter::debug_print(const ir::Op& op) {
+  const ir::AttrValue* f = op.attr(ir::AttrKey::Format);
+  if (!f) unsupported(op, "needs a format string");
+  std::string s = std::string(t_.print) + "(" + c_string(f->s);
+  for (ir::Value v : op.operands) {
+    std::string x = name(v);
+    switch (type(v).scalar) {
+      case Scalar::Bool:
+      case Scalar::I8:
+      case Scalar::I16: s += ", (int)" + x; break;
+      case Scalar::U8:
+      case Scalar::U16: s += ", (unsigned)" + x; break;
+      case Scalar::F32: s += ", (double)" + x; break;
+      case Scalar::F16:
+      case Scalar::BF16: s += ", (double)kiln_f32(" + x + ")"; break;
+      default: s += ", " + x;
+    }
+  }
+  line(s + ");");
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,226 @@
+// The NVRTC loader and compile(): dlopen/dlsym of the handful of NVRTC entry points kiln uses,
+// declared here with their C signatures so that no toolkit header is needed.
+#include "backends/cuda/nvrtc.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "backends/cuda/hash.h"
+#include "kiln/error.h"
+
+namespace kiln::cuda {
+
+namespace {
+
+// NVRTC's C interface, as its header declares it: results are an int enum (0 is success),
+// programs an opaque pointer.
+using NvrtcResult = int;
+constexpr NvrtcResult kNvrtcSuccess = 0;
+struct NvrtcProgramImpl;
+using NvrtcProgram = NvrtcProgramImpl*;
+
+struct NvrtcApi {
+  void* handle = nullptr;
+  std::string path;
+  const char* (*get_error_string)(NvrtcResult) = nullptr;
+  NvrtcResult (*version)(int*, int*) = nullptr;
+  NvrtcResult (*create_program)(NvrtcProgram*, const char*, const char*, int, const char* const*,
+                                const char* const*) = nullptr;
+  NvrtcResult (*destroy_program)(NvrtcProgram*) = nullptr;
+  NvrtcResult (*compile_program)(NvrtcProgram, int, const char* const*) = nullptr;
+  NvrtcResult (*get_program_log_size)(NvrtcProgram, size_t*) = nullptr;
+  NvrtcResult (*get_program_log)(NvrtcProgram, char*) = nullptr;
+  NvrtcResult (*get_cubin_size)(NvrtcProgram, size_t*) = nullptr;
+  NvrtcResult (*get_cubin)(NvrtcProgram, char*) = nullptr;
+};
+
+template <class F>
+bool bind(void* handle, const char* symbol, F& fn, std::string& missing) {
+  void* p = dlsym(handle, symbol);
+  if (!p) {
+    missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+    return false;
+  }
+  fn = reinterpret_cast<F>(p);
+  return true;
+}
+
+// Loads the first candidate that opens and has every entry point. On failure `error` says what was
+// tried and why each failed.
+bool load(const std::vector<std::string>& candidates, NvrtcApi& api, std::string& error) {
+  std::string tried;
+  for (const std::string& name : candidates) {
+    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* why = dlerror();  // names the file again; keep only the reason after it
+      std::string reason = why ? why : "not found";
+      if (size_t colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
+      tried += "\n  " + name + ": not loaded (" + reason + ")";
+      continue;
+    }
+    NvrtcApi a;
+    a.handle = h;
+    a.path = name;
+    std::string missing;
+    bool ok = bind(h, "nvrtcGetErrorString", a.get_error_string, missing);
+    ok = bind(h, "nvrtcVersion", a.version, missing) && ok;
+    ok = bind(h, "nvrtcCreateProgram", a.create_program, missing) && ok;
+    ok = bind(h, "nvrtcDestroyProgram", a.destroy_program, missing) && ok;
+    ok = bind(h, "nvrtcCompileProgram", a.compile_program, missing) && ok;
+    ok = bind(h, "nvrtcGetProgramLogSize", a.get_program_log_size, missing) && ok;
+    ok = bind(h, "nvrtcGetProgramLog", a.get_program_log, missing) && ok;
+    ok = bind(h, "nvrtcGetCUBINSize", a.get_cubin_size, missing) && ok;
+    ok = bind(h, "nvrtcGetCUBIN", a.get_cubin, missing) && ok;
+    if (!ok) {
+      tried += "\n  " + name + ": opened, but lacks " + missing;
+      dlclose(h);
+      continue;
+    }
+    api = a;
+    return true;
+  }
+  error =
+      "NVRTC (the CUDA run-time compiler) could not be loaded; set CUDA_HOME or put libnvrtc on the "
+      "loader path. Tried:" +
+      tried;
+  return false;
+}
+
+// The process-wide library, loaded once; never closed (kernels compiled with it may outlive
+// any owner we could give it).
+struct Loaded {
+  NvrtcApi api;
+  std::string error;
+  bool ok = false;
+};
+
+const Loaded& loaded() {
+  static const Loaded l = [] {
+    Loaded r;
+    r.ok = load(nvrtc_candidates(), r.api, r.error);
+    return r;
+  }();
+  return l;
+}
+
+const NvrtcApi& api() {
+  const Loaded& l = loaded();
+  if (!l.ok) throw Error("device.unavailable", l.error);
+  return l.api;
+}
+
+std::string result_text(const NvrtcApi& a, NvrtcResult r) {
+  const char* s = a.get_error_string ? a.get_error_string(r) : nullptr;
+  return (s ? std::string(s) : "NVRTC error") + " (" + std::to_string(r) + ")";
+}
+
+// Writes the source that failed to compile where a person can open it; returns the path, or a
+// note saying why it could not be written.
+std::string write_failed_source(std::string_view source) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  std::filesystem::path path = dir / ("kiln-nvrtc-" + hex16(fnv1a64(source)) + ".cu");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(source.data(), static_cast<std::streamsize>(source.size()));
+  out.close();
+  if (!out) return "(could not write the source to " + path.string() + ")";
+  return path.string();
+}
+
+// Frees the program on every path out of compile().
+struct ProgramGuard {
+  const NvrtcApi& a;
+  NvrtcProgram p = nullptr;
+  ~ProgramGuard() {
+    if (p) a.destroy_program(&p);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> nvrtc_candidates() {
+  const char* names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+  std::vector<std::string> out(std::begin(names), std::end(names));
+  std::vector<std::string> dirs;
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64");
+  dirs.push_back("/usr/local/cuda/lib64");
+  for (const std::string& d : dirs) {
+    for (const char* n : names) out.push_back(d + "/" + n);
+  }
+  return out;
+}
+
+bool nvrtc_available() {
+  return loaded().ok;
+}
+
+NvrtcVersion nvrtc_version() {
+  const NvrtcApi& a = api();
+  NvrtcVersion v;
+  NvrtcResult r = a.version(&v.major, &v.minor);
+  if (r != kNvrtcSuccess) throw Error("device.unavailable", "nvrtcVersion failed: " + result_text(a, r));
+  return v;
+}
+
+std::vector<std::string> default_compile_options(std::string_view arch) {
+  return {"--gpu-architecture=" + std::string(arch), "--std=c++17"};
+}
+
+CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options) {
+  const NvrtcApi& a = api();
+  std::string src(source);
+  std::string prog_name = std::string(name) + ".cu";
+  ProgramGuard prog{a};
+  NvrtcResult r = a.create_program(&prog.p, src.c_str(), prog_name.c_str(), 0, nullptr, nullptr);
+  if (r != kNvrtcSuccess) {
+    throw Error("compile.nvrtc", "nvrtcCreateProgram failed for '" + std::string(name) + "': " + result_text(a, r) +
+                                     "; source written to " + write_failed_source(source));
+  }
+  std::vector<const char*> opts;
+  opts.reserve(options.size());
+  for (const std::string& o : options) opts.push_back(o.c_str());
+  NvrtcResult compiled = a.compile_program(prog.p, static_cast<int>(opts.size()), opts.data());
+
+  CompileResult out;
+  size_t log_size = 0;
+  if (a.get_program_log_size(prog.p, &log_size) == kNvrtcSuccess && log_size > 1) {
+    out.log.resize(log_size);
+    if (a.get_program_log(prog.p, out.log.data()) != kNvrtcSuccess) out.log.clear();
+    while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n')) out.log.pop_back();
+  }
+  if (compiled != kNvrtcSuccess) {
+    std::string opt_text;
+    for (const std::string& o : options) opt_text += " " + o;
+    throw Error("compile.nvrtc", "NVRTC could not compile kernel '" + std::string(name) + "' (" +
+                                     result_text(a, compiled) + ", options:" + opt_text + "):\n" + out.log +
+                                     "\nsource written to " + write_failed_source(source));
+  }
+  size_t cubin_size = 0;
+  r = a.get_cubin_size(prog.p, &cubin_size);
+  if (r != kNvrtcSuccess || cubin_size == 0) {
+    throw Error("compile.nvrtc", "NVRTC compiled kernel '" + std::string(name) +
+                                     "' but gave no CUBIN (the options must name a real architecture, "
+                                     "-arch=sm_XX, not compute_XX): " +
+                                     result_text(a, r));
+  }
+  out.cubin.resize(cubin_size);
+  r = a.get_cubin(prog.p, out.cubin.data());
+  if (r != kNvrtcSuccess) throw Error("compile.nvrtc", "nvrtcGetCUBIN failed: " + result_text(a, r));
+  return out;
+}
+
+namespace detail {
+void load_nvrtc_from(const std::vector<std::string>& candidates) {
+  NvrtcApi a;
+  std::string error;
+  if (!load(candidates, a, error)) throw Error("device.unavailable", error);
+  dlclose(a.handle);  // reference counted: the process-wide library keeps its own reference
+}
+}  // namespace detail
+
+}  // namespace kiln::cuda

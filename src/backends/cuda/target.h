@@ -1,0 +1,47 @@
+// The C-like emitter's per-target differences, kept as data (as tinygrad's cstyle renderer does):
+// the spelling of the entry, builtins, barriers, shared memory and math functions. The emitter
+// (emit.cpp, emit_ops.cpp) reads only this table; a second C-like target (HIP, Metal, OpenCL)
+// would be a second table and a second prelude, not a second emitter.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "kiln/ir/op_kinds.h"
+
+namespace kiln::cuda {
+
+// One float math op's function names: for f32, f32 under {fast_math}, and f64. f16 and bf16 use
+// the f32 names on values widened to f32 and round the result back.
+struct MathName {
+  ir::OpKind kind;
+  std::string_view f32;
+  std::string_view f32_fast;
+  std::string_view f64;
+};
+
+struct CStyleTarget {
+  std::string_view name;
+  std::string_view prelude;
+  std::string_view entry_prefix;               // before the return type of the entry
+  std::string_view launch_bounds;              // "__launch_bounds__(" ... ")" around the units per cube
+  std::string_view shared;                     // qualifier of a static shared array
+  std::string_view dynamic_shared;             // declaration prefix of the one dynamic shared buffer
+  std::string_view align16;                    // alignment attribute for shared arrays
+  std::string_view restrict_ptr;               // pointer qualifier for non-aliasing read-only buffers
+  std::string_view barrier;                    // sync.cube
+  std::string_view plane_barrier;              // sync.plane
+  std::array<std::string_view, 3> unit_pos;    // per axis
+  std::array<std::string_view, 3> cube_pos;    // per axis
+  std::array<std::string_view, 3> cube_count;  // per axis
+  std::string_view print;                      // printf-like function of debug.print
+  uint32_t plane_size;                         // units per plane
+  uint32_t max_static_shared;                  // above this many bytes, shared arrays use the dynamic buffer
+  std::array<MathName, 19> math;
+};
+
+const CStyleTarget& cuda_target();
+std::string_view cuda_prelude();
+
+}  // namespace kiln::cuda

@@ -1,0 +1,230 @@
+// Kernels traced from the C++ front end, run through the pass pipeline, emitted and compiled with
+// NVRTC for sm_90a: the path a launch takes, up to the driver.
+#include <gtest/gtest.h>
+
+#include "cuda_test_util.h"
+#include "kiln/dsl.h"
+#include "kiln/ir/text.h"
+#include "kiln/ir/verifier.h"
+#include "kiln/passes/passes.h"
+
+namespace kiln::cuda::testing {
+namespace {
+
+// out = exp(x) * 2, one float per unit.
+struct ExpScale {
+  static constexpr std::string_view name = "exp_scale";
+  static constexpr std::array<std::string_view, 2> param_names{"x", "out"};
+  void operator()(Slice<const float> x, Slice<float> out) const {
+    auto i = absolute_pos();
+    out[i] = exp(x[i]) * 2.0f;
+  }
+};
+
+// y = a * x + y, one vector of F per unit (DESIGN.md's example).
+template <class F>
+struct Saxpy {
+  static constexpr std::string_view name = "saxpy";
+  static constexpr std::array<std::string_view, 3> param_names{"a", "x", "y"};
+  void operator()(Scalar<float> a, Slice<const Vector<F>> x, Slice<Vector<F>> y) const {
+    If(absolute_pos() < x.len(),
+       [&] { y[absolute_pos()] = Vector<F>(cast<F>(a)) * x[absolute_pos()] + y[absolute_pos()]; });
+  }
+};
+
+// A grid-stride sum: a loop with an unroll hint, a plane reduction, shared memory, a barrier and
+// one atomic per cube.
+struct BlockSum {
+  static constexpr std::string_view name = "block_sum";
+  void operator()(Slice<const float> x, Slice<float> out) const {
+    SharedArray<float> partial(8);
+    Var<float> acc = 0.0f;
+    For(range(absolute_pos(), x.len(), 256u * 64u).unroll(2), [&](Expr<uint32_t> i) { acc += x[i]; });
+    Expr<float> s = plane_sum(acc);
+    If(unit_pos_plane() == 0u, [&] { partial[unit_pos() / 32u] = s; });
+    sync_cube();
+    If(unit_pos() == 0u, [&] {
+      Var<float> total = 0.0f;
+      For(range(0u, 8u).unroll_full(), [&](Expr<uint32_t> j) { total += partial[j]; });
+      atomic_add(out[0u], total);
+    });
+  }
+};
+
+// While with Break and Continue, a run-time scalar, and a debug print.
+struct Collatz {
+  static constexpr std::string_view name = "collatz";
+  void operator()(Slice<const uint32_t> x, Slice<uint32_t> steps, Scalar<uint32_t> limit) const {
+    auto i = absolute_pos();
+    Var<uint32_t> v = x[i];
+    Var<uint32_t> n = 0u;
+    While([&] { return v != 1u; },
+          [&] {
+            If(n >= limit, [&] { Break(); });
+            n += 1u;
+            If((v & 1u) == 0u, [&] {
+              v = v / 2u;
+              Continue();
+            });
+            v = v * 3u + 1u;
+          });
+    steps[i] = n;
+    If(n == 0u, [&] { debug_print("unit %u was already 1\n", i); });
+  }
+};
+
+// Rank-2 tensors: shape and strides from the launch.
+struct Transpose {
+  static constexpr std::string_view name = "transpose";
+  void operator()(TensorArg<const float> in, TensorArg<float> out) const {
+    auto r = absolute_pos_y();
+    auto c = absolute_pos_x();
+    If(r < in.shape(0) && c < in.shape(1),
+       [&] { out[c * out.stride(0) + r * out.stride(1)] = in[r * in.stride(0) + c * in.stride(1)]; });
+  }
+};
+
+// f16 vectors through math (computed in f32, rounded back), with a comptime branch.
+struct Softplus {
+  static constexpr std::string_view name = "softplus";
+  void operator()(Slice<const Vector<f16>> x, Slice<Vector<f16>> y, Comptime<bool> relu) const {
+    auto i = absolute_pos();
+    Vector<f16> v = x[i];
+    if (relu)
+      y[i] = max(v, f16(0.0f));
+    else
+      y[i] = log(exp(v) + f16(1.0f));
+  }
+};
+
+// Integers: shifts, select, casts, 64-bit atomics, a terminate.
+struct Bits {
+  static constexpr std::string_view name = "bits";
+  void operator()(Slice<const Vector<int32_t>> x, Slice<Vector<int32_t>> y, Slice<int64_t> total) const {
+    auto i = absolute_pos();
+    If(i >= x.len(), [&] { Terminate(); });
+    Vector<int32_t> v = x[i];
+    Vector<int32_t> s = (v << 3) ^ (v >> 31);
+    y[i] = select(v < 0, -s, s);
+    atomic_add(total[0u], cast<int64_t>(v[0]));
+  }
+};
+
+template <class K>
+ir::Kernel trace(int vector_width, ir::Dim3 cube = {256, 1, 1}, void (*adjust)(KernelId&) = nullptr) {
+  KernelId id = kernel_id_base<K>();
+  id.cube_dim = cube;
+  id.vector_width = static_cast<uint8_t>(vector_width);
+  if (adjust) adjust(id);
+  id.finalize();
+  ir::Kernel k = define<K>(id);
+  passes::PipelineOptions options;
+  options.verify_each = true;
+  passes::run_pipeline(k, options);
+  return k;
+}
+
+// Every access left after the pipeline in checked mode carries a mask: the kernel is in the form
+// the emitter takes.
+void expect_no_checked_flags(const ir::Kernel& k) {
+  ir::walk(k.body, [&](const ir::Op& op) { EXPECT_FALSE(op.flag(ir::AttrKey::Checked)) << ir::print(k); });
+}
+
+// Every kernel here writes memory: a pipeline that dropped all its writes would leave nothing for
+// the emitter to get wrong, and this test would pass for the wrong reason.
+void expect_writes(const ir::Kernel& k) {
+  int writes = 0;
+  ir::walk(k.body, [&](const ir::Op& op) { writes += op.has(ir::kWritesMemory) && op.kind != ir::OpKind::VarStore; });
+  EXPECT_GT(writes, 0) << "the pass pipeline left no store or atomic:\n" << ir::print(k);
+}
+
+void emit_and_compile(const ir::Kernel& k) {
+  expect_no_checked_flags(k);
+  expect_writes(k);
+  EmitResult r = emit_cuda(k);
+  EXPECT_NE(r.source.find(r.entry), std::string::npos);
+  if (!nvrtc_available()) return;
+  expect_compiles(r);
+}
+
+TEST(DslKernels, ExpScale) {
+  ir::Kernel k = trace<ExpScale>(1);
+  emit_and_compile(k);
+  KILN_REQUIRE_NVRTC();
+}
+
+template <class F>
+void saxpy_all_widths() {
+  for (int w : {1, 2, 4, 8}) {
+    SCOPED_TRACE("vector width " + std::to_string(w));
+    ir::Kernel k = trace<Saxpy<F>>(w);
+    EmitResult r = emit_cuda(k);
+    // The entry reads like saxpy_f32_v4_<16 hex digits>: the first parameter is the f32 scalar a.
+    EXPECT_EQ(r.entry.rfind("saxpy_f32_v" + std::to_string(w) + "_", 0), 0u) << r.entry;
+    emit_and_compile(k);
+  }
+}
+
+TEST(DslKernels, SaxpyF32) {
+  saxpy_all_widths<float>();
+}
+TEST(DslKernels, SaxpyF16) {
+  saxpy_all_widths<f16>();
+}
+TEST(DslKernels, SaxpyBF16) {
+  saxpy_all_widths<bf16>();
+}
+TEST(DslKernels, SaxpyF64) {
+  saxpy_all_widths<double>();
+}
+
+TEST(DslKernels, BlockSum) {
+  ir::Kernel k = trace<BlockSum>(1);
+  EmitResult r = emit_cuda(k);
+  EXPECT_NE(r.source.find("#pragma unroll 2"), std::string::npos);
+  EXPECT_NE(r.source.find("__syncthreads();"), std::string::npos);
+  EXPECT_NE(r.source.find("kiln_plane_reduce<kiln_op_add>"), std::string::npos);
+  EXPECT_EQ(r.static_shared_bytes, 32u);
+  emit_and_compile(k);
+}
+
+TEST(DslKernels, Collatz) {
+  ir::Kernel k = trace<Collatz>(1, {128, 1, 1});
+  EmitResult r = emit_cuda(k);
+  EXPECT_NE(r.source.find("while (true) {"), std::string::npos);
+  EXPECT_NE(r.source.find("printf(\"unit %u was already 1\\n\""), std::string::npos) << r.source;
+  emit_and_compile(k);
+}
+
+TEST(DslKernels, Transpose) {
+  ir::Kernel k = trace<Transpose>(1, {16, 16, 1}, [](KernelId& id) { id.rank[0] = id.rank[1] = 2; });
+  EmitResult r = emit_cuda(k);
+  EXPECT_NE(r.source.find("u32 arg1_stride_1"), std::string::npos) << r.source;
+  emit_and_compile(k);
+}
+
+TEST(DslKernels, SoftplusBothComptimeBranches) {
+  for (bool relu : {false, true}) {
+    ir::Kernel k = trace<Softplus>(8, {128, 1, 1}, relu ? [](KernelId& id) {
+      id.comptime[0] = comptime_bits(true);
+      id.comptime_count = 1;
+    } : [](KernelId& id) {
+      id.comptime[0] = comptime_bits(false);
+      id.comptime_count = 1;
+    });
+    EmitResult r = emit_cuda(k);
+    EXPECT_EQ(r.source.find("logf(") != std::string::npos, !relu);
+    emit_and_compile(k);
+  }
+}
+
+TEST(DslKernels, Bits) {
+  ir::Kernel k = trace<Bits>(4);
+  EmitResult r = emit_cuda(k);
+  EXPECT_NE(r.source.find("return;"), std::string::npos);
+  EXPECT_NE(r.source.find("kiln_atomic_add(&"), std::string::npos);
+  emit_and_compile(k);
+}
+
+}  // namespace
+}  // namespace kiln::cuda::testing

@@ -1,0 +1,377 @@
+// The structure of emitted CUDA C++: the ABI of the entry, masked accesses, shared memory placement,
+// the entry's name, exact constants, loop pragmas and the intrinsics that keep the IR's rounding.
+// These run without NVRTC.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "backends/cuda/emit.h"
+#include "kiln/error.h"
+#include "kiln/ir/text.h"
+#include "kiln/ir/verifier.h"
+
+namespace kiln::cuda {
+namespace {
+
+const char* kHeader = "{cube_dim = [256, 1, 1], mode = unchecked, address = u32, vector = 1}";
+
+EmitResult emit_text(const std::string& text) {
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k, "test");
+  return emit_cuda(k);
+}
+
+// The kernel's part of the source (after the prelude).
+std::string entry_text(const EmitResult& r) {
+  return r.source.substr(r.source.find("extern \"C\" __global__"));
+}
+
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+const std::string kSaxpy =
+    R"(kernel @saxpy(%a: f32, %x: buffer<vector<4 x f32>, ro>, %y: buffer<vector<4 x f32>, rw>) {cube_dim = [256, 1, 1], mode = checked, address = u32, vector = 4} {
+  %0 = builtin.absolute_pos : u32
+  %1 = len %x : u32
+  %2 = cmp.lt %0, %1 : bool
+  %3 = load %x, %0, %2 : vector<4 x f32>
+  %4 = vector.splat %a : vector<4 x f32>
+  %5 = load %y, %0 : vector<4 x f32>
+  %6 = mul %4, %3 : vector<4 x f32>
+  %7 = add %6, %5 : vector<4 x f32>
+  store %y, %0, %7, %2
+}
+)";
+
+TEST(EmitStructure, MaskedLoadIsAConditionalThatLeavesMemoryAlone) {
+  std::string s = entry_text(emit_text(kSaxpy));
+  // should read x only where the mask holds, and give zero elsewhere
+  EXPECT_TRUE(has(s, "kiln_vec<f32, 4> v3 = v2 ? x[v0] : kiln_vec<f32, 4>{};")) << s;
+  // should read y unconditionally: that load has no mask
+  EXPECT_TRUE(has(s, "kiln_vec<f32, 4> v5 = y[v0];")) << s;
+}
+
+TEST(EmitStructure, MaskedStoreIsGuardedByAnIf) {
+  std::string s = entry_text(emit_text(kSaxpy));
+  EXPECT_TRUE(has(s, "if (v2) y[v0] = v7;")) << s;
+}
+
+TEST(EmitStructure, ReadOnlyBuffersAreConstRestrictAndReadWriteBuffersArePlainPointers) {
+  std::string s = entry_text(emit_text(kSaxpy));
+  EXPECT_TRUE(has(s, "const kiln_vec<f32, 4>* __restrict__ x,")) << s;
+  EXPECT_TRUE(has(s, "    kiln_vec<f32, 4>* y,")) << s;
+  EXPECT_FALSE(has(s, "__restrict__ y")) << s;
+}
+
+TEST(EmitStructure, AbiIsPointerThenLengthPerBufferAndTheValueForAScalar) {
+  EmitResult r = emit_text(kSaxpy);
+  using R = AbiArg::Role;
+  ASSERT_EQ(r.args.size(), 5u);
+  EXPECT_EQ(r.args[0].role, R::Value);
+  EXPECT_EQ(r.args[0].bytes, 4u);
+  EXPECT_EQ(r.args[1].role, R::Pointer);
+  EXPECT_EQ(r.args[1].param, 1u);
+  EXPECT_EQ(r.args[1].bytes, 8u);
+  EXPECT_EQ(r.args[2].role, R::Len);
+  EXPECT_EQ(r.args[2].bytes, 4u);
+  EXPECT_EQ(r.args[3].role, R::Pointer);
+  EXPECT_EQ(r.args[4].role, R::Len);
+  EXPECT_EQ(r.args[4].param, 2u);
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s,
+                  "(\n    f32 a,\n    const kiln_vec<f32, 4>* __restrict__ x,\n    u32 x_len,\n"
+                  "    kiln_vec<f32, 4>* y,\n    u32 y_len) {"))
+      << s;
+}
+
+TEST(EmitStructure, TensorsPassLengthShapesThenStrides) {
+  EmitResult r = emit_text(std::string("kernel @t(%t: tensor<f16, 3, ro>, %h: f16, %b: bool) ") + kHeader + R"( {
+  %0 = tensor.stride %t {dim = 2} : u32
+  %1 = tensor.shape %t {dim = 1} : u32
+}
+)");
+  using R = AbiArg::Role;
+  std::vector<R> roles;
+  for (const AbiArg& a : r.args) roles.push_back(a.role);
+  EXPECT_EQ(roles, (std::vector<R>{R::Pointer, R::Len, R::Shape, R::Shape, R::Shape, R::Stride, R::Stride, R::Stride,
+                                   R::Value, R::Value}));
+  EXPECT_EQ(r.args[7].dim, 2u);
+  EXPECT_EQ(r.args[8].bytes, 2u);  // f16 as its 16 bits
+  EXPECT_EQ(r.args[9].bytes, 1u);  // bool as one byte
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s,
+                  "const f16* __restrict__ t,\n    u32 t_len,\n    u32 t_shape_0,\n    u32 t_shape_1,\n"
+                  "    u32 t_shape_2,\n    u32 t_stride_0,\n    u32 t_stride_1,\n    u32 t_stride_2,\n"
+                  "    f16 h,\n    u8 b)"))
+      << s;
+  EXPECT_TRUE(has(s, "u32 v0 = t_stride_2;")) << s;
+  EXPECT_TRUE(has(s, "u32 v1 = t_shape_1;")) << s;
+}
+
+TEST(EmitStructure, EntryNameIsKernelScalarWidthAndIrHash) {
+  ir::Kernel k = ir::parse(kSaxpy);
+  EmitResult r = emit_cuda(k);
+  EXPECT_TRUE(std::regex_match(r.entry, std::regex("saxpy_f32_v4_[0-9a-f]{16}"))) << r.entry;
+  EXPECT_EQ(r.entry, entry_name(k));
+  EXPECT_TRUE(has(r.source, "extern \"C\" __global__ void __launch_bounds__(256) " + r.entry + "("));
+  // The same IR, reparsed, has the same name; a different cube_dim is a different kernel.
+  EXPECT_EQ(entry_name(ir::parse(ir::print(k))), r.entry);
+  ir::Kernel other = k;
+  other.facts.cube_dim = {128, 1, 1};
+  EXPECT_NE(entry_name(other), r.entry);
+  EXPECT_EQ(entry_name(other).substr(0, 13), "saxpy_f32_v4_");
+}
+
+TEST(EmitStructure, EmittingIsDeterministic) {
+  EXPECT_EQ(emit_text(kSaxpy).source, emit_text(kSaxpy).source);
+}
+
+std::string shared_kernel(uint32_t floats) {
+  return "kernel @sh(%y: buffer<f32, rw>) " + std::string(kHeader) +
+         " {\n  %0 = builtin.unit_pos : u32\n"
+         "  %1 = shared.alloc : shared<f32, " +
+         std::to_string(floats) +
+         ">\n"
+         "  %2 = load %1, %0 : f32\n  sync.cube\n  store %y, %0, %2\n}\n";
+}
+
+TEST(EmitStructure, SixteenKiBOfSharedIsStatic) {
+  EmitResult r = emit_text(shared_kernel(4096));
+  EXPECT_EQ(r.static_shared_bytes, 16384u);
+  EXPECT_EQ(r.dynamic_shared_bytes, 0u);
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "__shared__ __align__(16) f32 v1[4096];")) << s;
+  EXPECT_FALSE(has(s, "extern __shared__")) << s;
+}
+
+TEST(EmitStructure, SixtyFourKiBOfSharedIsOneDynamicBufferWhoseSizeIsReported) {
+  EmitResult r = emit_text(shared_kernel(16384));
+  EXPECT_EQ(r.static_shared_bytes, 0u);
+  EXPECT_EQ(r.dynamic_shared_bytes, 65536u);
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "extern __shared__ __align__(16) u8 kiln_smem[];")) << s;
+  EXPECT_TRUE(has(s, "f32* v1 = reinterpret_cast<f32*>(kiln_smem + 0);")) << s;
+}
+
+TEST(EmitStructure, FortyEightKiBIsTheLastStaticSize) {
+  EXPECT_EQ(emit_text(shared_kernel(12288)).static_shared_bytes, 49152u);
+  EmitResult over = emit_text(shared_kernel(12289));
+  EXPECT_EQ(over.static_shared_bytes, 0u);
+  EXPECT_EQ(over.dynamic_shared_bytes, 49168u);  // rounded up to 16 bytes
+}
+
+TEST(EmitStructure, DynamicSharedOffsetsAreSixteenByteAligned) {
+  EmitResult r = emit_text(
+      "kernel @sh(%y: buffer<u8, rw>) {cube_dim = [64, 1, 1], mode = unchecked, address = u32, "
+      "vector = 1} {\n  %0 = builtin.unit_pos : u32\n  %1 = const true : bool\n  if %1 {\n"
+      "    %2 = shared.alloc : shared<u8, 3>\n    %3 = load %2, %0 : u8\n    store %y, %0, %3\n"
+      "  }\n  %4 = shared.alloc : shared<vector<4 x f32>, 4000>\n}\n");
+  EXPECT_EQ(r.dynamic_shared_bytes, 16u + 64000u);
+  std::string s = entry_text(r);
+  // The array allocated inside the if is declared at the top of the entry, before any statement.
+  size_t first_statement = s.find("u32 v0 =");
+  EXPECT_LT(s.find("u8* v2 = reinterpret_cast<u8*>(kiln_smem + 0);"), first_statement) << s;
+  EXPECT_LT(s.find("kiln_vec<f32, 4>* v4 = reinterpret_cast<kiln_vec<f32, 4>*>(kiln_smem + 16);"), first_statement)
+      << s;
+}
+
+TEST(EmitStructure, CubeDimIsACompileTimeConstant) {
+  EmitResult r = emit_text(
+      "kernel @b(%y: buffer<u32, rw>) {cube_dim = [8, 32, 1], mode = unchecked, address = u32, "
+      "vector = 1} {\n  %0 = builtin.cube_dim : u32\n  %1 = builtin.cube_dim {axis = 1} : u32\n"
+      "  %2 = builtin.unit_pos : u32\n  %3 = builtin.absolute_pos {axis = 1} : u32\n}\n");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "__launch_bounds__(256)")) << s;
+  EXPECT_TRUE(has(s, "u32 v0 = 256u;")) << s;
+  EXPECT_TRUE(has(s, "u32 v1 = 32u;")) << s;
+  EXPECT_TRUE(has(s, "u32 v2 = (threadIdx.x + threadIdx.y * 8u);")) << s;
+  EXPECT_TRUE(has(s, "u32 v3 = (blockIdx.y * 32u + threadIdx.y);")) << s;
+}
+
+TEST(EmitStructure, FloatConstantsAreExact) {
+  EmitResult r = emit_text(std::string("kernel @c(%y: buffer<f32, rw>) ") + kHeader + R"( {
+  %0 = const 0.1 : f32
+  %1 = const inf : f32
+  %2 = const nan : f64
+  %3 = const 1.0 : f16
+  %4 = const -2.5 : bf16
+  %5 = const 0.1 : f64
+  %6 = const -9223372036854775808 : i64
+  %7 = const 4294967295 : u32
+  %8 = const 1e-45 : f32
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "f32 v0 = 0.1f;")) << s;
+  EXPECT_TRUE(has(s, "f32 v1 = __int_as_float((i32)0x7f800000u);")) << s;
+  EXPECT_TRUE(has(s, "f64 v2 = __longlong_as_double(0x7ff8000000000000ll);")) << s;
+  EXPECT_TRUE(has(s, "f16 v3 = f16{(u16)0x3c00};")) << s;
+  EXPECT_TRUE(has(s, "bf16 v4 = bf16{(u16)0xc020};")) << s;
+  EXPECT_TRUE(has(s, "f64 v5 = 0.1;")) << s;
+  EXPECT_TRUE(has(s, "i64 v6 = (i64)(-9223372036854775807ll - 1);")) << s;
+  EXPECT_TRUE(has(s, "u32 v7 = (u32)4294967295u;")) << s;
+  EXPECT_TRUE(has(s, "f32 v8 = __int_as_float((i32)0x1u);")) << s;  // the smallest subnormal, by its bits
+}
+
+TEST(EmitStructure, SixteenBitFloatConstantsRoundOnceFromTheF64Value) {
+  // 1 + 2^-11 + 2^-40 is just above the midpoint between 1 and the next f16: it rounds up. Rounding
+  // to f32 first would land on the midpoint and then round to even (down), a different result.
+  EmitResult r = emit_text(std::string("kernel @c(%y: buffer<f32, rw>) ") + kHeader +
+                           " {\n  %0 = const 1.0004882812509095 : f16\n}\n");
+  EXPECT_TRUE(has(entry_text(r), "f16 v0 = f16{(u16)0x3c01};")) << entry_text(r);
+}
+
+TEST(EmitStructure, FloatMultiplyCannotBeContractedIntoAnFma) {
+  std::string s = entry_text(emit_text(kSaxpy));
+  EXPECT_TRUE(has(s, "__fmul_rn(v4.v[0], v3.v[0])")) << s;
+}
+
+TEST(EmitStructure, FastMathPicksTheIntrinsicAndF64TheDoubleFunction) {
+  EmitResult r = emit_text(std::string("kernel @m(%y: buffer<f32, rw>, %d: f64, %h: f16) ") + kHeader + R"( {
+  %0 = const 1.0 : f32
+  %1 = exp %0 {fast_math} : f32
+  %2 = exp %0 : f32
+  %3 = exp %d : f64
+  %4 = sin %h : f16
+  %5 = isnan %h : bool
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "f32 v1 = __expf(v0);")) << s;
+  EXPECT_TRUE(has(s, "f32 v2 = expf(v0);")) << s;
+  EXPECT_TRUE(has(s, "f64 v3 = exp(d);")) << s;
+  EXPECT_TRUE(has(s, "f16 v4 = kiln_f16(sinf(kiln_f32(h)));")) << s;  // computed in f32, rounded back
+  EXPECT_TRUE(has(s, "bool v5 = kiln_isnan(kiln_f32(h));")) << s;
+}
+
+TEST(EmitStructure, CastsUseTheSaturatingAndSingleRoundingHelpers) {
+  EmitResult r = emit_text(std::string("kernel @c(%f: f32, %d: f64, %i: i64) ") + kHeader + R"( {
+  %0 = cast %f : i32
+  %1 = cast %d : u8
+  %2 = cast %d : f16
+  %3 = cast %i : bf16
+  %4 = cast %f : bool
+  %5 = cast %i : i8
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "i32 v0 = kiln_ftoi_i32(f);")) << s;
+  EXPECT_TRUE(has(s, "u8 v1 = kiln_ftoi_u8(d);")) << s;
+  EXPECT_TRUE(has(s, "f16 v2 = kiln_f16(kiln_f32_odd(d));")) << s;
+  EXPECT_TRUE(has(s, "bf16 v3 = kiln_bf16(kiln_f32_odd(i));")) << s;
+  EXPECT_TRUE(has(s, "bool v4 = (f != 0);")) << s;
+  EXPECT_TRUE(has(s, "i8 v5 = (i8)i;")) << s;
+}
+
+TEST(EmitStructure, LoopAttributesBecomePragmas) {
+  EmitResult r = emit_text(std::string("kernel @l(%n: u32) ") + kHeader + R"( {
+  %0 = const 0 : u32
+  %1 = const 1 : u32
+  for %0, %n, %1 {unroll = 4} (%2: u32) {
+  }
+  for %0, %n, %1 {unroll_full} (%3: u32) {
+  }
+  for %0, %n, %1 {prefetch_stages = 3} (%4: u32) {
+  }
+  %5 = const 0 : i32
+  %6 = const 9 : i32
+  %7 = const 2 : i32
+  for %5, %6, %7 (%8: i32) {
+  }
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "  #pragma unroll 4\n  for (u32 v2 = v0; v2 < n; v2 += v1) {")) << s;
+  EXPECT_TRUE(has(s, "  #pragma unroll\n  for (u32 v3 = v0; v3 < n; v3 += v1) {")) << s;
+  EXPECT_TRUE(has(s, "// prefetch_stages = 3: accepted and ignored")) << s;
+  // A signed induction variable steps with wrapping arithmetic (no signed overflow in C++).
+  EXPECT_TRUE(has(s, "for (i32 v8 = v5; v8 < v6; v8 = kiln_add(v8, v7)) {")) << s;
+}
+
+TEST(EmitStructure, WhileBreakContinueTerminate) {
+  EmitResult r = emit_text(std::string("kernel @w(%n: u32) ") + kHeader + R"( {
+  %0 = const 0 : u32
+  while {
+    %1 = cmp.lt %0, %n : bool
+    condition %1
+  } do {
+    %2 = cmp.eq %0, %n : bool
+    if %2 {
+      break
+    } else {
+      continue
+    }
+  }
+  terminate
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s,
+                  "  while (true) {\n    bool v1 = (v0 < n);\n    if (!v1) break;\n    bool v2 = (v0 == n);\n"
+                  "    if (v2) {\n      break;\n    } else {\n      continue;\n    }\n  }\n  return;\n"))
+      << s;
+}
+
+TEST(EmitStructure, SyncAndPlaneOps) {
+  EmitResult r = emit_text(std::string("kernel @p(%x: f32, %b: bool) ") + kHeader + R"( {
+  sync.cube
+  sync.plane
+  %0 = plane.sum %x : f32
+  %1 = plane.ballot %b : u32
+  %2 = plane.shuffle_down %x, %1 : f32
+  %3 = plane.exclusive_sum %x : f32
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "__syncthreads();\n  __syncwarp();")) << s;
+  EXPECT_TRUE(has(s, "f32 v0 = kiln_plane_reduce<kiln_op_add>(x);")) << s;
+  EXPECT_TRUE(has(s, "u32 v1 = kiln_plane_ballot((b != 0));")) << s;
+  EXPECT_TRUE(has(s, "f32 v2 = kiln_shfl_down(x, v1);")) << s;
+  EXPECT_TRUE(has(s, "f32 v3 = kiln_plane_scan(x, false);")) << s;
+}
+
+TEST(EmitStructure, MaskedAtomicSkipsAndGivesZero) {
+  EmitResult r = emit_text(std::string("kernel @a(%y: buffer<i64, rw>, %m: bool) ") + kHeader + R"( {
+  %0 = const 0 : u32
+  %1 = const 5 : i64
+  %2 = atomic.add %y, %0, %1, %m : i64
+  %3 = atomic.cas %y, %0, %1, %2 : i64
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "i64 v2 = (m != 0) ? kiln_atomic_add(&y[v0], v1) : i64{};")) << s;
+  EXPECT_TRUE(has(s, "i64 v3 = kiln_atomic_cas(&y[v0], v1, v2);")) << s;
+}
+
+TEST(EmitStructure, DebugPrintPromotesAsVarargs) {
+  EmitResult r = emit_text(std::string("kernel @d(%f: f32, %h: bf16, %b: bool, %s: i16) ") + kHeader +
+                           " {\n  debug.print %f, %h, %b, %s {format = \"%f %f %d %d\\n\"}\n}\n");
+  EXPECT_TRUE(has(entry_text(r), "printf(\"%f %f %d %d\\n\", (double)f, (double)kiln_f32(h), (int)(b != 0), (int)s);"))
+      << entry_text(r);
+}
+
+TEST(EmitStructure, ParameterNamesThatClashAreRenamed) {
+  EmitResult r = emit_text(std::string("kernel @c(%float: buffer<f32, rw>, %float_len: u32, %v3: f32, %kiln_add: i32, "
+                                       "%threadIdx: u32, %u32: u32) ") +
+                           kHeader + " {\n}\n");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s,
+                  "f32* float_,\n    u32 float_len,\n    u32 float_len_,\n    f32 v3_,\n    i32 p_kiln_add,\n"
+                  "    u32 threadIdx_,\n    u32 u32_)"))
+      << s;
+}
+
+TEST(EmitStructure, CheckedAccessesAreRejected) {
+  try {
+    emit_text(std::string("kernel @c(%y: buffer<f32, rw>) ") + kHeader +
+              " {\n  %0 = const 0 : u32\n  %1 = load %y, %0 {checked} : f32\n}\n");
+    FAIL() << "a checked access was emitted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "emit.unsupported");
+    EXPECT_TRUE(has(e.message(), "checked_io")) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cuda
