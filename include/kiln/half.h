@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 namespace kiln {
 
@@ -57,6 +58,70 @@ inline uint16_t float_to_bf16_bits(float f) {
 
 inline float bf16_bits_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
+// Rounds sig * 2^exp (sig > 0) to nearest even in a binary format with `mant` fraction bits and
+// `exp_bits` exponent bits, once: converting a double or a 64-bit integer through float would
+// round twice and can land one unit off.
+inline uint16_t round_to_bits(bool neg, uint64_t sig, int exp, int mant, int exp_bits) {
+  const uint16_t sign = neg ? uint16_t(1u << (mant + exp_bits)) : 0;
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const int emin = 1 - bias;
+  const int msb = 63 - std::countl_zero(sig);
+  const int e = msb + exp;  // the value is in [2^e, 2^(e+1))
+  const uint16_t inf = uint16_t(sign | (((1u << exp_bits) - 1) << mant));
+  if (e > bias) return inf;
+  const int ulp = (e > emin ? e : emin) - mant;  // exponent of the last kept bit
+  const int shift = ulp - exp;
+  uint64_t m;
+  if (shift <= 0) {
+    m = sig << -shift;
+  } else if (shift >= 65) {
+    m = 0;
+  } else {
+    uint64_t kept = shift == 64 ? 0 : sig >> shift;
+    uint64_t rem = shift == 64 ? sig : sig & ((uint64_t(1) << shift) - 1);
+    uint64_t half = uint64_t(1) << (shift - 1);
+    m = kept + ((rem > half || (rem == half && (kept & 1))) ? 1 : 0);
+  }
+  if (m == 0) return sign;
+  if (m < (uint64_t(1) << mant)) return uint16_t(sign | m);  // subnormal
+  int field = ulp + mant + bias;
+  if (m >= (uint64_t(2) << mant)) {  // rounding carried into the next binade
+    m >>= 1;
+    ++field;
+  }
+  if (field >= (1 << exp_bits) - 1) return inf;
+  return uint16_t(sign | (uint32_t(field) << mant) | (m - (uint64_t(1) << mant)));
+}
+
+inline uint16_t double_to_bits(double d, int mant, int exp_bits, uint16_t quiet_nan) {
+  uint64_t x = std::bit_cast<uint64_t>(d);
+  bool neg = (x >> 63) != 0;
+  int field = int((x >> 52) & 0x7ff);
+  uint64_t frac = x & ((uint64_t(1) << 52) - 1);
+  uint16_t sign = neg ? uint16_t(1u << (mant + exp_bits)) : 0;
+  if (field == 0x7ff) {
+    return frac ? uint16_t(sign | quiet_nan) : uint16_t(sign | (((1u << exp_bits) - 1) << mant));
+  }
+  if (field == 0 && frac == 0) return sign;
+  uint64_t sig = field ? (frac | (uint64_t(1) << 52)) : frac;
+  int exp = (field ? field : 1) - 1075;
+  return round_to_bits(neg, sig, exp, mant, exp_bits);
+}
+
+template <class I>
+uint16_t integer_to_bits(I v, int mant, int exp_bits) {
+  if (v == 0) return 0;
+  bool neg = false;
+  uint64_t mag;
+  if constexpr (std::is_signed_v<I>) {
+    neg = v < 0;
+    mag = neg ? uint64_t(0) - uint64_t(int64_t(v)) : uint64_t(v);
+  } else {
+    mag = uint64_t(v);
+  }
+  return round_to_bits(neg, mag, 0, mant, exp_bits);
+}
+
 }  // namespace detail
 
 // IEEE binary16. Arithmetic on the host goes through float, which rounds the same way as the
@@ -65,9 +130,12 @@ struct f16 {
   uint16_t bits = 0;
   f16() = default;
   explicit f16(float f) : bits(detail::float_to_half_bits(f)) {}
-  explicit f16(double d) : f16(static_cast<float>(d)) {}
+  explicit f16(double d) : bits(detail::double_to_bits(d, 10, 5, 0x7e00)) {}
   explicit operator float() const { return detail::half_bits_to_float(bits); }
   static f16 from_bits(uint16_t b) { f16 h; h.bits = b; return h; }
+  // Rounded once to nearest even (a conversion through float could round twice).
+  template <class I>
+  static f16 from_integer(I v) { return from_bits(detail::integer_to_bits(v, 10, 5)); }
   friend bool operator==(f16 a, f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
 };
 
@@ -76,9 +144,11 @@ struct bf16 {
   uint16_t bits = 0;
   bf16() = default;
   explicit bf16(float f) : bits(detail::float_to_bf16_bits(f)) {}
-  explicit bf16(double d) : bf16(static_cast<float>(d)) {}
+  explicit bf16(double d) : bits(detail::double_to_bits(d, 7, 8, 0x7fc0)) {}
   explicit operator float() const { return detail::bf16_bits_to_float(bits); }
   static bf16 from_bits(uint16_t b) { bf16 h; h.bits = b; return h; }
+  template <class I>
+  static bf16 from_integer(I v) { return from_bits(detail::integer_to_bits(v, 7, 8)); }
   friend bool operator==(bf16 a, bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
 };
 

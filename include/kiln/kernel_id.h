@@ -43,7 +43,7 @@ struct KernelId {
 
   void finalize();
   bool operator==(const KernelId& o) const;
-  // "add{mode=checked, cube_dim=[6,1,1], vector=1, relu=true}" for logs and errors.
+  // "add{mode=checked, cube_dim=[6,1,1], vector=1, address=u32, comptime0=true, hash=...}" for logs.
   std::string to_string() const;
 };
 

@@ -2,6 +2,7 @@
 #include "kiln/dsl/trace.h"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 
 #include "kiln/error.h"
@@ -337,7 +338,11 @@ void Tracer::store(ValueRef array, ValueRef index, ValueRef value) {
 ValueRef Tracer::atomic(OpKind kind, ValueRef array, ValueRef index, ValueRef value, const ValueRef* desired) {
   check_index(*this, kind, index);
   if (array.type.is_global() && array.type.access == ir::Access::ReadOnly) {
-    fail("trace.read_only", kind, "atomics write; parameter of type " + ts(array.type) + " is read-only");
+    const ir::Param* p = k_.param_of(array.id);
+    std::string name = p ? "'" + p->name + "' " : "";
+    fail("trace.read_only", kind,
+         "atomics write; parameter " + name + "of type " + ts(array.type) +
+             " is read-only; declare it Slice<T> instead of Slice<const T> to write it");
   }
   if (!(value.type == array.type.element()) || (desired && !(desired->type == array.type.element()))) {
     fail("trace.type", kind, "the value must be " + ts(array.type.element()) + ", is " + ts(value.type));
@@ -438,8 +443,13 @@ void Tracer::merge_assigned(const std::vector<uint32_t>& vars) {
 }
 
 int Tracer::loop_depth() const {
+  // Loop bodies around the innermost region, up to the nearest While condition region: a
+  // Break there would leave a loop that has not started its body (the verifier rejects it).
   int n = 0;
-  for (const Frame& f : frames_) n += f.loop_body ? 1 : 0;
+  for (size_t i = frames_.size(); i-- > 0;) {
+    if (frames_[i].while_condition) break;
+    n += frames_[i].loop_body ? 1 : 0;
+  }
   return n;
 }
 
@@ -466,6 +476,35 @@ void Tracer::begin_else(size_t if_index) {
   ir::Op& op = rec.parent->ops[rec.op_index];
   if (!op.regions[1].ops.empty()) fail("trace.misplaced_else", OpKind::If, "this If() already has an Else()");
   open_region(op.regions[1], false);
+}
+
+void Tracer::begin_else_if(size_t if_index, const ValueRef& cond) {
+  IfRecord& rec = ifs_.at(if_index);
+  if (&b_.region() != rec.parent || rec.op_index >= rec.parent->ops.size() ||
+      rec.parent->ops[rec.op_index].kind != OpKind::If) {
+    fail("trace.misplaced_else", OpKind::If, "ElseIf() must directly follow its If()");
+  }
+  std::vector<ir::Op>& ops = rec.parent->ops;
+  size_t first = rec.op_index + 1;
+  // Walking back from the last op, each op must define a value the condition needs.
+  std::vector<ir::Value> needed{cond.id};
+  for (size_t i = ops.size(); i-- > first;) {
+    if (ops[i].result == ir::kNoValue || std::find(needed.begin(), needed.end(), ops[i].result) == needed.end()) {
+      fail("trace.misplaced_else", OpKind::If,
+           "ElseIf() must directly follow its If(); op '" + std::string(ir::op_name(ops[i].kind)) +
+               "' was recorded in between and is not part of the ElseIf condition");
+    }
+    needed.insert(needed.end(), ops[i].operands.begin(), ops[i].operands.end());
+  }
+  if (!ops[rec.op_index].regions[1].ops.empty()) fail("trace.misplaced_else", OpKind::If, "this If() already has an Else()");
+  std::vector<ir::Op> moved(std::make_move_iterator(ops.begin() + static_cast<std::ptrdiff_t>(first)),
+                            std::make_move_iterator(ops.end()));
+  ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(first), ops.end());
+  open_region(ops[rec.op_index].regions[1], false);
+  for (ir::Op& op : moved) {
+    value_region_.at(op.result) = frames_.back().region_serial;
+    b_.region().ops.push_back(std::move(op));
+  }
 }
 
 void Tracer::end_else(size_t if_index) {
@@ -536,6 +575,7 @@ void Tracer::end_for() { close_region(); }
 void Tracer::begin_while() {
   emit(OpKind::While, {}, Type::none());
   open_region(b_.region().ops.back().regions[0], false);
+  frames_.back().while_condition = true;
 }
 
 void Tracer::while_condition(ValueRef cond) {

@@ -62,6 +62,15 @@ const Param* Kernel::param_of(Value v) const {
   return nullptr;
 }
 
+bool Kernel::param_aliased(size_t i) const {
+  const auto& a = facts.alias;
+  if (i < a.size() && a[i] != 0) return true;
+  for (uint8_t v : a) {
+    if (v == i + 1) return true;
+  }
+  return false;
+}
+
 size_t op_count(const Kernel& k) {
   size_t n = 0;
   walk(k.body, [&](const Op&) { ++n; });

@@ -26,12 +26,13 @@ class Parser {
     if (!peek(')')) {
       do {
         expect('%');
+        size_t at = pos_ - 1;
         std::string name = ident();
         expect(':');
         Type t = type();
         Value v = k_.new_value(t);
         k_.params.push_back(Param{name, t, v});
-        bind("%" + name, v);
+        bind("%" + name, v, at);
       } while (accept(','));
     }
     expect(')');
@@ -55,9 +56,11 @@ class Parser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) {
+  [[noreturn]] void fail(const std::string& what) { fail_at(pos_, what); }
+  // Reports a problem at `at`: the start of the offending token, where a person looks for it.
+  [[noreturn]] void fail_at(size_t at, const std::string& what) {
     size_t line = 1, col = 1;
-    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
+    for (size_t i = 0; i < at && i < s_.size(); ++i) {
       if (s_[i] == '\n') {
         ++line;
         col = 1;
@@ -100,6 +103,7 @@ class Parser {
   std::string ident() {
     skip();
     size_t start = pos_;
+    token_ = start;
     while (pos_ < s_.size() && word_char(s_[pos_])) ++pos_;
     if (start == pos_) fail("expected a name");
     return std::string(s_.substr(start, pos_ - start));
@@ -109,6 +113,7 @@ class Parser {
   std::string raw_word() {
     skip();
     size_t start = pos_;
+    token_ = start;
     while (pos_ < s_.size() && (word_char(s_[pos_]) || s_[pos_] == '-' || s_[pos_] == '+')) ++pos_;
     if (start == pos_) fail("expected a value");
     return std::string(s_.substr(start, pos_ - start));
@@ -126,18 +131,21 @@ class Parser {
     if (!accept_word(w)) fail("expected '" + std::string(w) + "'");
   }
 
-  uint64_t unsigned_number() {
+  // A whole number no greater than `max` (the field it fills would wrap a larger one).
+  uint64_t unsigned_number(uint64_t max) {
     std::string w = raw_word();
     uint64_t v = 0;
     auto res = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("expected a whole number, not '" + w + "'");
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail_at(token_, "expected a whole number, not '" + w + "'");
+    if (v > max) fail_at(token_, "the number " + w + " is too large here (at most " + std::to_string(max) + ")");
     return v;
   }
+  static constexpr uint64_t kU8Max = 0xff, kU32Max = 0xffffffffull, kIntMax = 0x7fffffff;
 
   Scalar scalar() {
     std::string w = ident();
     Scalar s;
-    if (!parse_scalar(w, s)) fail("unknown scalar type '" + w + "'");
+    if (!parse_scalar(w, s)) fail_at(token_, "unknown scalar type '" + w + "'");
     return s;
   }
 
@@ -146,14 +154,15 @@ class Parser {
     skip();
     if (accept_word("vector")) {
       expect('<');
-      uint64_t n = unsigned_number();
+      uint64_t n = unsigned_number(kIntMax);
+      size_t n_at = token_;
       expect_word("x");
       Scalar s = scalar();
       expect('>');
       try {
         return Type::vector_of(s, static_cast<int>(n));
       } catch (const Error& e) {
-        fail(e.message());
+        fail_at(n_at, e.message());
       }
     }
     return Type::scalar_of(scalar());
@@ -163,7 +172,7 @@ class Parser {
     std::string w = ident();
     if (w == "ro") return Access::ReadOnly;
     if (w == "rw") return Access::ReadWrite;
-    fail("expected 'ro' or 'rw', not '" + w + "'");
+    fail_at(token_, "expected 'ro' or 'rw', not '" + w + "'");
   }
 
   Type type() {
@@ -180,7 +189,7 @@ class Parser {
       expect('<');
       Type e = element();
       expect(',');
-      int rank = static_cast<int>(unsigned_number());
+      int rank = static_cast<int>(unsigned_number(kU8Max));
       expect(',');
       Access a = access();
       expect('>');
@@ -191,7 +200,7 @@ class Parser {
       expect('<');
       Type e = element();
       expect(',');
-      uint32_t len = static_cast<uint32_t>(unsigned_number());
+      uint32_t len = static_cast<uint32_t>(unsigned_number(kU32Max));
       expect('>');
       return shared ? Type::shared(e, len) : Type::local(e, len);
     }
@@ -208,8 +217,9 @@ class Parser {
       int rank = 0;
       if (!peek(']')) {
         do {
-          if (rank == 4) fail("a tile has at most 4 dimensions");
-          shape[static_cast<size_t>(rank++)] = static_cast<uint32_t>(unsigned_number());
+          uint32_t extent = static_cast<uint32_t>(unsigned_number(kU32Max));
+          if (rank == 4) fail_at(token_, "a tile has at most 4 dimensions");
+          shape[static_cast<size_t>(rank++)] = extent;
         } while (accept(','));
       }
       expect(']');
@@ -227,59 +237,72 @@ class Parser {
     if (!peek('}')) {
       do {
         std::string key = ident();
+        size_t key_at = token_;
         expect('=');
         if (key == "cube_dim") {
           expect('[');
-          f.cube_dim.x = static_cast<uint32_t>(unsigned_number());
+          f.cube_dim.x = static_cast<uint32_t>(unsigned_number(kU32Max));
           expect(',');
-          f.cube_dim.y = static_cast<uint32_t>(unsigned_number());
+          f.cube_dim.y = static_cast<uint32_t>(unsigned_number(kU32Max));
           expect(',');
-          f.cube_dim.z = static_cast<uint32_t>(unsigned_number());
+          f.cube_dim.z = static_cast<uint32_t>(unsigned_number(kU32Max));
           expect(']');
         } else if (key == "mode") {
           std::string m = ident();
           if (m == "checked") f.mode = ExecMode::Checked;
           else if (m == "unchecked") f.mode = ExecMode::Unchecked;
-          else fail("mode is 'checked' or 'unchecked', not '" + m + "'");
+          else fail_at(token_, "mode is 'checked' or 'unchecked', not '" + m + "'");
         } else if (key == "address") {
           std::string a = ident();
           if (a == "u32") f.address = AddressType::U32;
           else if (a == "u64") f.address = AddressType::U64;
-          else fail("address is 'u32' or 'u64', not '" + a + "'");
+          else fail_at(token_, "address is 'u32' or 'u64', not '" + a + "'");
         } else if (key == "vector") {
-          f.vector_width = static_cast<int>(unsigned_number());
+          f.vector_width = static_cast<int>(unsigned_number(kIntMax));
+        } else if (key == "alias") {
+          expect('[');
+          if (!peek(']')) {
+            do {
+              f.alias.push_back(static_cast<uint8_t>(unsigned_number(255)));
+            } while (accept(','));
+          }
+          expect(']');
         } else {
-          fail("unknown kernel fact '" + key + "'");
+          fail_at(key_at, "unknown kernel fact '" + key + "'");
         }
       } while (accept(','));
     }
     expect('}');
   }
 
-  void bind(const std::string& name, Value v) {
-    if (!names_.emplace(name, v).second) fail("value " + name + " is defined twice");
+  // `at` is where the name is written.
+  void bind(const std::string& name, Value v, size_t at) {
+    if (!names_.emplace(name, v).second) fail_at(at, "value " + name + " is defined twice");
   }
 
   Value value_ref() {
     expect('%');
+    size_t at = pos_ - 1;
     std::string name = "%" + ident();
     auto it = names_.find(name);
-    if (it == names_.end()) fail("value " + name + " is used before it is defined");
+    if (it == names_.end()) fail_at(at, "value " + name + " is used before it is defined");
     return it->second;
   }
 
   std::string string_literal() {
     expect('"');
+    size_t open = pos_ - 1;
     std::string out;
     while (true) {
-      if (pos_ >= s_.size()) fail("unterminated string");
+      if (pos_ >= s_.size()) fail_at(open, "unterminated string");
       char c = s_[pos_++];
       if (c == '"') break;
       if (c != '\\') {
         out += c;
         continue;
       }
-      if (pos_ >= s_.size()) fail("unterminated string");
+      size_t escape = pos_ - 1;
+      if (pos_ >= s_.size()) fail_at(open, "unterminated string");
       char e = s_[pos_++];
       switch (e) {
         case 'n': out += '\n'; break;
@@ -287,58 +310,61 @@ class Parser {
         case '"': out += '"'; break;
         case '\\': out += '\\'; break;
         case 'x': {
-          if (pos_ + 2 > s_.size()) fail("bad \\x escape");
+          if (pos_ + 2 > s_.size()) fail_at(escape, "bad \\x escape");
           unsigned v = 0;
           auto res = std::from_chars(s_.data() + pos_, s_.data() + pos_ + 2, v, 16);
-          if (res.ptr != s_.data() + pos_ + 2) fail("bad \\x escape");
+          if (res.ptr != s_.data() + pos_ + 2) fail_at(escape, "bad \\x escape");
           pos_ += 2;
           out += static_cast<char>(v);
           break;
         }
-        default: fail(std::string("unknown escape '\\") + e + "'");
+        default: fail_at(escape, std::string("unknown escape '\\") + e + "'");
       }
     }
     return out;
   }
 
-  double float_word(const std::string& w) {
+  // `at` is where the word is written.
+  double float_word(const std::string& w, size_t at) {
     if (w == "inf") return std::numeric_limits<double>::infinity();
     if (w == "-inf") return -std::numeric_limits<double>::infinity();
     if (w == "nan") return std::numeric_limits<double>::quiet_NaN();
     double v = 0;
     auto res = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("expected a number, not '" + w + "'");
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail_at(at, "expected a number, not '" + w + "'");
     return v;
   }
 
   AttrValue attr_value(const std::string& w) {
+    size_t at = token_;
     if (w == "true") return AttrValue::of_bool(true);
     if (w == "false") return AttrValue::of_bool(false);
     if (w.find_first_of(".en") != std::string::npos || w == "inf" || w == "-inf") {
-      return AttrValue::of_float(float_word(w));
+      return AttrValue::of_float(float_word(w, at));
     }
     int64_t v = 0;
     auto res = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("bad attribute value '" + w + "'");
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail_at(at, "bad attribute value '" + w + "'");
     return AttrValue::of_int(v);
   }
 
-  AttrValue constant_value(const std::string& w, const Type& t) {
+  // `at` is where the constant's word is written (the type after it is read first).
+  AttrValue constant_value(const std::string& w, const Type& t, size_t at) {
     if (t.scalar == Scalar::Bool) {
       if (w == "true") return AttrValue::of_bool(true);
       if (w == "false") return AttrValue::of_bool(false);
-      fail("a bool constant is 'true' or 'false', not '" + w + "'");
+      fail_at(at, "a bool constant is 'true' or 'false', not '" + w + "'");
     }
-    if (is_float(t.scalar)) return AttrValue::of_float(float_word(w));
+    if (is_float(t.scalar)) return AttrValue::of_float(float_word(w, at));
     if (is_unsigned_int(t.scalar)) {
       uint64_t v = 0;
       auto res = std::from_chars(w.data(), w.data() + w.size(), v);
-      if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("bad unsigned constant '" + w + "'");
+      if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail_at(at, "bad unsigned constant '" + w + "'");
       return AttrValue::of_int(static_cast<int64_t>(v));
     }
     int64_t v = 0;
     auto res = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail("bad integer constant '" + w + "'");
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail_at(at, "bad integer constant '" + w + "'");
     return AttrValue::of_int(v);
   }
 
@@ -354,11 +380,12 @@ class Parser {
     if (accept('(')) {
       do {
         expect('%');
+        size_t at = pos_ - 1;
         std::string name = "%" + ident();
         expect(':');
         Type t = type();
         Value v = k_.new_value(t);
-        bind(name, v);
+        bind(name, v, at);
         r.args.push_back(v);
       } while (accept(','));
       expect(')');
@@ -370,6 +397,7 @@ class Parser {
   Op op() {
     skip();
     std::string result_name;
+    size_t result_at = pos_;
     if (peek('%')) {
       ++pos_;
       result_name = "%" + ident();
@@ -377,11 +405,13 @@ class Parser {
     }
     std::string name = ident();
     Op op;
-    if (!parse_op_kind(name, op.kind)) fail("unknown op '" + name + "'");
+    if (!parse_op_kind(name, op.kind)) fail_at(token_, "unknown op '" + name + "'");
     op.regions.resize(static_cast<size_t>(op.info().regions));
     std::string const_word;
+    size_t const_at = 0;
     if (op.kind == OpKind::Const) {
       const_word = raw_word();
+      const_at = token_;
     } else {
       // An op that takes no operands (sync.cube, break, ...) ends at its name: a '%' after it
       // starts the next line's op (`%3 = load ...`), not an operand.
@@ -397,13 +427,13 @@ class Parser {
       op.type = type();
     }
     if (op.kind == OpKind::Const) {
-      if (op.type.is_none()) fail("a constant needs its type");
-      op.attrs.push_back(Attr{AttrKey::Value, constant_value(const_word, op.type)});
+      if (op.type.is_none()) fail_at(const_at, "a constant needs its type");
+      op.attrs.push_back(Attr{AttrKey::Value, constant_value(const_word, op.type, const_at)});
     }
     if (!result_name.empty()) {
-      if (op.type.is_none()) fail("op '" + name + "' defines " + result_name + " but has no ': type'");
+      if (op.type.is_none()) fail_at(result_at, "op '" + name + "' defines " + result_name + " but has no ': type'");
       op.result = k_.new_value(op.type);
-      bind(result_name, op.result);
+      bind(result_name, op.result, result_at);
     }
     for (size_t i = 0; i < op.regions.size(); ++i) {
       if (i > 0) {
@@ -443,7 +473,7 @@ class Parser {
       do {
         std::string key = ident();
         AttrKey k;
-        if (!parse_attr_key(key, k)) fail("unknown attribute '" + key + "'");
+        if (!parse_attr_key(key, k)) fail_at(token_, "unknown attribute '" + key + "'");
         AttrValue v = AttrValue::of_bool(true);
         if (accept('=')) {
           if (peek('"')) v = AttrValue::of_string(string_literal());
@@ -457,6 +487,7 @@ class Parser {
 
   std::string_view s_;
   size_t pos_ = 0;
+  size_t token_ = 0;  // where the last name or word read began
   Kernel k_;
   std::unordered_map<std::string, Value> names_;
 };

@@ -65,8 +65,13 @@ class Printer {
     const KernelFacts& f = k_.facts;
     out_ += ") {cube_dim = [" + std::to_string(f.cube_dim.x) + ", " + std::to_string(f.cube_dim.y) + ", " +
             std::to_string(f.cube_dim.z) + "], mode = " + std::string(to_string(f.mode)) +
-            ", address = " + std::string(to_string(f.address)) + ", vector = " + std::to_string(f.vector_width) +
-            "}";
+            ", address = " + std::string(to_string(f.address)) + ", vector = " + std::to_string(f.vector_width);
+    if (!f.alias.empty()) {
+      out_ += ", alias = [";
+      for (size_t i = 0; i < f.alias.size(); ++i) out_ += (i ? ", " : "") + std::to_string(f.alias[i]);
+      out_ += "]";
+    }
+    out_ += "}";
     if (!f.comptime.empty()) {
       out_ += " comptime {";
       for (size_t i = 0; i < f.comptime.size(); ++i) {

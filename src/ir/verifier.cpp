@@ -58,7 +58,8 @@ class Verifier {
  private:
   struct Context {
     int loop_depth = 0;   // enclosing for/while bodies
-    bool in_while_cond = false;
+    bool in_while_cond = false;  // inside a while's condition region, at any depth
+    bool cond_top = false;       // directly in a while's condition region (not in a nested region)
   };
 
   [[noreturn]] void fail_kernel(const std::string& rule) {
@@ -114,13 +115,21 @@ class Verifier {
     }
     if (has_result(op.kind)) {
       if (op.result == kNoValue || op.type.is_none()) fail(op, "needs a result");
+      if (op.result >= k_.value_types.size()) fail(op, "result value " + std::to_string(op.result) + " has no type");
       if (!(k_.type_of(op.result) == op.type)) fail(op, "result type disagrees with its value");
     } else if (op.result != kNoValue) {
       fail(op, "has no result, but defines one");
     }
+    if (op.kind == OpKind::If || op.kind == OpKind::While) {
+      for (const Region& r : op.regions) {
+        if (!r.args.empty()) fail(op, "its regions take no arguments");
+      }
+    }
     check_types(op, ctx, last_in_region);
     if (op.result != kNoValue) define(op.result);
-    // Regions after the op's own checks; their ops are numbered after it.
+    // Regions after the op's own checks; their ops are numbered after it. A nested region is
+    // never directly a while's condition region.
+    ctx.cond_top = false;
     if (op.kind == OpKind::If) {
       region(op.regions[0], ctx);
       region(op.regions[1], ctx);
@@ -132,6 +141,7 @@ class Verifier {
     } else if (op.kind == OpKind::While) {
       Context cond = ctx;
       cond.in_while_cond = true;
+      cond.cond_top = true;
       const Region& c = op.regions[0];
       if (c.ops.empty() || c.ops.back().kind != OpKind::Condition) {
         fail(op, "the condition region must end with 'condition'");
@@ -274,6 +284,9 @@ class Verifier {
       case K::VectorConstruct: {
         same_operands(op, op.operands.size());
         if (!operand(op, 0).is_scalar()) fail(op, "takes scalars");
+        if (size_t n = op.operands.size(); n != 2 && n != 4 && n != 8 && n != 16) {
+          fail(op, "takes 2, 4, 8 or 16 lanes, has " + std::to_string(n));
+        }
         result_is(op, Type::vector_of(operand(op, 0).scalar, static_cast<int>(op.operands.size())));
         return;
       }
@@ -394,7 +407,8 @@ class Verifier {
         scalar_int_operand(op, 0, "the lower bound");
         same_operands(op, 3);
         const Region& body = op.regions[0];
-        if (body.args.size() != 1 || !(k_.type_of(body.args[0]) == operand(op, 0))) {
+        if (body.args.size() != 1 || body.args[0] >= k_.value_types.size() ||
+            !(k_.type_of(body.args[0]) == operand(op, 0))) {
           fail(op, "the body takes one induction value of type " + ts(operand(op, 0)));
         }
         if (const AttrValue* u = op.attr(AttrKey::Unroll); u && u->i < 1) fail(op, "Loop attribute unroll must be 1 or greater");
@@ -406,7 +420,7 @@ class Verifier {
       case K::While: return;
       case K::Condition: {
         bool_scalar_operand(op, 0, "the condition");
-        if (!ctx.in_while_cond || !last_in_region) fail(op, "'condition' ends a while's condition region and appears nowhere else");
+        if (!ctx.cond_top || !last_in_region) fail(op, "'condition' ends a while's condition region and appears nowhere else");
         return;
       }
       case K::Break: case K::Continue: {

@@ -1,18 +1,31 @@
-// CUDA devices. The CUDA driver backend is not linked into this build yet; every CUDA device is
-// reported unavailable with the reason.
+// CUDA devices: counted through the driver loaded at run time; one DeviceState per GPU, made on
+// first use and kept for the process.
 #include "runtime/cuda_devices.h"
 
+#include <map>
+#include <mutex>
+
+#include "backends/cuda/cuda_backend.h"
 #include "kiln/error.h"
 
 namespace kiln::runtime {
 
-int cuda_device_count() { return 0; }
+int cuda_device_count() { return cuda::device_count(); }
 
-std::string cuda_unavailable_reason() { return "unavailable: this build of kiln has no CUDA driver backend yet"; }
+std::string cuda_unavailable_reason() {
+  std::string why;
+  return cuda::device_count(&why) > 0 ? std::string() : why;
+}
 
 std::shared_ptr<DeviceState> cuda_device(int index) {
-  throw Error("device.unavailable", "cuda:" + std::to_string(index) +
-                                        " is unavailable: this build of kiln has no CUDA driver backend yet");
+  static std::mutex m;
+  static std::map<int, std::shared_ptr<DeviceState>> devices;
+  std::lock_guard lock(m);
+  auto it = devices.find(index);
+  if (it != devices.end()) return it->second;
+  auto state = std::make_shared<DeviceState>(DeviceKind::Cuda, index, cuda::make_cuda_backend(index));
+  devices.emplace(index, state);
+  return state;
 }
 
 }  // namespace kiln::runtime

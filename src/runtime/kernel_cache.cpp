@@ -8,7 +8,7 @@
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 #include "kiln/passes/passes.h"
-#include "runtime/log.h"
+#include "common/log.h"
 
 namespace kiln::runtime {
 
@@ -94,10 +94,10 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
 #ifndef NDEBUG
     options.verify_each = true;
 #endif
-    if (dump_dir()) {
+    if (common::dump_dir()) {
       options.dump = [&](std::string_view stage, const ir::Kernel& kk) {
         if (stage == "traced" || stage == passes::default_pipeline().back().name) {
-          dump_file(stem + (stage == "traced" ? ".traced.kir" : ".final.kir"), ir::print(kk));
+          common::dump_file(stem + (stage == "traced" ? ".traced.kir" : ".final.kir"), ir::print(kk));
         }
       };
     }
@@ -115,13 +115,13 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
       entries_.push_back(std::move(entry));
     }
     compilations_.fetch_add(1, std::memory_order_relaxed);
-    if (log_enabled(LogChannel::Compile)) {
+    if (common::log_enabled(common::LogChannel::Compile)) {
       auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
       char buf[160];
       std::snprintf(buf, sizeof buf, " as %s: trace %.3f ms, passes %.3f ms, %s compile %.3f ms",
                     std::string(e->exe->entry_name()).c_str(), ms(t0, t1), ms(t1, t2),
                     std::string(backend.runtime_name()).c_str(), ms(t2, t3));
-      log(LogChannel::Compile, "compiled " + id.to_string() + buf);
+      common::log(common::LogChannel::Compile, "compiled " + id.to_string() + buf);
     }
     finish(e);
     promise.set_value(e);

@@ -6,7 +6,7 @@
 #include "kiln/error.h"
 #include "kiln/runtime/launch.h"
 #include "runtime/client_state.h"
-#include "runtime/log.h"
+#include "common/log.h"
 
 namespace kiln {
 
@@ -89,8 +89,8 @@ void submit(const Client& client, KernelId& id, ir::Kernel (*define)(const Kerne
   LaunchDims d{ir::Dim3{count.x, count.y, count.z}, id.cube_dim};
   backend.launch(*e.exe, d, args, *st.stream);
   e.launches.fetch_add(1, std::memory_order_relaxed);
-  if (log_enabled(LogChannel::Launch)) {
-    log(LogChannel::Launch, std::string(e.exe->entry_name()) + " on " + st.device->name + " count " +
+  if (common::log_enabled(common::LogChannel::Launch)) {
+    common::log(common::LogChannel::Launch, std::string(e.exe->entry_name()) + " on " + st.device->name + " count " +
                                 dims_text(count.x, count.y, count.z) + " dim " + dims_text(dim.x, dim.y, dim.z));
   }
 }

@@ -12,7 +12,10 @@ const char* kUsage =
     "  dump KERNEL [--comptime NAME=VALUE] [--mode checked|unchecked] [--vector N] [--stage traced|final|PASS]\n"
     "              [--op-numbers]      print a gallery kernel's IR\n"
     "  info                            list devices and their facts\n"
-    "  demo [--device D]               run each gallery kernel, check it against its host reference\n";
+    "  demo [--device D]               run each gallery kernel, check it against its host reference\n"
+    "  cache path|ls|clear             the on-disk cache of compiled kernels\n"
+    "  bench [--device D] [--peers FILE,...] [--json FILE]\n"
+    "                                  benchmarks beside the peers' figures measured in the same run\n";
 
 }  // namespace
 
@@ -35,6 +38,8 @@ int main(int argc, char** argv) {
     if (command == "dump") return kiln::tool::dump(args);
     if (command == "info") return kiln::tool::info(args);
     if (command == "demo") return kiln::tool::demo(args);
+    if (command == "cache") return kiln::tool::cache(args);
+    if (command == "bench") return kiln::tool::bench(args);
     std::fprintf(stderr, "kiln: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;
   } catch (const kiln::Error& e) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <exception>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -70,8 +71,9 @@ IfChain If(const C& cond, F&& body) {
 
 template <class C, class F>
 IfChain IfChain::ElseIf(const C& cond, F&& body) {
-  dsl::Tracer::current().begin_else(handle_);
-  IfChain inner = If(cond, std::forward<F>(body));
+  dsl::ValueRef c = detail::condition_ref(cond);  // reading a Var or an element records a load here
+  dsl::Tracer::current().begin_else_if(handle_, c);
+  IfChain inner = If(Expr<bool>(c), std::forward<F>(body));
   inner.outer_ = std::move(outer_);
   outer_.clear();
   inner.outer_.push_back(handle_);
@@ -152,7 +154,19 @@ template <class A, class B, class S = int>
 auto range(const A& lo, const B& hi, const S& step = 1) {
   using I = typename detail::range_type<A, B>::type;
   static_assert(std::is_integral_v<I> && !std::is_same_v<I, bool>, "range() takes integers");
-  return Range<I>(detail::bound<I>(lo), detail::bound<I>(hi), detail::bound<I>(step));
+  if constexpr (!Proxy<S>) {
+    // Checked before the conversion to I: -1 for an unsigned range would become a huge step.
+    if (step <= 0) {
+      dsl::Tracer::current().fail("trace.loop_step", ir::OpKind::For,
+                                  "the step " + std::to_string(step) + " must be greater than 0");
+    }
+  }
+  // One statement each: C++ leaves the order of function arguments unspecified, and the IR would
+  // follow it.
+  dsl::ValueRef l = detail::bound<I>(lo);
+  dsl::ValueRef h = detail::bound<I>(hi);
+  dsl::ValueRef s = detail::bound<I>(step);
+  return Range<I>(l, h, s);
 }
 
 // Records a run-time `for` over `r`; `body(i)` receives the induction value.

@@ -165,6 +165,9 @@ ir::Kernel define(const KernelId& id) {
   k.facts.mode = id.mode;
   k.facts.address = id.address;
   k.facts.vector_width = id.vector_width;
+  for (int i = 0; i < id.param_count; ++i) {
+    if (id.alias[size_t(i)]) k.facts.alias.assign(id.alias.begin(), id.alias.begin() + id.param_count);
+  }
   dsl::Tracer t(k);
   ir::KernelFacts facts = k.facts;
   auto params = [&]<size_t... I>(std::index_sequence<I...>) {

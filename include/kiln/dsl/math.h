@@ -84,8 +84,11 @@ template <class A, class B, class C>
 auto fma(const A& a, const B& b, const C& c) {
   using E = typename detail::first_proxy_element<A, B, C>::type;
   constexpr bool v = detail::vec<A> || detail::vec<B> || detail::vec<C>;
-  return result_proxy_t<E, v>(
-      dsl::Tracer::current().fma(operand_ref<A, E>(a), operand_ref<B, E>(b), operand_ref<C, E>(c)));
+  // Operands in order, one statement each (function arguments are evaluated in no fixed order).
+  dsl::ValueRef ra = operand_ref<A, E>(a);
+  dsl::ValueRef rb = operand_ref<B, E>(b);
+  dsl::ValueRef rc = operand_ref<C, E>(c);
+  return result_proxy_t<E, v>(dsl::Tracer::current().fma(ra, rb, rc));
 }
 
 // cond ? a : b, lane by lane; both sides are evaluated.
@@ -94,8 +97,10 @@ template <class C, class A, class B>
 auto select(const C& cond, const A& a, const B& b) {
   using E = pair_element_t<A, B>;
   constexpr bool v = detail::vec<A> || detail::vec<B> || proxy_is_vector<C>;
-  return result_proxy_t<E, v>(
-      dsl::Tracer::current().select(read_ref(cond), operand_ref<A, E>(a), operand_ref<B, E>(b)));
+  dsl::ValueRef rc = read_ref(cond);
+  dsl::ValueRef ra = operand_ref<A, E>(a);
+  dsl::ValueRef rb = operand_ref<B, E>(b);
+  return result_proxy_t<E, v>(dsl::Tracer::current().select(rc, ra, rb));
 }
 
 // Value conversion (rounding to nearest for floats, truncation toward zero for float to int).

@@ -81,6 +81,10 @@ class Tracer {
   size_t begin_if(ValueRef cond);
   void end_then(size_t if_index);
   void begin_else(size_t if_index);
+  // Opens the else region for an ElseIf. C++ evaluates ElseIf's condition before the call, so the
+  // ops after the if are the ones computing `cond`: they move into the else region, where they run
+  // only when the first condition is false. Any other op in between is trace.misplaced_else.
+  void begin_else_if(size_t if_index, const ValueRef& cond);
   void end_else(size_t if_index);
   ValueRef begin_for(ValueRef lo, ValueRef hi, ValueRef step, const LoopAttrs& attrs);
   void end_for();
@@ -109,6 +113,7 @@ class Tracer {
     uint32_t region_serial;
     bool loop_body = false;
     std::vector<uint32_t> assigned;  // vars definitely assigned by this region
+    bool while_condition = false;    // a While's condition region: Break/Continue do not reach its loop
   };
 
   ValueRef use(const ValueRef& v, ir::OpKind for_op) const;

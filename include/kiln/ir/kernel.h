@@ -104,6 +104,10 @@ struct KernelFacts {
   ExecMode mode = ExecMode::Checked;
   AddressType address = AddressType::U32;
   int vector_width = 1;
+  // Per parameter: 0, or 1 + the index of an earlier parameter whose memory this one overlaps
+  // (an in-place launch). Empty when no parameters alias. Backends may assume that a buffer no
+  // entry mentions overlaps no other.
+  std::vector<uint8_t> alias;
   // Comptime arguments, by parameter name, as text: for reading dumps, not for identity.
   std::vector<std::pair<std::string, std::string>> comptime;
 };
@@ -128,6 +132,8 @@ struct Kernel {
   const Type& type_of(Value v) const { return value_types.at(v); }
   // The parameter whose value is `v`, or nullptr.
   const Param* param_of(Value v) const;
+  // Whether parameter i shares memory with another parameter of this launch.
+  bool param_aliased(size_t i) const;
 };
 
 // Walks every op in pre-order (an op before the ops of its regions); `fn(op)`.

@@ -15,13 +15,12 @@ To convert(From v) {
     if constexpr (is_float_v<From>) return num<From>::get(v) != 0;
     else return v != From(0);
   } else if constexpr (is_half_v<To>) {
-    if constexpr (is_float_v<From>) {
-      return To(static_cast<float>(num<From>::get(v)));
-    } else {
-      // Integers round to nearest through double (exact for every int up to 2^53; wider values
-      // round twice, which cannot move a result across a half's 11-bit spacing).
-      return To(static_cast<double>(v));
-    }
+    // One rounding from the source's exact value: f64 and wide integers through float would round
+    // twice and can land one unit off (seen against CUDA's cvt.rn).
+    if constexpr (std::is_same_v<From, double>) return To(v);
+    else if constexpr (is_float_v<From>) return To(static_cast<float>(num<From>::get(v)));
+    else if constexpr (std::is_same_v<From, bool>) return To(v ? 1.0f : 0.0f);
+    else return To::from_integer(v);
   } else if constexpr (std::is_floating_point_v<To>) {
     if constexpr (is_half_v<From>) return static_cast<To>(num<From>::get(v));
     else return static_cast<To>(v);

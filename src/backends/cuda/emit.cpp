@@ -143,9 +143,11 @@ void Emitter::signature(EmitResult& out) {
     names.value = unique_identifier(base);
     if (t.is_global()) {
       std::string elem = type_name(t.element());
+      // __restrict__ (and with it the read-only data path for ro buffers) only where the launch
+      // says no other parameter shares the memory (ir::KernelFacts::alias).
       bool ro = t.access == ir::Access::ReadOnly;
-      c_params.push_back(ro ? "const " + elem + "* " + std::string(t_.restrict_ptr) + " " + names.value
-                            : elem + "* " + names.value);
+      std::string qualifier = k_.param_aliased(i) ? " " : " " + std::string(t_.restrict_ptr) + " ";
+      c_params.push_back((ro ? "const " : "") + elem + "*" + qualifier + names.value);
       out.args.push_back(AbiArg{AbiArg::Role::Pointer, index, 0, 8, 8});
       names.len = unique_identifier(base + "_len");
       u32_arg(names.len, AbiArg::Role::Len, index, 0);

@@ -3,7 +3,7 @@
 
 #include "kiln/error.h"
 #include "runtime/backend.h"
-#include "runtime/log.h"
+#include "common/log.h"
 
 namespace kiln::runtime {
 
@@ -35,7 +35,7 @@ Slice MemoryManager::alloc(size_t bytes) {
   if (!s) {
     // Give cached pages back to the device, then try once more.
     uint64_t released = small_.release_unused(source_) + large_.release_unused(source_);
-    if (log_enabled(LogChannel::Memory)) log(LogChannel::Memory, "out of memory for " + std::to_string(bytes) + " bytes on " + device_name_ +
+    if (common::log_enabled(common::LogChannel::Memory)) common::log(common::LogChannel::Memory, "out of memory for " + std::to_string(bytes) + " bytes on " + device_name_ +
                                 ": released " + mib(released) + " of cached pages, retrying");
     s = pool.alloc(size, source_, reused);
   }
@@ -49,8 +49,8 @@ Slice MemoryManager::alloc(size_t bytes) {
   ++stats_.allocations;
   stats_.reused += reused ? 1 : 0;
   stats_.in_use_bytes += s->size;
-  if (log_enabled(LogChannel::Memory)) {
-    log(LogChannel::Memory, "alloc " + std::to_string(bytes) + " bytes on " + device_name_ +
+  if (common::log_enabled(common::LogChannel::Memory)) {
+    common::log(common::LogChannel::Memory, "alloc " + std::to_string(bytes) + " bytes on " + device_name_ +
                                 (reused ? " (reused pool memory)" : " (new page)"));
   }
   return *s;

@@ -57,11 +57,21 @@ TEST(EmitStructure, MaskedStoreIsGuardedByAnIf) {
   EXPECT_TRUE(has(s, "if (v2) y[v0] = v7;")) << s;
 }
 
-TEST(EmitStructure, ReadOnlyBuffersAreConstRestrictAndReadWriteBuffersArePlainPointers) {
+TEST(EmitStructure, BuffersThatAliasNothingAreRestrict) {
   std::string s = entry_text(emit_text(kSaxpy));
   EXPECT_TRUE(has(s, "const kiln_vec<f32, 4>* __restrict__ x,")) << s;
+  EXPECT_TRUE(has(s, "    kiln_vec<f32, 4>* __restrict__ y,")) << s;
+}
+
+TEST(EmitStructure, AliasedBuffersAreNotRestrict) {
+  // An in-place launch: y (parameter 2) shares memory with x (parameter 1).
+  std::string text = kSaxpy;
+  text.replace(text.find("vector = 4}"), 11, "vector = 4, alias = [0, 0, 2]}");
+  std::string s = entry_text(emit_text(text));
+  // should drop __restrict__ from both sides of the overlap, so x gets no read-only data path
+  EXPECT_TRUE(has(s, "const kiln_vec<f32, 4>* x,")) << s;
   EXPECT_TRUE(has(s, "    kiln_vec<f32, 4>* y,")) << s;
-  EXPECT_FALSE(has(s, "__restrict__ y")) << s;
+  EXPECT_FALSE(has(s, "__restrict__")) << s;
 }
 
 TEST(EmitStructure, AbiIsPointerThenLengthPerBufferAndTheValueForAScalar) {
@@ -81,7 +91,7 @@ TEST(EmitStructure, AbiIsPointerThenLengthPerBufferAndTheValueForAScalar) {
   std::string s = entry_text(r);
   EXPECT_TRUE(has(s,
                   "(\n    f32 a,\n    const kiln_vec<f32, 4>* __restrict__ x,\n    u32 x_len,\n"
-                  "    kiln_vec<f32, 4>* y,\n    u32 y_len) {"))
+                  "    kiln_vec<f32, 4>* __restrict__ y,\n    u32 y_len) {"))
       << s;
 }
 
@@ -357,7 +367,7 @@ TEST(EmitStructure, ParameterNamesThatClashAreRenamed) {
                            kHeader + " {\n}\n");
   std::string s = entry_text(r);
   EXPECT_TRUE(has(s,
-                  "f32* float_,\n    u32 float_len,\n    u32 float_len_,\n    f32 v3_,\n    i32 p_kiln_add,\n"
+                  "f32* __restrict__ float_,\n    u32 float_len,\n    u32 float_len_,\n    f32 v3_,\n    i32 p_kiln_add,\n"
                   "    u32 threadIdx_,\n    u32 u32_)"))
       << s;
 }

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace kiln::runtime {
+namespace kiln::common {
 
 enum class LogChannel : unsigned { Compile = 1, Launch = 2, Memory = 4, Autotune = 8 };
 
@@ -19,4 +19,4 @@ const std::optional<std::string>& dump_dir();
 // Writes `text` to KILN_DUMP/<file> when KILN_DUMP is set.
 void dump_file(const std::string& file, std::string_view text);
 
-}  // namespace kiln::runtime
+}  // namespace kiln::common

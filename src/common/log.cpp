@@ -1,5 +1,5 @@
 // Logging and dumps, configured by environment variables.
-#include "runtime/log.h"
+#include "common/log.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <mutex>
 
-namespace kiln::runtime {
+namespace kiln::common {
 
 namespace {
 
@@ -85,4 +85,4 @@ void dump_file(const std::string& file, std::string_view text) {
   f.write(text.data(), std::streamsize(text.size()));
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::common

@@ -1,0 +1,158 @@
+// The on-disk cubin cache. Entry layout (little-endian):
+//   "KILNCUB1" | u64 key bytes | key | u64 payload bytes | payload | u64 checksum
+// where the checksum is FNV-1a 64 over everything before it.
+#include "backends/cuda/disk_cache.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "backends/cuda/hash.h"
+
+namespace kiln::cuda {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'C', 'U', 'B', '1'};
+constexpr const char* kSuffix = ".cubin";
+
+uint64_t fnv_bytes(uint64_t h, const char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(p[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+bool get_u64(const std::string& in, size_t& at, uint64_t& v) {
+  if (at + 8 > in.size()) return false;
+  v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(static_cast<unsigned char>(in[at + size_t(i)])) << (8 * i);
+  at += 8;
+  return true;
+}
+
+}  // namespace
+
+std::string CacheKey::material() const {
+  std::string m;
+  for (const std::string* part : {&architecture, &compiler, &options, &source}) {
+    put_u64(m, part->size());
+    m += *part;
+  }
+  return m;
+}
+
+std::string CacheKey::hash_hex() const {
+  std::string m = material();
+  // Two 64-bit FNV-1a lanes over the same bytes from different starting points, the second also
+  // over the reversed bytes: 128 bits for naming; the stored key settles any collision.
+  uint64_t a = fnv_bytes(0xcbf29ce484222325ull, m.data(), m.size());
+  std::string r(m.rbegin(), m.rend());
+  uint64_t b = fnv_bytes(0x84222325cbf29ce4ull, r.data(), r.size());
+  return hex16(a) + hex16(b);
+}
+
+std::string DiskCache::default_dir() {
+  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln";
+  return (fs::temp_directory_path() / "kiln-cache").string();
+}
+
+DiskCache::DiskCache(std::string dir) : dir_((fs::path(dir) / "cuda").string()) {}
+
+std::optional<std::vector<char>> DiskCache::load(const CacheKey& key, std::string* why) const {
+  auto say = [&](const char* w) {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  fs::path path = fs::path(dir_) / (key.hash_hex() + kSuffix);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return say("miss");
+  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (data.size() < sizeof kMagic + 24 || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
+    return say("corrupt: truncated or not a kiln entry");
+  }
+  uint64_t stored_sum = 0;
+  size_t sum_at = data.size() - 8;
+  if (!get_u64(data, sum_at, stored_sum)) return say("corrupt: truncated");
+  if (fnv_bytes(0xcbf29ce484222325ull, data.data(), data.size() - 8) != stored_sum) return say("corrupt: checksum");
+  size_t at = sizeof kMagic;
+  uint64_t key_bytes = 0, payload_bytes = 0;
+  if (!get_u64(data, at, key_bytes) || at + key_bytes > data.size()) return say("corrupt: truncated");
+  std::string stored_key = data.substr(at, key_bytes);
+  at += key_bytes;
+  if (!get_u64(data, at, payload_bytes) || at + payload_bytes + 8 != data.size()) return say("corrupt: truncated");
+  if (stored_key != key.material()) return say("key differs");
+  if (why) *why = "hit";
+  return std::vector<char>(data.begin() + std::ptrdiff_t(at), data.begin() + std::ptrdiff_t(at + payload_bytes));
+}
+
+bool DiskCache::store(const CacheKey& key, const std::vector<char>& payload) const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  std::string data(kMagic, sizeof kMagic);
+  std::string m = key.material();
+  put_u64(data, m.size());
+  data += m;
+  put_u64(data, payload.size());
+  data.append(payload.data(), payload.size());
+  put_u64(data, fnv_bytes(0xcbf29ce484222325ull, data.data(), data.size()));
+  // A unique temp name in the same folder, then rename: readers see the old entry or the whole
+  // new one, never a part.
+  static std::atomic<uint64_t> counter{0};
+  fs::path final_path = fs::path(dir_) / (key.hash_hex() + kSuffix);
+  fs::path tmp = fs::path(dir_) / (key.hash_hex() + ".tmp." + std::to_string(::getpid()) + "." +
+                                   std::to_string(counter.fetch_add(1)));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return false;
+    f.write(data.data(), std::streamsize(data.size()));
+    if (!f) {
+      f.close();
+      fs::remove(tmp, ec);
+      return false;
+    }
+  }
+  fs::rename(tmp, final_path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return false;
+  }
+  return true;
+}
+
+std::vector<CacheEntryInfo> DiskCache::list() const {
+  std::vector<CacheEntryInfo> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (e.path().extension() == kSuffix) out.push_back({e.path().filename().string(), e.file_size(ec)});
+  }
+  return out;
+}
+
+size_t DiskCache::clear() const {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    std::string name = e.path().filename().string();
+    if (e.path().extension() == kSuffix || name.find(".tmp.") != std::string::npos) {
+      n += fs::remove(e.path(), ec) ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,336 @@
+// kiln bench: kiln's figures beside the peers' (PyTorch, Triton, raw cuLaunchKernel) measured in
+// the same run. The peers' outputs come in as files (--peers), produced by the scripts in
+// ../shared/peers run in the same command; every ratio is kiln / peer on this machine, now.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "backends/cuda/emit.h"
+#include "backends/cuda/nvrtc.h"
+#include "commands.h"
+#include "gallery/kernels.h"
+#include "kiln/ir/text.h"
+#include "kiln/kiln.h"
+#include "kiln/passes/passes.h"
+
+namespace kiln::tool {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+// partial[cube] = sum of x over a grid-stride loop; 16-byte loads, a plane sum, one value per plane
+// through shared memory.
+struct SumPartials {
+  static constexpr std::string_view name = "sum_partials";
+  void operator()(Slice<const Vector<float>> x, Slice<float> partial) const {
+    const uint32_t planes = uint32_t(static_cube_dim().total() / 32);
+    SharedArray<float> per_plane(planes);
+    Var<Vector<float>> acc = 0.0f;
+    For(range(absolute_pos(), x.len(), cube_count() * cube_dim()).unroll(4), [&](Expr<uint32_t> i) { acc += x[i]; });
+    Vector<float> v = acc;
+    Expr<float> s = v[0];
+    for (int l = 1; l < v.width(); ++l) s = s + v[l];
+    auto p = plane_sum(s);
+    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / 32u] = p; });
+    sync_cube();
+    If(unit_pos() == 0u, [&] {
+      Var<float> total = per_plane[0u];
+      for (uint32_t q = 1; q < planes; ++q) total += per_plane[q];
+      partial[cube_pos()] = total;
+    });
+  }
+};
+
+// out[0] = sum of partial, one cube.
+struct SumFinal {
+  static constexpr std::string_view name = "sum_final";
+  void operator()(Slice<const float> partial, Slice<float> out) const {
+    const uint32_t planes = uint32_t(static_cube_dim().total() / 32);
+    SharedArray<float> per_plane(planes);
+    Var<float> acc = 0.0f;
+    For(range(unit_pos(), partial.len(), cube_dim()), [&](Expr<uint32_t> i) { acc += partial[i]; });
+    auto p = plane_sum(acc.get());
+    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / 32u] = p; });
+    sync_cube();
+    If(unit_pos() == 0u, [&] {
+      Var<float> total = per_plane[0u];
+      for (uint32_t q = 1; q < planes; ++q) total += per_plane[q];
+      out[0u] = total;
+    });
+  }
+};
+
+struct Tiny {
+  static constexpr std::string_view name = "tiny";
+  void operator()(Scalar<float> a, Slice<float> y) const {
+    If(absolute_pos() < y.len(), [&] { y[absolute_pos()] = y[absolute_pos()] + a; });
+  }
+};
+
+// A kernel that is new to this process (and to the disk cache) for each salt.
+struct Fresh {
+  static constexpr std::string_view name = "fresh";
+  void operator()(Slice<float> y, Comptime<int64_t> salt) const {
+    If(absolute_pos() < y.len(), [&] { y[absolute_pos()] = y[absolute_pos()] * 2.0f + float(salt.get() % 7); });
+  }
+};
+
+// The median of `reps` timings of `batch` calls of fn, each timing synchronised, in ms per call.
+template <class Fn>
+double median_ms(const Client& c, int reps, int batch, Fn&& fn) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    c.sync();
+    auto t0 = clock_type::now();
+    for (int b = 0; b < batch; ++b) fn();
+    c.sync();
+    t.push_back(ms_since(t0) / batch);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(rng);
+  return v;
+}
+
+// Reads "key": number pairs from JSON objects and "key number" pairs from plain lines.
+void read_peer_file(const std::string& path, std::map<std::string, double>& out) {
+  std::ifstream f(path);
+  if (!f) throw Error("tool.bad_option", "cannot read peer file " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string s = ss.str();
+  size_t i = 0;
+  while ((i = s.find('"', i)) != std::string::npos) {
+    size_t j = s.find('"', i + 1);
+    if (j == std::string::npos) break;
+    std::string key = s.substr(i + 1, j - i - 1);
+    size_t colon = s.find_first_not_of(" \t", j + 1);
+    i = j + 1;
+    if (colon == std::string::npos || s[colon] != ':') continue;
+    char* end = nullptr;
+    double v = std::strtod(s.c_str() + colon + 1, &end);
+    if (end != s.c_str() + colon + 1) out[key] = v;
+  }
+  std::istringstream lines(s);
+  std::string word;
+  std::string prev;
+  while (lines >> word) {
+    char* end = nullptr;
+    double v = std::strtod(word.c_str(), &end);
+    if (!prev.empty() && end && *end == 0 && prev.find_first_of("{}\":,") == std::string::npos) out[prev] = v;
+    prev = word;
+  }
+}
+
+struct Row {
+  std::string what, unit;
+  double kiln = NAN;
+  std::string peer_name;
+  double peer = NAN;
+  bool higher_is_better = true;
+  double target = NAN;  // for the ratio kiln / peer (or the absolute figure when there is no peer)
+};
+
+int child_disk_hit(int64_t salt) {
+  // A new process: the device and the context first, then one disk hit to load what a hit needs
+  // once per process (NVRTC for its version), then the timed hit.
+  Client c = Device::default_device().client();
+  Handle y = c.upload(std::vector<float>(1024, 1.0f));
+  launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(salt + 1)));
+  c.sync();
+  uint64_t compiles = c.stats().compilations;
+  auto t0 = clock_type::now();
+  launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(salt)));
+  c.sync();
+  std::printf("disk_hit_first_launch_ms %.4f compilations %llu\n", ms_since(t0),
+              static_cast<unsigned long long>(c.stats().compilations - compiles));
+  return 0;
+}
+
+}  // namespace
+
+int bench(const Args& args) {
+  const std::string usage = "kiln bench [--device D] [--peers FILE,...] [--json FILE]";
+  std::string device_name, json;
+  std::vector<std::string> peers;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) usage_error(args[i] + " needs a value", usage);
+      return args[++i];
+    };
+    if (args[i] == "--device") device_name = value();
+    else if (args[i] == "--json") json = value();
+    else if (args[i] == "--peers") {
+      std::stringstream ss(value());
+      std::string p;
+      while (std::getline(ss, p, ',')) {
+        if (!p.empty()) peers.push_back(p);
+      }
+    } else if (args[i] == "--child-disk-hit") return child_disk_hit(std::atoll(value().c_str()));
+    else usage_error("unknown option " + args[i], usage);
+  }
+  // A cache folder of our own: the first-launch figure must miss, the child process must hit.
+  std::string cache_dir = (std::filesystem::temp_directory_path() / ("kiln-bench-" + std::to_string(::getpid()))).string();
+  setenv("KILN_CACHE_DIR", cache_dir.c_str(), 1);
+  Device device = device_name.empty() ? Device::default_device() : Device::parse(device_name);
+  Client c = device.client();
+  bool gpu = device.kind() == DeviceKind::Cuda;
+  std::map<std::string, double> peer;
+  for (const std::string& p : peers) read_peer_file(p, peer);
+  std::vector<Row> rows;
+  std::printf("kiln bench on %s (%s)%s\n", device.name().c_str(), device.info().name.c_str(),
+              gpu ? "" : ": CPU sizes are reduced; the GPU figures come from cuda:0");
+
+  // saxpy f32 over 1 GiB vectors.
+  {
+    size_t n = gpu ? size_t(1) << 28 : size_t(1) << 22;
+    Handle x = c.upload(random_floats(n, 1)), y = c.upload(random_floats(n, 2));
+    uint32_t cubes = uint32_t(n / 4 / 256);
+    auto run = [&] { launch<gallery::Saxpy<float>>(c, CubeCount{cubes}, CubeDim{256}, 4, 2.0f, x, y); };
+    run();
+    double ms = median_ms(c, 5, gpu ? 20 : 3, run);
+    rows.push_back({"saxpy f32, " + std::to_string(n >> 20) + "M elements", "GB/s", 12.0 * double(n) / ms / 1e6,
+                    "triton", peer.count("triton_saxpy_GBps") ? peer["triton_saxpy_GBps"] : NAN, true, 0.98});
+  }
+  // sum of 256M f32.
+  {
+    size_t n = gpu ? size_t(1) << 28 : size_t(1) << 22;
+    Handle x = c.upload(random_floats(n, 3));
+    uint32_t cubes = gpu ? uint32_t(device.info().multiprocessors) * 8 : 64;
+    Handle partial = c.empty(cubes * 4), out = c.empty(4);
+    auto run = [&] {
+      launch_unchecked<SumPartials>(c, CubeCount{cubes}, CubeDim{512}, 4, x, partial);
+      launch_unchecked<SumFinal>(c, CubeCount{1}, CubeDim{1024}, 1, partial, out);
+    };
+    run();
+    double ms = median_ms(c, 5, gpu ? 20 : 3, run);
+    rows.push_back({"sum f32, " + std::to_string(n >> 20) + "M elements", "GB/s", 4.0 * double(n) / ms / 1e6, "pytorch",
+                    peer.count("sum_f32_GBps") ? peer["sum_f32_GBps"] : NAN, true, 1.0});
+  }
+  // Host time of a cached launch (a tiny kernel, like the raw cuLaunchKernel loop).
+  {
+    Handle y = c.upload(std::vector<float>(1024, 0.0f));
+    auto run = [&] { launch<Tiny>(c, CubeCount{4}, CubeDim{256}, 1, 1.0f, y); };
+    for (int i = 0; i < 1000; ++i) run();
+    c.sync();
+    int n = gpu ? 20000 : 2000;
+    auto t0 = clock_type::now();
+    for (int i = 0; i < n; ++i) run();
+    c.sync();
+    double us = ms_since(t0) * 1000.0 / n;
+    rows.push_back({"cached launch, host time", "us", us, "cuLaunchKernel",
+                    peer.count("culaunch_us") ? peer["culaunch_us"] : NAN, false, 1.3});
+  }
+  // First launch of a new kernel beyond the raw NVRTC compile of the same source, and a disk
+  // cache hit in a new process.
+  if (gpu) {
+    int64_t salt = int64_t(std::chrono::system_clock::now().time_since_epoch().count() & 0xffffffff) * 2;
+    Handle y = c.upload(std::vector<float>(1024, 1.0f));
+    auto t0 = clock_type::now();
+    launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(salt));
+    c.sync();
+    double first_ms = ms_since(t0);
+    launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(salt + 1));  // for the child's warm-up hit
+    c.sync();
+    // The same source, compiled by NVRTC alone (warm, as it was for the launch).
+    KernelId id = kernel_id_base<Fresh>();
+    id.cube_dim = {256, 1, 1};
+    id.comptime_count = 1;
+    id.comptime[0] = comptime_bits<int64_t>(salt);
+    id.finalize();
+    ir::Kernel k = define<Fresh>(id);
+    passes::run_pipeline(k);
+    cuda::EmitResult e = cuda::emit_cuda(k);
+    auto opts = cuda::default_compile_options(device.info().architecture);
+    std::vector<double> nv;
+    for (int i = 0; i < 5; ++i) {
+      auto t1 = clock_type::now();
+      (void)cuda::compile(e.source, e.entry, opts);
+      nv.push_back(ms_since(t1));
+    }
+    std::sort(nv.begin(), nv.end());
+    double nvrtc_ms = nv[nv.size() / 2];
+    rows.push_back({"first launch: trace + codegen + cache beyond NVRTC (" + std::to_string(nvrtc_ms).substr(0, 5) +
+                        " ms)",
+                    "ms", first_ms - nvrtc_ms, "", NAN, false, 2.0});
+    std::string cmd = "/proc/self/exe bench --child-disk-hit " + std::to_string(salt);
+    FILE* p = popen(cmd.c_str(), "r");
+    double hit_ms = NAN, compiles = NAN;
+    if (p) {
+      std::map<std::string, double> child;
+      char line[256];
+      std::string all;
+      while (std::fgets(line, sizeof line, p)) all += line;
+      pclose(p);
+      std::istringstream ss(all);
+      std::string key;
+      double v;
+      while (ss >> key >> v) child[key] = v;
+      hit_ms = child.count("disk_hit_first_launch_ms") ? child["disk_hit_first_launch_ms"] : NAN;
+      compiles = child.count("compilations") ? child["compilations"] : NAN;
+    }
+    rows.push_back({"disk cache hit, first launch in a new process (" + std::to_string(int(compiles)) +
+                        " compiles)",
+                    "ms", hit_ms, "", NAN, false, 2.0});
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(cache_dir, ec);
+
+  std::printf("%-62s %12s %14s %12s %8s %8s\n", "benchmark", "kiln", "peer", "peer value", "ratio", "target");
+  std::string js = "{\n  \"device\": \"" + device.info().name + "\",\n  \"rows\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    double ratio = std::isnan(r.peer) ? NAN : r.kiln / r.peer;
+    bool ok = std::isnan(r.target) ? true
+              : !std::isnan(ratio)  ? (r.higher_is_better ? ratio >= r.target : ratio <= r.target)
+                                    : (r.higher_is_better ? r.kiln >= r.target : r.kiln <= r.target);
+    char target[32];
+    std::snprintf(target, sizeof target, "%s%.2f", r.higher_is_better ? ">=" : "<=", r.target);
+    std::printf("%-62s %8.2f %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), r.kiln, r.unit.c_str(),
+                r.peer_name.c_str(), r.peer, ratio, target,
+                std::isnan(r.peer) && !r.peer_name.empty() ? "(no peer figure)" : ok ? "met" : "MISSED");
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "    {\"what\": \"%s\", \"unit\": \"%s\", \"kiln\": %.6g, \"peer\": \"%s\", \"peer_value\": %.6g, "
+                  "\"ratio\": %.6g, \"target\": \"%s\", \"met\": %s}%s\n",
+                  r.what.c_str(), r.unit.c_str(), r.kiln, r.peer_name.c_str(), std::isnan(r.peer) ? -1.0 : r.peer,
+                  std::isnan(ratio) ? -1.0 : ratio, target, ok ? "true" : "false", i + 1 < rows.size() ? "," : "");
+    js += buf;
+  }
+  js += "  ],\n  \"peers\": {";
+  bool first = true;
+  for (const auto& [k, v] : peer) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s\n    \"%s\": %.6g", first ? "" : ",", k.c_str(), v);
+    js += buf;
+    first = false;
+  }
+  js += "\n  }\n}\n";
+  if (!json.empty()) {
+    std::ofstream f(json);
+    f << js;
+  }
+  return 0;
+}
+
+}  // namespace kiln::tool
