@@ -2,6 +2,7 @@
 #include "kiln/dsl/trace.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <tuple>
 
@@ -22,7 +23,9 @@ constexpr uint32_t kNoVar = 0xffffffffu;
 std::string ts(const Type& t) { return ir::to_string(t); }
 }  // namespace
 
-Tracer::Tracer(ir::Kernel& k) : k_(k), b_(k), previous_(g_current) {
+static std::atomic<uint32_t> g_next_serial{1};  // trace serials, never 0
+
+Tracer::Tracer(ir::Kernel& k) : k_(k), b_(k), previous_(g_current), serial_(g_next_serial.fetch_add(1)) {
   g_current = this;
   region_open_.push_back(true);
   frames_.push_back(Frame{0, false, {}});
@@ -63,7 +66,7 @@ void Tracer::note_value(const ValueRef& v) {
 }
 
 ValueRef Tracer::use(const ValueRef& v, OpKind for_op) const {
-  if (v.id == ir::kNoValue || v.id >= value_region_.size()) {
+  if (v.id == ir::kNoValue || v.id >= value_region_.size() || v.trace != serial_) {
     fail("trace.bad_value", for_op, "an operand is not a value of this trace (a proxy from another kernel?)");
   }
   if (!region_open_[value_region_[v.id]]) {
@@ -82,7 +85,7 @@ ValueRef Tracer::emit_refs(OpKind kind, std::span<const ValueRef> operands, cons
   for (const ValueRef& o : operands) ids.push_back(use(o, kind).id);
   ir::Value id = b_.emit(kind, ids, result, std::move(attrs));
   ++ops_;
-  ValueRef r{id, result};
+  ValueRef r{id, result, serial_};
   note_value(r);
   return r;
 }
@@ -95,7 +98,7 @@ ValueRef Tracer::emit(OpKind kind, std::initializer_list<ValueRef> operands, con
 ValueRef Tracer::param(const std::string& name, const Type& type) {
   ir::Value v = k_.new_value(type);
   k_.params.push_back(ir::Param{name, type, v});
-  ValueRef r{v, type};
+  ValueRef r{v, type, serial_};
   note_value(r);
   return r;
 }
@@ -265,7 +268,7 @@ ValueRef Tracer::vector_insert(ValueRef v, ValueRef scalar, int lane) {
 
 ValueRef Tracer::leaf(OpKind kind, ir::Value operand, int64_t attr, const Type& type, std::vector<ir::Attr> attrs) {
   for (const Leaf& l : leaves_) {
-    if (l.kind == kind && l.operand == operand && l.attr == attr) return ValueRef{l.op.result, l.op.type};
+    if (l.kind == kind && l.operand == operand && l.attr == attr) return ValueRef{l.op.result, l.op.type, serial_};
   }
   if (finished_) fail("trace.finished", kind, "the trace has already finished");
   ir::Op op;
@@ -275,7 +278,7 @@ ValueRef Tracer::leaf(OpKind kind, ir::Value operand, int64_t attr, const Type& 
   op.type = type;
   op.result = k_.new_value(type);
   ++ops_;
-  ValueRef r{op.result, type};
+  ValueRef r{op.result, type, serial_};
   note_value(r);
   value_region_[r.id] = 0;  // placed in the kernel's top region
   leaves_.push_back(Leaf{kind, operand, attr, std::move(op)});
@@ -565,7 +568,7 @@ ValueRef Tracer::begin_for(ValueRef lo, ValueRef hi, ValueRef step, const LoopAt
   ir::Value i = k_.new_value(lo.type);
   body.args.push_back(i);
   open_region(body, true);
-  ValueRef iv{i, lo.type};
+  ValueRef iv{i, lo.type, serial_};
   note_value(iv);
   return iv;
 }

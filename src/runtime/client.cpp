@@ -27,8 +27,12 @@ ClientState::ClientState(std::shared_ptr<DeviceState> d)
       memory(std::make_shared<MemoryManager>(*device->backend, device->name, small_page_for(*device))) {}
 
 ClientState::~ClientState() {
-  // Work still queued may use memory that handles outlive: finish it first.
-  device->backend->sync(*stream);
+  // Work still queued may use memory that handles outlive: finish it first. A kernel that failed
+  // has already been reported to whoever synchronised; a destructor cannot report it again.
+  try {
+    device->backend->sync(*stream);
+  } catch (const Error&) {
+  }
 }
 
 Allocation::Allocation(std::shared_ptr<MemoryManager> m, Slice s, uint64_t client, size_t n)

@@ -107,6 +107,7 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
     auto t3 = clock::now();
     auto entry = std::make_unique<CacheEntry>();
     entry->id = id;
+    entry->define = define;
     entry->name = std::string(id.name);
     entry->exe = std::move(exe);
     CacheEntry* e = entry.get();
@@ -131,6 +132,13 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
     promise.set_exception(std::current_exception());
     throw;
   }
+}
+
+std::vector<std::pair<KernelId, DefineFn>> KernelCache::kernels() const {
+  std::lock_guard lock(m_);
+  std::vector<std::pair<KernelId, DefineFn>> out;
+  for (const auto& e : entries_) out.emplace_back(e->id, e->define);
+  return out;
 }
 
 uint64_t KernelCache::launches() const {

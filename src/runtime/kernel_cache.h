@@ -22,6 +22,7 @@ using DefineFn = ir::Kernel (*)(const KernelId&);
 
 struct CacheEntry {
   KernelId id;
+  DefineFn define = nullptr;  // what traced it: lets tools re-trace a cached kernel for another backend
   std::string name;
   std::shared_ptr<Executable> exe;
   std::atomic<uint64_t> launches{0};
@@ -39,6 +40,8 @@ class KernelCache {
   CacheEntry* find(const KernelId& id) const;
 
   uint64_t compilations() const { return compilations_.load(std::memory_order_relaxed); }
+  // Every compiled kernel's id and definer, in compile order.
+  std::vector<std::pair<KernelId, DefineFn>> kernels() const;
   uint64_t launches() const;
   std::vector<std::pair<std::string, uint64_t>> launches_by_kernel() const;
 

@@ -663,5 +663,21 @@ TEST(TraceError, ProxyFromAnotherTraceWithAnUnknownValue) {
   EXPECT_EQ(f.message.rfind("kernel 'uses_a_kept_proxy'", 0), 0u) << f.message;
 }
 
+// The same with a value id the second trace also has: only the trace serial tells them apart.
+struct UsesAKeptProxyWithMoreValues {
+  static constexpr std::string_view name = "uses_a_kept_proxy_with_more_values";
+  void operator()(Slice<float> out) const {
+    Expr<float> a = 1.0f, b = 2.0f, c = 3.0f, d = 4.0f;
+    out[absolute_pos()] = a + b + c + d + g_kept;
+  }
+};
+
+TEST(TraceError, ProxyFromAnotherTraceWithAKnownValueId) {
+  traces<KeepsAProxy>();
+  TraceFailure f = trace_failure<UsesAKeptProxyWithMoreValues>(id_of<UsesAKeptProxyWithMoreValues>({32, 1, 1}));
+  EXPECT_EQ(f.kind, "trace.bad_value");
+  EXPECT_NE(f.message.find("another kernel"), std::string::npos) << f.message;
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -19,6 +19,7 @@ namespace kiln::dsl {
 struct ValueRef {
   ir::Value id = ir::kNoValue;
   ir::Type type;
+  uint32_t trace = 0;  // the serial of the trace that made it: a proxy kept from another trace is refused
 };
 
 struct LoopAttrs {
@@ -132,6 +133,7 @@ class Tracer {
   ir::Kernel& k_;
   ir::Builder b_;
   Tracer* previous_;
+  uint32_t serial_;
   std::vector<Frame> frames_;
   std::vector<uint32_t> value_region_;  // by ir::Value: the serial of the region that defines it
   std::vector<bool> region_open_;       // by region serial
