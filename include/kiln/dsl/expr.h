@@ -79,8 +79,16 @@ concept Literal = std::is_arithmetic_v<L> || std::is_same_v<L, f16> || std::is_s
 
 template <Element T, Literal L>
 dsl::ValueRef literal_as(const L& v) {
-  if constexpr (std::is_same_v<L, f16> || std::is_same_v<L, bf16>) {
-    return literal<T>(static_cast<T>(static_cast<float>(v)));
+  constexpr bool half_out = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+  constexpr bool half_in = std::is_same_v<L, f16> || std::is_same_v<L, bf16>;
+  if constexpr (half_in) {
+    return literal_as<T>(static_cast<float>(v));
+  } else if constexpr (half_out && std::is_same_v<L, bool>) {
+    return literal<T>(T(v ? 1.0f : 0.0f));
+  } else if constexpr (half_out && std::is_integral_v<L>) {
+    return literal<T>(T::from_integer(v));  // one rounding, as a cast on the device does
+  } else if constexpr (half_out) {
+    return literal<T>(T(static_cast<double>(v)));
   } else {
     return literal<T>(static_cast<T>(v));
   }

@@ -90,6 +90,8 @@ class ElementRef {
   KILN_ELEMENT_COMPOUND(&)
   KILN_ELEMENT_COMPOUND(|)
   KILN_ELEMENT_COMPOUND(^)
+  KILN_ELEMENT_COMPOUND(<<)
+  KILN_ELEMENT_COMPOUND(>>)
 #undef KILN_ELEMENT_COMPOUND
 
   const dsl::ValueRef& array() const { return array_; }

@@ -35,10 +35,10 @@ template <class P>
 std::string describe(std::string_view name) {
   using traits = param_traits<P>;
   if constexpr (traits::kind == ParamKind::Comptime) {
-    return std::string(name) + ": Comptime<" +
-           (std::is_enum_v<typename traits::value_type> ? std::string("enum")
-                                                        : std::string(ir::scalar_name(scalar_of<typename traits::value_type>()))) +
-           ">";
+    using T = typename traits::value_type;
+    if constexpr (Element<T>) return std::string(name) + ": Comptime<" + std::string(ir::scalar_name(scalar_of<T>())) + ">";
+    else if constexpr (std::is_enum_v<T>) return std::string(name) + ": Comptime<enum>";
+    else return std::string(name) + ": Comptime<" + std::to_string(sizeof(T) * 8) + "-bit integer>";
   } else if constexpr (traits::kind == ParamKind::Scalar) {
     return runtime::describe_param(name, int(traits::kind), false, false, scalar_of<typename traits::scalar>());
   } else {
@@ -121,6 +121,12 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
                                     : std::string()));
     }
     if (bytes / elem > 0xffffffffull) fail("it has more than 2^32 - 1 elements, more than u32 indexing reaches");
+    // Every element is accessed whole (a vector in one 16-byte load on GPUs): the view must start
+    // on an element boundary, on every device, so that a kernel that runs on the CPU runs on a GPU.
+    if (handle->address() % elem != 0) {
+      fail("its view starts " + std::to_string(handle->offset()) + " bytes into its memory, not on a " +
+           std::to_string(elem) + "-byte element boundary; offset views by whole elements");
+    }
     b.address = handle->address();
     b.bytes = bytes;
     b.len = uint32_t(bytes / elem);
