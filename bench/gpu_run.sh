@@ -33,7 +33,7 @@ summary "disk cache: first run $(grep -c 'NVRTC compiled' "$out/cache_first.log"
 unset KILN_CACHE_DIR
 
 # Every test (the kernel suite runs on the CPU and on cuda:0).
-step ctest ctest --test-dir build-gpu -j8 --output-on-failure
+step ctest ctest --test-dir build-gpu -j12 --timeout 120 --output-on-failure
 grep -E "tests passed|tests failed|Total Test" "$out/ctest.log" | tee -a "$out/summary.txt"
 step demo env KILN_PROFILE=1 $bin/kiln demo
 cat "$out/demo.log"
@@ -50,7 +50,7 @@ fi
 # compute-sanitizer over the kernel suite's CUDA cases.
 cs=/usr/local/cuda/bin/compute-sanitizer
 for tool in memcheck racecheck; do
-  step "sanitize_$tool" timeout 240 $cs --tool $tool --error-exitcode 9 $bin/kiln_suite_tests --gtest_filter='*cuda*'
+  step "sanitize_$tool" timeout 150 $cs --tool $tool --error-exitcode 9 $bin/kiln_suite_tests --gtest_filter='*cuda*'
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitize_$tool.log" | tail -3 | tee -a "$out/summary.txt"
 done
 echo "== summary"; cat "$out/summary.txt"
