@@ -28,9 +28,13 @@ uint32_t const_instr(Exec& e, const Instr& in, uint32_t pc) {
 template <class T, uint32_t W>
 uint32_t splat_instr(Exec& e, const Instr& in, uint32_t pc) {
   const T* a = e.slot<T>(in.a);
-  T* d = e.slot<T>(in.dst);
+  unsigned char* d = e.slot<unsigned char>(in.dst);
+  // One row of W copies, then a fixed-size copy per unit. (The direct nested loop made GCC 13.3
+  // fail with an internal compiler error in expand_expr_real_2.)
   for_active(e, [&](uint32_t u) {
-    for (uint32_t l = 0; l < W; ++l) d[size_t(u) * W + l] = a[u];
+    T row[W];
+    for (uint32_t l = 0; l < W; ++l) row[l] = a[u];
+    std::memcpy(d + size_t(u) * sizeof row, row, sizeof row);
   });
   return pc + 1;
 }
