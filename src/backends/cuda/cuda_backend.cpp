@@ -201,7 +201,10 @@ class CudaBackend : public runtime::Backend {
 
   std::shared_ptr<runtime::Executable> compile(const ir::Kernel& k) override {
     using clock = std::chrono::steady_clock;
+    auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    auto t_start = clock::now();
     EmitResult e = emit_cuda(k);
+    auto t_emitted = clock::now();
     if (e.dynamic_shared_bytes > info_.max_shared_bytes) {
       throw Error("launch.bad_dims", "kernel '" + k.name + "' needs " + std::to_string(e.dynamic_shared_bytes) +
                                          " bytes of shared memory per cube; " + device_name_ + " allows " +
@@ -218,16 +221,20 @@ class CudaBackend : public runtime::Backend {
     bool logging = common::log_enabled(common::LogChannel::Compile);
     std::string why;
     std::optional<std::vector<char>> cubin = disk_.load(key, &why);
+    auto t_looked = clock::now();
+    double nvrtc_ms = 0, store_ms = 0;
     if (cubin) {
       if (logging) common::log(common::LogChannel::Compile, e.entry + ": disk cache hit (" + disk_.dir() + ")");
     } else {
       auto t0 = clock::now();
       CompileResult c = cuda::compile(e.source, e.entry, options);
-      double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+      auto t1 = clock::now();
       disk_.store(key, c.cubin);
+      nvrtc_ms = ms(t0, t1);
+      store_ms = ms(t1, clock::now());
       if (logging) {
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%.2f ms", ms);
+        std::snprintf(buf, sizeof buf, "%.2f ms", nvrtc_ms);
         common::log(common::LogChannel::Compile, e.entry + ": disk cache " + why + "; NVRTC compiled for " + arch_ +
                                                      " in " + buf + "\n" + e.source);
       }
@@ -241,6 +248,13 @@ class CudaBackend : public runtime::Backend {
     d_.check(d_.cuModuleGetFunction(&exe->function, exe->module, e.entry.c_str()), "cuModuleGetFunction",
              "compile.load");
     exe->dynamic_shared = e.dynamic_shared_bytes;
+    if (logging) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, ": emit %.3f ms, disk lookup %.3f ms, NVRTC %.3f ms, disk store %.3f ms, module load %.3f ms",
+                    ms(t_start, t_emitted), ms(t_emitted, t_looked), nvrtc_ms, store_ms,
+                    ms(t_looked, clock::now()) - nvrtc_ms - store_ms);
+      common::log(common::LogChannel::Compile, e.entry + buf);
+    }
     if (e.dynamic_shared_bytes > kStaticSharedLimit) {
       d_.check(d_.cuFuncSetAttribute(exe->function, kFuncAttributeMaxDynamicSharedSizeBytes,
                                      int(e.dynamic_shared_bytes)),
