@@ -152,17 +152,20 @@ struct Row {
 };
 
 int child_disk_hit(int64_t salt) {
-  // A new process: the device and the context first, then one disk hit to load what a hit needs
-  // once per process (NVRTC for its version), then the timed hit.
+  // A new process: the device and its context first (not part of a launch), then the first launch
+  // of a kernel the parent compiled, and a second one.
   Client c = Device::default_device().client();
   Handle y = c.upload(std::vector<float>(1024, 1.0f));
-  launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(salt + 1)));
   c.sync();
   uint64_t compiles = c.stats().compilations;
   auto t0 = clock_type::now();
   launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(salt)));
   c.sync();
-  std::printf("disk_hit_first_launch_ms %.4f compilations %llu\n", ms_since(t0),
+  double first = ms_since(t0);
+  auto t1 = clock_type::now();
+  launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(salt + 1)));
+  c.sync();
+  std::printf("disk_hit_first_launch_ms %.4f disk_hit_second_launch_ms %.4f traced %llu\n", first, ms_since(t1),
               static_cast<unsigned long long>(c.stats().compilations - compiles));
   return 0;
 }
@@ -246,15 +249,16 @@ int bench(const Args& args) {
   if (gpu) {
     // Five kernels new to this process and to the (fresh) disk cache: each first launch traces,
     // passes, emits, misses the disk cache, compiles with NVRTC, stores, loads and launches. The
-    // same sources compiled by NVRTC alone give the floor; the medians are compared.
+    // floor is NVRTC alone compiling five other fresh sources of the same kernel (salts never
+    // launched): NVRTC is markedly faster on a source it has compiled before, so timing it on the
+    // launched sources again would flatter it. Medians are compared.
     int64_t base = int64_t(std::chrono::system_clock::now().time_since_epoch().count() & 0xffffffff) * 16;
     Handle y = c.upload(std::vector<float>(1024, 1.0f));
     std::vector<double> first, nvrtc;
     auto opts = cuda::default_compile_options(device.info().architecture);
     for (int k = 0; k < 5; ++k) {
-      int64_t salt = base + k;
       auto t0 = clock_type::now();
-      launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(salt));
+      launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(base + k)));
       double launch_ms = ms_since(t0);
       c.sync();
       first.push_back(ms_since(t0));
@@ -262,7 +266,7 @@ int bench(const Args& args) {
       KernelId id = kernel_id_base<Fresh>();
       id.cube_dim = {256, 1, 1};
       id.comptime_count = 1;
-      id.comptime[0] = comptime_bits<int64_t>(salt);
+      id.comptime[0] = comptime_bits<int64_t>(base + 8 + k);
       id.finalize();
       ir::Kernel kern = define<Fresh>(id);
       passes::run_pipeline(kern);
@@ -294,11 +298,11 @@ int bench(const Args& args) {
         double v;
         while (ss >> key >> v) child[key] = v;
         hit_ms = child.count("disk_hit_first_launch_ms") ? child["disk_hit_first_launch_ms"] : NAN;
-        compiles = child.count("compilations") ? child["compilations"] : NAN;
+        compiles = child.count("disk_hit_second_launch_ms") ? child["disk_hit_second_launch_ms"] : NAN;
       }
     }
-    (void)compiles;
     rows.push_back({"disk cache hit, first launch in a new process", "ms", hit_ms, "", NAN, false, 2.0});
+    rows.push_back({"disk cache hit, second launch in that process", "ms", compiles, "", NAN, false, 2.0});
   }
   std::error_code ec;
   std::filesystem::remove_all(cache_dir, ec);
