@@ -30,7 +30,7 @@ Driver load() {
   void* lib = nullptr;
   std::string errors;
   for (const char* n : names) {
-    lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+    lib = dlopen(n, RTLD_LAZY | RTLD_LOCAL);
     if (lib) break;
     const char* e = dlerror();
     errors += (errors.empty() ? "" : "; ") + std::string(e ? e : n);

@@ -4,6 +4,9 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <chrono>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -54,7 +57,9 @@ bool bind(void* handle, const char* symbol, F& fn, std::string& missing) {
 bool load(const std::vector<std::string>& candidates, NvrtcApi& api, std::string& error) {
   std::string tried;
   for (const std::string& name : candidates) {
-    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Lazy binding: NVRTC is a large library and kiln calls a handful of its functions; resolving
+    // every symbol up front made the first load several milliseconds longer.
+    void* h = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (!h) {
       const char* why = dlerror();  // names the file again; keep only the reason after it
       std::string reason = why ? why : "not found";
@@ -171,8 +176,23 @@ std::vector<std::string> default_compile_options(std::string_view arch) {
   return {"--gpu-architecture=" + std::string(arch), "--std=c++17"};
 }
 
+namespace {
+std::atomic<uint64_t> g_compile_ns{0};
+
+// Adds the time between its construction and destruction to g_compile_ns.
+struct CompileTimer {
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  ~CompileTimer() {
+    g_compile_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  }
+};
+}  // namespace
+
+double compile_milliseconds() { return double(g_compile_ns.load()) / 1e6; }
+
 CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options) {
   const NvrtcApi& a = api();
+  CompileTimer timer;
   std::string src(source);
   std::string prog_name = std::string(name) + ".cu";
   ProgramGuard prog{a};

@@ -39,6 +39,10 @@ struct CompileResult {
 // Error{device.unavailable} when NVRTC cannot be loaded.
 CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options);
 
+// Milliseconds spent in compile() by this process, in all: lets a benchmark tell NVRTC's share of
+// a first launch from kiln's own.
+double compile_milliseconds();
+
 namespace detail {
 // Loads NVRTC from exactly `candidates`, uncached, and unloads it again: for tests of the
 // missing-library path. Throws the Error{device.unavailable} that compile() would throw.
