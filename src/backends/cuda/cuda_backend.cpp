@@ -215,11 +215,10 @@ class CudaBackend : public runtime::Backend {
                                          std::to_string(info_.max_shared_bytes));
     }
     std::vector<std::string> options = default_compile_options(arch_);
-    NvrtcVersion v = nvrtc_version();
     CacheKey key;
     key.source = e.source;
     for (const std::string& o : options) key.options += o + " ";
-    key.compiler = "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor);
+    key.compiler = compiler_identity();
     key.architecture = arch_;
     common::dump_file(e.entry + ".cu", e.source);
     bool logging = common::log_enabled(common::LogChannel::Compile);

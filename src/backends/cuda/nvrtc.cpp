@@ -103,10 +103,13 @@ struct Loaded {
   bool ok = false;
 };
 
+std::atomic<bool> g_loaded{false};  // set once loaded() has loaded NVRTC successfully
+
 const Loaded& loaded() {
   static const Loaded l = [] {
     Loaded r;
     r.ok = load(nvrtc_candidates(), r.api, r.error);
+    if (r.ok) g_loaded.store(true, std::memory_order_release);
     return r;
   }();
   return l;
@@ -189,6 +192,59 @@ struct CompileTimer {
 }  // namespace
 
 double compile_milliseconds() { return double(g_compile_ns.load()) / 1e6; }
+
+namespace {
+// "realpath size mtime" of a library file, or empty.
+std::string file_identity(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec) return "";
+  auto size = std::filesystem::file_size(real, ec);
+  if (ec) return "";
+  auto mtime = std::filesystem::last_write_time(real, ec);
+  if (ec) return "";
+  return real.string() + " " + std::to_string(size) + " " + std::to_string(mtime.time_since_epoch().count());
+}
+}  // namespace
+
+std::string compiler_identity() {
+  // Loaded (or loading finished): the very file the loader picked.
+  if (g_loaded.load(std::memory_order_acquire)) {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(api().version), &info) && info.dli_fname) {
+      std::string id = file_identity(info.dli_fname);
+      if (!id.empty()) return id;
+    }
+  }
+  // Not loaded: find the file the loader would pick without loading it (about 5 ms of dlopen a
+  // disk-cache hit does not need). If this search picks another file than the loader would, the
+  // key differs and the kernel is compiled again: never a wrong cubin, only a slower first launch.
+  std::vector<std::string> dirs;
+  if (const char* lp = std::getenv("LD_LIBRARY_PATH")) {
+    std::string all(lp);
+    for (size_t at = 0; at <= all.size();) {
+      size_t end = all.find(':', at);
+      if (end == std::string::npos) end = all.size();
+      if (end > at) dirs.push_back(all.substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64");
+  for (const char* d : {"/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                        "/lib/x86_64-linux-gnu", "/usr/lib"}) {
+    dirs.push_back(d);
+  }
+  for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) {
+    for (const std::string& d : dirs) {
+      std::string id = file_identity(d + "/" + name);
+      if (!id.empty()) return id;
+    }
+  }
+  NvrtcVersion v = nvrtc_version();  // loads it; then the loaded file names the compiler
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(api().version), &info) && info.dli_fname) return file_identity(info.dli_fname);
+  return "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor);
+}
 
 CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options) {
   const NvrtcApi& a = api();

@@ -39,6 +39,11 @@ struct CompileResult {
 // Error{device.unavailable} when NVRTC cannot be loaded.
 CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options);
 
+// Names the NVRTC build that compiles (the library file's real path, size and time), for the
+// disk cache's key. It does not load NVRTC when it is not loaded yet: a disk-cache hit in a new
+// process needs no compiler.
+std::string compiler_identity();
+
 // Milliseconds spent in compile() by this process, in all: lets a benchmark tell NVRTC's share of
 // a first launch from kiln's own.
 double compile_milliseconds();
