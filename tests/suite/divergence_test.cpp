@@ -285,7 +285,8 @@ KILN_SUITE_CASES(divergence) {
     auto out = run_map<SignedRange, int32_t, 1>(client, 1, 64, n, lo, hi);
     expect_equal("acc over k = lo, lo + 3, ... < hi", tabulate<int32_t>(n, [&](size_t i) {
                    int32_t acc = 1;
-                   for (int32_t k = lo[i]; k < hi[i]; k += 3) acc = acc * 7 + k;
+                   // Wrapping arithmetic, as the kernel's (the IR's integers wrap; C++'s signed ones may not).
+                   for (int32_t k = lo[i]; k < hi[i]; k += 3) acc = int32_t(uint32_t(acc) * 7u + uint32_t(k));
                    return acc;
                  }),
                  out[0]);

@@ -137,7 +137,10 @@ void read_peer_file(const std::string& path, std::map<std::string, double>& out)
   while (lines >> word) {
     char* end = nullptr;
     double v = std::strtod(word.c_str(), &end);
-    if (!prev.empty() && end && *end == 0 && prev.find_first_of("{}\":,") == std::string::npos) out[prev] = v;
+    // Plain "key value" lines (the raw launcher's output): keys are lower-case words with '_'.
+    bool key = !prev.empty() && prev.find('_') != std::string::npos &&
+               prev.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+    if (key && end && *end == 0) out[prev] = v;
     prev = word;
   }
 }
@@ -307,13 +310,16 @@ int bench(const Args& args) {
     std::printf("%-62s %8.2f %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), r.kiln, r.unit.c_str(),
                 r.peer_name.c_str(), r.peer, ratio, target,
                 std::isnan(r.peer) && !r.peer_name.empty() ? "(no peer figure)" : ok ? "met" : "MISSED");
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "    {\"what\": \"%s\", \"unit\": \"%s\", \"kiln\": %.6g, \"peer\": \"%s\", \"peer_value\": %.6g, "
-                  "\"ratio\": %.6g, \"target\": \"%s\", \"met\": %s}%s\n",
-                  r.what.c_str(), r.unit.c_str(), r.kiln, r.peer_name.c_str(), std::isnan(r.peer) ? -1.0 : r.peer,
-                  std::isnan(ratio) ? -1.0 : ratio, target, ok ? "true" : "false", i + 1 < rows.size() ? "," : "");
-    js += buf;
+    auto num = [](double v) {
+      if (std::isnan(v)) return std::string("null");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.6g", v);
+      return std::string(b);
+    };
+    js += "    {\"what\": \"" + r.what + "\", \"unit\": \"" + r.unit + "\", \"kiln\": " + num(r.kiln) +
+          ", \"peer\": \"" + r.peer_name + "\", \"peer_value\": " + num(r.peer) + ", \"ratio\": " + num(ratio) +
+          ", \"target\": \"" + target + "\", \"met\": " + (ok ? "true" : "false") + "}" +
+          (i + 1 < rows.size() ? "," : "") + "\n";
   }
   js += "  ],\n  \"peers\": {";
   bool first = true;
