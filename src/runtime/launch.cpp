@@ -84,6 +84,12 @@ void submit(const Client& client, KernelId& id, ir::Kernel (*define)(const Kerne
   }
   id.cube_dim = ir::Dim3{dim.x, dim.y, dim.z};
   id.finalize();
+  // Backends index bindings by kernel parameter: drop the comptime arguments (in place).
+  size_t kept = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ArgBinding::Kind::Comptime) args[kept++] = args[i];
+  }
+  args = args.first(kept);
   CacheEntry& e = st.device->cache.get(id, define, backend);
   if (uint64_t(count.x) * count.y * count.z == 0) return;  // nothing to run
   LaunchDims d{ir::Dim3{count.x, count.y, count.z}, id.cube_dim};

@@ -262,7 +262,37 @@ void register_offset_view(int width, size_t skip_bytes) {
       });
 }
 
+// Comptime parameters before and between buffers: bindings must reach the kernel parameter they
+// belong to (they were shifted by the comptime arguments before the fix), also in an in-place
+// launch (aliasing is recorded by C++ parameter and must land on the right kernel parameter) and
+// when the kernel can fail midway (shared memory), where the CPU snapshots writable buffers.
+struct ComptimeFirst {
+  static constexpr std::string_view name = "comptime_first";
+  void operator()(Comptime<int> scale, Slice<const float> x, Comptime<bool> negate, Slice<float> y) const {
+    SharedArray<float> s(64);
+    s[unit_pos()] = x[absolute_pos()] * float(scale.get());
+    sync_cube();
+    auto v = s[63u - unit_pos()];
+    y[absolute_pos()] = negate ? -v : v;
+  }
+};
+
 KILN_SUITE_CASES(extras) {
+  add_case("comptime_first_f32_n256", kernels<ComptimeFirst>(), [](Client& client, std::mt19937_64& rng) {
+    const size_t n = 256;
+    auto x = random_values<float>(rng, n, -10, 10);
+    Handle hx = client.upload(x), hy = poisoned_elems<float>(client, n);
+    launch_unchecked<ComptimeFirst>(client, CubeCount{4}, CubeDim{64}, 1, comptime(3), hx, comptime(true), hy);
+    auto want = tabulate<float>(n, [&](size_t i) { return -(x[(i / 64) * 64 + 63 - i % 64] * 3.0f); });
+    expect_equal("y = -(3 x) mirrored per cube", want, client.read<float>(hy));
+    // In place: y is x.
+    Handle hz = client.upload(x);
+    launch<ComptimeFirst>(client, CubeCount{4}, CubeDim{64}, 1, comptime(2), hz, comptime(false), hz);
+    expect_equal("in place, 2 x mirrored per cube",
+                 tabulate<float>(n, [&](size_t i) { return x[(i / 64) * 64 + 63 - i % 64] * 2.0f; }),
+                 client.read<float>(hz));
+  });
+
   register_gather_indexed<float, uint64_t>(300, 1000);
   register_gather_indexed<float, int64_t>(300, 1000);
   register_gather_indexed<int32_t, int32_t>(77, 999);

@@ -165,8 +165,22 @@ ir::Kernel define(const KernelId& id) {
   k.facts.mode = id.mode;
   k.facts.address = id.address;
   k.facts.vector_width = id.vector_width;
+  // The id counts every C++ parameter; the kernel's parameters leave out the comptime ones.
+  // facts.alias is by kernel parameter, so translate both the position and the value.
+  std::array<int, kMaxParams> ir_index{};
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    int next = 0;
+    ((ir_index[I] = param_traits<std::tuple_element_t<I, Params>>::kind == ParamKind::Comptime ? -1 : next++), ...);
+  }(std::make_index_sequence<std::tuple_size_v<Params>>{});
   for (int i = 0; i < id.param_count; ++i) {
-    if (id.alias[size_t(i)]) k.facts.alias.assign(id.alias.begin(), id.alias.begin() + id.param_count);
+    uint8_t a = id.alias[size_t(i)];
+    if (!a || ir_index[size_t(i)] < 0) continue;
+    if (k.facts.alias.empty()) {
+      int count = 0;
+      for (int j = 0; j < id.param_count; ++j) count += ir_index[size_t(j)] >= 0 ? 1 : 0;
+      k.facts.alias.assign(size_t(count), 0);
+    }
+    k.facts.alias[size_t(ir_index[size_t(i)])] = uint8_t(ir_index[size_t(a - 1)] + 1);
   }
   dsl::Tracer t(k);
   ir::KernelFacts facts = k.facts;

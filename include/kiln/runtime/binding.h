@@ -9,7 +9,9 @@
 namespace kiln::runtime {
 
 struct ArgBinding {
-  enum class Kind : uint8_t { Buffer, Tensor, Scalar };
+  // Comptime arguments are not kernel parameters: submit() drops them before the backend sees the
+  // list, so that a binding's index is its kernel parameter's index.
+  enum class Kind : uint8_t { Buffer, Tensor, Scalar, Comptime };
   Kind kind = Kind::Scalar;
   uint64_t address = 0;  // device address of the first visible element (buffers, tensors)
   uint64_t bytes = 0;    // visible bytes

@@ -144,6 +144,7 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
   } else {
     using T = typename traits::value_type;
     constexpr int c = comptime_index<kernel_params_t<K>, I>();
+    b.kind = runtime::ArgBinding::Kind::Comptime;
     if constexpr (std::is_same_v<A, Comptime<T>>) {
       id.comptime[c] = comptime_bits<T>(arg.get());
     } else if constexpr (std::is_same_v<A, T>) {

@@ -161,7 +161,7 @@ class CpuBackend : public runtime::Backend {
     // Snapshot the writable buffers of a launch that may stop midway.
     std::vector<std::pair<size_t, std::vector<unsigned char>>> saved;
     if (p.may_fail) {
-      for (size_t i = 0; i < args.size(); ++i) {
+      for (size_t i = 0; i < args.size() && i < p.params.size(); ++i) {
         const ir::Type& t = p.params[i].type;
         if (!t.is_global() || t.access != ir::Access::ReadWrite || args[i].bytes == 0) continue;
         const auto* b = reinterpret_cast<const unsigned char*>(args[i].address);
