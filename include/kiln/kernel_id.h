@@ -37,7 +37,7 @@ struct KernelId {
   uint8_t comptime_count = 0;
   std::array<ir::Scalar, kMaxParams> element{};  // each parameter's element scalar
   std::array<uint8_t, kMaxParams> rank{};        // tensor parameters' rank
-  std::array<uint8_t, kMaxParams> alias{};       // buffers: 1 + the earlier parameter sharing its memory, or 0
+  std::array<uint8_t, kMaxParams> alias{};       // buffers: 1 + the lowest other parameter sharing its memory, or 0
   std::array<ComptimeBits, kMaxComptime> comptime{};
   uint64_t hash = 0;  // set by finalize()
 

@@ -35,6 +35,7 @@ CacheEntry* KernelCache::find(const KernelId& id) const {
 void KernelCache::insert_locked(CacheEntry* e) {
   Table* t = table_.load(std::memory_order_relaxed);
   // Keep the table at most half full; grow by publishing a new table with every entry.
+  // `e` is not in entries_ yet: the rebuild places the others, the probe below places `e`.
   if ((entries_.size() + 1) * 2 > t->mask + 1) {
     auto bigger = std::make_unique<Table>((t->mask + 1) * 2);
     for (const auto& old : entries_) {
@@ -75,10 +76,16 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
     }
     in_flight_.emplace(id, promise.get_future().share());
   }
-  auto finish = [&](CacheEntry* e) {
+  // Publishes the entry (or only forgets the in-flight compile) in one critical section, so that a
+  // table rebuilt by insert_locked sees each entry exactly once.
+  auto finish = [&](std::unique_ptr<CacheEntry> entry) {
     std::lock_guard lock(m_);
     in_flight_.erase(id);
-    if (e) insert_locked(e);
+    if (!entry) return static_cast<CacheEntry*>(nullptr);
+    CacheEntry* e = entry.get();
+    insert_locked(e);
+    entries_.push_back(std::move(entry));
+    return e;
   };
   try {
     using clock = std::chrono::steady_clock;
@@ -111,10 +118,6 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
     entry->name = std::string(id.name);
     entry->exe = std::move(exe);
     CacheEntry* e = entry.get();
-    {
-      std::lock_guard lock(m_);
-      entries_.push_back(std::move(entry));
-    }
     compilations_.fetch_add(1, std::memory_order_relaxed);
     if (common::log_enabled(common::LogChannel::Compile)) {
       auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
@@ -124,7 +127,7 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
                     std::string(backend.runtime_name()).c_str(), ms(t2, t3));
       common::log(common::LogChannel::Compile, "compiled " + id.to_string() + buf);
     }
-    finish(e);
+    finish(std::move(entry));
     promise.set_value(e);
     return *e;
   } catch (...) {

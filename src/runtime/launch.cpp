@@ -54,11 +54,11 @@ void submit(const Client& client, KernelId& id, ir::Kernel (*define)(const Kerne
                       ": the handle belongs to another client (client " + std::to_string(a.client_id) +
                       "), this launch is on client " + std::to_string(st.id) + "; copy the data through the host");
     }
-    // Outputs that share memory with an earlier argument are part of the id: a backend may only
-    // assume distinct buffers do not overlap.
-    for (size_t j = 0; j < i; ++j) {
+    // Arguments that share memory are part of the id (a backend may only assume that buffers the
+    // id does not name overlap nothing): each overlapping argument records the lowest other one.
+    for (size_t j = 0; j < handles.size(); ++j) {
       const Handle* g = handles[j];
-      if (!g || g->allocation() != h->allocation()) continue;
+      if (j == i || !g || g->allocation() != h->allocation()) continue;
       size_t lo = std::max(g->offset(), h->offset());
       size_t hi = std::min(g->offset() + g->size_in_used(), h->offset() + h->size_in_used());
       if (lo < hi) {

@@ -137,6 +137,8 @@ template <KernelFunction K>
 KernelId kernel_id_base() {
   using Params = detail::kernel_params_t<K>;
   static_assert(std::tuple_size_v<Params> <= kMaxParams, "a kernel takes at most 16 parameters");
+  static_assert(detail::comptime_index<Params, std::tuple_size_v<Params>>() <= kMaxComptime,
+                "a kernel takes at most 8 Comptime parameters");
   KernelId id;
   id.type = &typeid(K);
   id.name = K::name;

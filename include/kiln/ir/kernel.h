@@ -104,9 +104,9 @@ struct KernelFacts {
   ExecMode mode = ExecMode::Checked;
   AddressType address = AddressType::U32;
   int vector_width = 1;
-  // Per parameter: 0, or 1 + the index of an earlier parameter whose memory this one overlaps
-  // (an in-place launch). Empty when no parameters alias. Backends may assume that a buffer no
-  // entry mentions overlaps no other.
+  // Per parameter: 0, or 1 + the lowest index of another parameter whose memory this one overlaps
+  // (an in-place launch); every overlapping parameter has an entry. Empty when no parameters
+  // alias. Backends may assume that a buffer with entry 0 overlaps no other.
   std::vector<uint8_t> alias;
   // Comptime arguments, by parameter name, as text: for reading dumps, not for identity.
   std::vector<std::pair<std::string, std::string>> comptime;

@@ -23,7 +23,7 @@ class ClientState;
 
 struct MemoryStats {
   uint64_t reserved_bytes = 0;  // memory taken from the device in pages
-  uint64_t in_use_bytes = 0;    // bytes of live allocations
+  uint64_t in_use_bytes = 0;    // bytes held by live allocations (rounded up to the pool's granularity)
   uint64_t pages = 0;
   uint64_t allocations = 0;     // allocations served, in all
   uint64_t reused = 0;          // allocations served from memory already reserved

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -74,10 +75,11 @@ bool scalar_fits(const A& a, T& out) {
     if constexpr (std::is_same_v<A, bool> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
       return false;
     } else if constexpr (std::is_floating_point_v<A>) {
-      if (!(a == std::trunc(a)) || a < static_cast<A>(std::numeric_limits<T>::min()) ||
-          a > static_cast<A>(std::numeric_limits<T>::max())) {
-        return false;
-      }
+      // Bounds as powers of two, exact in A: T's max rounds up to 2^digits in a float, and a value
+      // equal to that would pass a `<= max` test and overflow the conversion.
+      const A upper = std::ldexp(A(1), std::numeric_limits<T>::digits);
+      const A lower = std::is_signed_v<T> ? -upper : A(0);
+      if (!(a == std::trunc(a)) || a < lower || a >= upper) return false;
       out = static_cast<T>(a);
       return true;
     } else {
@@ -101,6 +103,7 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
       handle = &arg;
       b.kind = runtime::ArgBinding::Kind::Buffer;
     } else if constexpr (kind == ParamKind::Tensor && std::is_same_v<A, TensorBinding>) {
+      if (arg.rank > 8) fail("its rank " + std::to_string(arg.rank) + " is over 8");
       handle = &arg.handle;
       b.kind = runtime::ArgBinding::Kind::Tensor;
       b.rank = arg.rank;
@@ -150,8 +153,11 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
     } else if constexpr (std::is_same_v<A, T>) {
       id.comptime[c] = comptime_bits<T>(arg);
     } else if constexpr (requires { typename A::value_type; } && std::is_same_v<A, Comptime<typename A::value_type>> &&
-                         std::is_convertible_v<typename A::value_type, T> && !std::is_enum_v<T>) {
-      id.comptime[c] = comptime_bits<T>(static_cast<T>(arg.get()));
+                         std::is_arithmetic_v<typename A::value_type> && std::is_arithmetic_v<T>) {
+      // comptime(300) for a Comptime<uint8_t>: refused like a Scalar that does not fit.
+      T v{};
+      if (!scalar_fits<T>(arg.get(), v)) fail(given_name<A>() + " was given, and its value does not fit the parameter's type");
+      id.comptime[c] = comptime_bits<T>(v);
     } else {
       fail(given_name<A>() + " was given; pass comptime(value)");
     }

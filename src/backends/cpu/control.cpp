@@ -41,10 +41,10 @@ uint32_t if_begin(Exec& e, const Instr& in, uint32_t pc) {
   uint8_t* __restrict other = e.m1(in.depth);
   uint8_t* __restrict cur = e.cur;
   for (uint32_t u = 0; u < n; ++u) {
-    uint8_t was = cur[u];
+    uint8_t was = cur[u], t = uint8_t(c[u] != 0);  // a bool byte loaded from memory may hold 2
     saved[u] = was;
-    other[u] = was & uint8_t(!c[u]);
-    cur[u] = was & c[u];
+    other[u] = was & uint8_t(!t);
+    cur[u] = was & t;
   }
   return e.refresh() ? pc + 1 : in.target;
 }
@@ -78,8 +78,9 @@ uint32_t condition_instr(Exec& e, const Instr& in, uint32_t pc) {
   const uint8_t* c = e.slot<uint8_t>(in.a);
   uint8_t* done = e.m1(in.depth);
   for (uint32_t u = 0; u < e.units; ++u) {
-    done[u] |= e.cur[u] & uint8_t(!c[u]);
-    e.cur[u] &= c[u];
+    uint8_t t = uint8_t(c[u] != 0);
+    done[u] |= e.cur[u] & uint8_t(!t);
+    e.cur[u] &= t;
   }
   return e.refresh() ? pc + 1 : in.target;
 }

@@ -177,7 +177,15 @@ class CpuBackend : public runtime::Backend {
     const runtime::ArgBinding* a = args.data();
     const ir::Dim3 count = dims.count;
     auto body = [&](unsigned) {
-      std::unique_ptr<CubeState> s = x.take();
+      std::unique_ptr<CubeState> s;
+      try {
+        s = x.take();
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        stop = true;
+        return;
+      }
       while (!stop.load(std::memory_order_relaxed)) {
         uint64_t c = next.fetch_add(1, std::memory_order_relaxed);
         if (c >= cubes) break;

@@ -1,6 +1,8 @@
 // The CPU backend's thread pool.
 #include "backends/cpu/thread_pool.h"
 
+#include <exception>
+
 namespace kiln::cpu {
 
 ThreadPool::ThreadPool(unsigned workers) {
@@ -53,7 +55,12 @@ void ThreadPool::run(unsigned parallelism, const std::function<void(unsigned)>& 
     ++generation_;
   }
   wake_.notify_all();
-  body(0);
+  std::exception_ptr caller_error;
+  try {
+    body(0);
+  } catch (...) {
+    caller_error = std::current_exception();  // rethrown once the workers that started are done
+  }
   // Workers that have not picked the work up by now are not waited for: on a loaded machine a
   // descheduled worker would otherwise hold the launch for a whole time slice. The body hands
   // out work through its own counter, so the caller has done whatever they did not.
@@ -61,6 +68,7 @@ void ThreadPool::run(unsigned parallelism, const std::function<void(unsigned)>& 
   wanted_ = started_;
   done_.wait(lock, [&] { return finished_ == started_; });
   wanted_ = 0;
+  if (caller_error) std::rethrow_exception(caller_error);
 }
 
 }  // namespace kiln::cpu

@@ -103,7 +103,7 @@ class CudaBackend : public runtime::Backend {
   }
 
   ~CudaBackend() override {
-    current();
+    if (d_.cuCtxSetCurrent(ctx_) != kCudaSuccess) return;  // at exit the driver may be gone: leak, do not throw
     profiler_.report(device_name_);
     for (auto& s : staging_) {
       if (s.host) d_.cuMemFreeHost(s.host);
@@ -171,6 +171,8 @@ class CudaBackend : public runtime::Backend {
     auto issue = [&](size_t i) {
       Staging& b = staging_[i % 2];
       size_t off = i * kStagingBytes, n = std::min(kStagingBytes, bytes - off);
+      // The buffer may still feed an upload queued on another client's stream.
+      d_.check(d_.cuEventSynchronize(b.done), "cuEventSynchronize");
       d_.check(d_.cuMemcpyDtoHAsync(b.host, src + off, n, s), "cuMemcpyDtoHAsync");
       d_.check(d_.cuEventRecord(b.done, s), "cuEventRecord");
     };
@@ -226,15 +228,14 @@ class CudaBackend : public runtime::Backend {
     std::optional<std::vector<char>> cubin = disk_.load(key, &why);
     auto t_looked = clock::now();
     double nvrtc_ms = 0, store_ms = 0;
+    bool fresh = false;
     if (cubin) {
       if (logging) common::log(common::LogChannel::Compile, e.entry + ": disk cache hit (" + disk_.dir() + ")");
     } else {
       auto t0 = clock::now();
       CompileResult c = cuda::compile(e.source, e.entry, options);
-      auto t1 = clock::now();
-      disk_.store(key, c.cubin);
-      nvrtc_ms = ms(t0, t1);
-      store_ms = ms(t1, clock::now());
+      nvrtc_ms = ms(t0, clock::now());
+      fresh = true;
       if (logging) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.2f ms", nvrtc_ms);
@@ -250,6 +251,11 @@ class CudaBackend : public runtime::Backend {
     d_.check(d_.cuModuleLoadData(&exe->module, cubin->data()), "cuModuleLoadData", "compile.load");
     d_.check(d_.cuModuleGetFunction(&exe->function, exe->module, e.entry.c_str()), "cuModuleGetFunction",
              "compile.load");
+    if (fresh) {  // stored only once the driver has accepted it
+      auto t_store = clock::now();
+      disk_.store(key, *cubin);
+      store_ms = ms(t_store, clock::now());
+    }
     exe->dynamic_shared = e.dynamic_shared_bytes;
     if (logging) {
       char buf[200];
@@ -303,6 +309,7 @@ class CudaBackend : public runtime::Backend {
     CUresult r = d_.cuLaunchKernel(exe.function, dims.count.x, dims.count.y, dims.count.z, dims.dim.x, dims.dim.y,
                                    dims.dim.z, exe.dynamic_shared, s, nullptr, extra);
     if (r != kCudaSuccess) {
+      profiler_.cancel(mark);
       throw Error("launch.cuda", "cuLaunchKernel of " + exe.entry + " failed: " + d_.describe(r));
     }
     profiler_.end(mark, s, exe.entry);
@@ -317,12 +324,11 @@ class CudaBackend : public runtime::Backend {
   };
 
   // Driver calls act on the calling thread's current context.
+  // Asks the driver rather than caching: other code on the thread (another library, the user's
+  // own CUDA) may have made another context current.
   void current() {
-    thread_local CUcontext t_current = nullptr;
-    if (t_current != ctx_) {
-      d_.check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
-      t_current = ctx_;
-    }
+    CUcontext now = nullptr;
+    if (d_.cuCtxGetCurrent(&now) != kCudaSuccess || now != ctx_) d_.check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
   }
 
   int attr(int a) {

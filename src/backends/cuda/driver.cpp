@@ -49,6 +49,7 @@ Driver load() {
   resolve(lib, d.cuDeviceTotalMem, "cuDeviceTotalMem_v2", missing);
   resolve(lib, d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", missing);
   resolve(lib, d.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+  resolve(lib, d.cuCtxGetCurrent, "cuCtxGetCurrent", missing);
   resolve(lib, d.cuCtxSynchronize, "cuCtxSynchronize", missing);
   resolve(lib, d.cuMemGetInfo, "cuMemGetInfo_v2", missing);
   resolve(lib, d.cuMemAlloc, "cuMemAlloc_v2", missing);

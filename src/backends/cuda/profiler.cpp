@@ -42,7 +42,13 @@ void Profiler::end(const Mark& m, CUstream s, const std::string& kernel) {
   CUevent e = take();
   Driver::get().cuEventRecord(e, s);
   pending_.push_back(Pending{kernel, m.start, e});
-  if (pending_.size() >= 1024) harvest(false);
+  if (pending_.size() >= 1024 && pending_.size() % 256 == 0) harvest(false);
+}
+
+void Profiler::cancel(const Mark& m) {
+  if (!enabled_ || !m.start) return;
+  std::lock_guard lock(m_);
+  free_.push_back(m.start);
 }
 
 void Profiler::harvest(bool wait) {

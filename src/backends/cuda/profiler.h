@@ -26,6 +26,8 @@ class Profiler {
   };
   Mark begin(CUstream s);
   void end(const Mark& m, CUstream s, const std::string& kernel);
+  // The launch did not happen: the mark's event goes back to the free list.
+  void cancel(const Mark& m);
   // Waits for the recorded launches and prints the table (nothing when disabled or empty).
   void report(const std::string& device);
 

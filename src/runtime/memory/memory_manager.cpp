@@ -27,6 +27,10 @@ static std::string mib(uint64_t bytes) {
 }
 
 Slice MemoryManager::alloc(size_t bytes) {
+  if (bytes > (size_t(1) << 62)) {  // also keeps the rounding below from wrapping
+    throw Error("memory.out_of_memory", "could not allocate " + std::to_string(bytes) + " bytes on " + device_name_ +
+                                            ": no device has that much memory (a negative size converted to size_t?)");
+  }
   size_t size = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   std::lock_guard lock(m_);
   PoolStrategy& pool = size <= small_limit() ? static_cast<PoolStrategy&>(small_) : large_;
