@@ -66,7 +66,6 @@ DemoResult demo_saxpy(const Client& c) {
   auto xs = random_floats(n, -1, 1), ys = random_floats(n, -1, 1);
   const float a = 2.5f;
   Handle x = c.upload(xs), y = c.upload(ys);
-  Handle y0 = c.upload(ys);
   double ms = timed(c, [&] {
     c.write(y, ys);
     launch<Saxpy<float>>(c, CubeCount{uint32_t(n / 4 / 256)}, CubeDim{256}, 4, a, x, y);

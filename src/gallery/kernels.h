@@ -120,4 +120,46 @@ struct Softmax {
   }
 };
 
+// partial[cube] = sum of x over a grid-stride loop; 16-byte loads, a plane sum, one value per plane
+// through shared memory.
+struct SumPartials {
+  static constexpr std::string_view name = "sum_partials";
+  void operator()(Slice<const Vector<float>> x, Slice<float> partial) const {
+    const uint32_t planes = uint32_t(static_cube_dim().total() / 32);
+    SharedArray<float> per_plane(planes);
+    Var<Vector<float>> acc = 0.0f;
+    For(range(absolute_pos(), x.len(), cube_count() * cube_dim()).unroll(4), [&](Expr<uint32_t> i) { acc += x[i]; });
+    Vector<float> v = acc;
+    Expr<float> s = v[0];
+    for (int l = 1; l < v.width(); ++l) s = s + v[l];
+    auto p = plane_sum(s);
+    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / 32u] = p; });
+    sync_cube();
+    If(unit_pos() == 0u, [&] {
+      Var<float> total = per_plane[0u];
+      for (uint32_t q = 1; q < planes; ++q) total += per_plane[q];
+      partial[cube_pos()] = total;
+    });
+  }
+};
+
+// out[0] = sum of partial, one cube.
+struct SumFinal {
+  static constexpr std::string_view name = "sum_final";
+  void operator()(Slice<const float> partial, Slice<float> out) const {
+    const uint32_t planes = uint32_t(static_cube_dim().total() / 32);
+    SharedArray<float> per_plane(planes);
+    Var<float> acc = 0.0f;
+    For(range(unit_pos(), partial.len(), cube_dim()), [&](Expr<uint32_t> i) { acc += partial[i]; });
+    auto p = plane_sum(acc.get());
+    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / 32u] = p; });
+    sync_cube();
+    If(unit_pos() == 0u, [&] {
+      Var<float> total = per_plane[0u];
+      for (uint32_t q = 1; q < planes; ++q) total += per_plane[q];
+      out[0u] = total;
+    });
+  }
+};
+
 }  // namespace kiln::gallery

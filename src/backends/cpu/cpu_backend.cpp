@@ -40,7 +40,7 @@ struct AlignedBytes {
 struct CubeState {
   AlignedBytes regs, shared, masks;
   explicit CubeState(const Plan& p)
-      : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (3 + 3 * p.frame_depth)) {}
+      : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (2 + 3 * p.frame_depth)) {}
 };
 
 class CpuExecutable : public runtime::Executable {
@@ -81,8 +81,7 @@ void run_cube(const Plan& p, CubeState& s, const runtime::ArgBinding* args, cons
   e.units = p.units;
   e.cur = s.masks.p;
   e.terminated = e.cur + p.units;
-  e.scratch = e.terminated + p.units;
-  e.frames = e.scratch + p.units;
+  e.frames = e.terminated + p.units;
   e.cube_pos = pos;
   e.cube_count = count;
   e.cube_dim = p.facts.cube_dim;
@@ -155,13 +154,17 @@ class CpuBackend : public runtime::Backend {
               runtime::Stream&) override {
     auto& x = static_cast<CpuExecutable&>(exe);
     const Plan& p = x.plan;
+    if (args.size() != p.params.size()) {  // the runtime binds one argument per kernel parameter
+      throw Error("launch.bad_argument", "kernel '" + p.kernel_name + "' has " + std::to_string(p.params.size()) +
+                                             " parameters; " + std::to_string(args.size()) + " arguments were bound");
+    }
     uint64_t cubes = dims.count.total();
     if (cubes == 0) return;
 
     // Snapshot the writable buffers of a launch that may stop midway.
     std::vector<std::pair<size_t, std::vector<unsigned char>>> saved;
     if (p.may_fail) {
-      for (size_t i = 0; i < args.size() && i < p.params.size(); ++i) {
+      for (size_t i = 0; i < args.size(); ++i) {
         const ir::Type& t = p.params[i].type;
         if (!t.is_global() || t.access != ir::Access::ReadWrite || args[i].bytes == 0) continue;
         const auto* b = reinterpret_cast<const unsigned char*>(args[i].address);
@@ -206,7 +209,7 @@ class CpuBackend : public runtime::Backend {
       x.give(std::move(s));
     };
     unsigned parallelism = unsigned(std::min<uint64_t>(cubes, pool_.size()));
-    pool_.run(parallelism, body);
+    pool_.run(parallelism, ThreadPool::body_of(body));
     if (error) {
       for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
         std::memcpy(reinterpret_cast<void*>(args[it->first].address), it->second.data(), it->second.size());

@@ -18,7 +18,6 @@ struct Exec {
   uint8_t* cur = nullptr;           // active mask, one byte per unit
   uint8_t* terminated = nullptr;    // units that ran `terminate`
   uint8_t* frames = nullptr;        // 3 masks per control depth: saved, m1 (else/broken), m2 (continued)
-  uint8_t* scratch = nullptr;       // one mask of scratch space
   uint32_t units = 0;
   bool all_active = true;           // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;

@@ -21,7 +21,7 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::loop(unsigned index) {
   uint64_t seen = 0;
   while (true) {
-    const std::function<void(unsigned)>* body;
+    Body body;
     {
       std::unique_lock lock(m_);
       wake_.wait(lock, [&] { return stop_ || (generation_ != seen && index <= wanted_); });
@@ -30,7 +30,7 @@ void ThreadPool::loop(unsigned index) {
       body = body_;
       ++started_;
     }
-    (*body)(index);
+    body(index);
     {
       std::lock_guard lock(m_);
       ++finished_;
@@ -39,7 +39,7 @@ void ThreadPool::loop(unsigned index) {
   }
 }
 
-void ThreadPool::run(unsigned parallelism, const std::function<void(unsigned)>& body) {
+void ThreadPool::run(unsigned parallelism, Body body) {
   unsigned helpers = parallelism > 1 ? std::min<unsigned>(parallelism - 1, unsigned(threads_.size())) : 0;
   if (helpers == 0) {
     body(0);
@@ -48,7 +48,7 @@ void ThreadPool::run(unsigned parallelism, const std::function<void(unsigned)>& 
   std::lock_guard region(run_mutex_);
   {
     std::lock_guard lock(m_);
-    body_ = &body;
+    body_ = body;
     wanted_ = helpers;
     started_ = 0;
     finished_ = 0;

@@ -4,7 +4,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -20,9 +19,21 @@ class ThreadPool {
 
   unsigned size() const { return unsigned(threads_.size()) + 1; }
 
+  // A borrowed callable: unlike std::function, making one from a capturing lambda allocates
+  // nothing (launches go through here).
+  struct Body {
+    void* object;
+    void (*call)(void* object, unsigned worker);
+    void operator()(unsigned worker) const { call(object, worker); }
+  };
+  template <class F>
+  static Body body_of(F& f) {
+    return Body{&f, [](void* o, unsigned w) { (*static_cast<F*>(o))(w); }};
+  }
+
   // Runs body(worker) on up to `parallelism` threads (the caller is worker 0) and returns when
   // all have returned. One parallel region at a time; concurrent callers wait their turn.
-  void run(unsigned parallelism, const std::function<void(unsigned worker)>& body);
+  void run(unsigned parallelism, Body body);
 
  private:
   void loop(unsigned index);
@@ -31,7 +42,7 @@ class ThreadPool {
   std::mutex run_mutex_;  // one parallel region at a time
   std::mutex m_;
   std::condition_variable wake_, done_;
-  const std::function<void(unsigned)>* body_ = nullptr;
+  Body body_{nullptr, nullptr};
   uint64_t generation_ = 0;
   unsigned wanted_ = 0;    // workers (excluding the caller) asked to take part in this generation
   unsigned started_ = 0;   // workers that picked the generation up
