@@ -91,10 +91,12 @@ std::optional<std::vector<char>> DiskCache::load(const CacheKey& key, std::strin
   if (fnv_bytes(0xcbf29ce484222325ull, data.data(), data.size() - 8) != stored_sum) return say("corrupt: checksum");
   size_t at = sizeof kMagic;
   uint64_t key_bytes = 0, payload_bytes = 0;
-  if (!get_u64(data, at, key_bytes) || at + key_bytes > data.size()) return say("corrupt: truncated");
+  if (!get_u64(data, at, key_bytes) || key_bytes > data.size() - at) return say("corrupt: truncated");
   std::string stored_key = data.substr(at, key_bytes);
   at += key_bytes;
-  if (!get_u64(data, at, payload_bytes) || at + payload_bytes + 8 != data.size()) return say("corrupt: truncated");
+  if (!get_u64(data, at, payload_bytes) || data.size() - at < 8 || payload_bytes != data.size() - at - 8) {
+    return say("corrupt: truncated");
+  }
   if (stored_key != key.material()) return say("key differs");
   if (why) *why = "hit";
   return std::vector<char>(data.begin() + std::ptrdiff_t(at), data.begin() + std::ptrdiff_t(at + payload_bytes));
