@@ -1,24 +1,61 @@
 #!/usr/bin/env bash
-# One batch on the GPU machine (docs/perf.md records its tables): build, examples on cuda:0, the
-# disk-cache checks, every test, the peers and kiln bench, then compute-sanitizer over the kernel
-# suite. Logs go to $OUT (or ./gpu-out); a short table is printed last.
-#   bash bench/gpu_run.sh [PEERS_DIR]     PEERS_DIR holds torch_peers.py, triton_peers.py, raw_cuda_launch.cu
+# One batch on the GPU machine (docs/perf.md records its tables): build, the examples on cuda:0,
+# the disk-cache checks, every test three times, the exit loops, the kernel suite's divergent plane
+# cases on cuda:0, the peers and kiln bench, then compute-sanitizer over the suite's CUDA cases.
+# Logs go to $OUT (or ./gpu-out); a table is printed last. Any failed step is FAILED in the table
+# and makes the script exit non-zero.
+#   bash bench/gpu_run.sh [PEERS_DIR]
+# PEERS_DIR (default .peers) holds a copy of the peer scripts (torch_peers.py, triton_peers.py,
+# raw_cuda_launch.cu): the GPU machine receives the checkout only, so copy them into it first.
+# GPU_RUN_SKIP (e.g. "peers,sanitize") leaves steps out; they show as SKIPPED.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 peers=${1:-.peers}
 jobs=$(nproc)
+skip=${GPU_RUN_SKIP:-}
+failed=0
+: >"$out/summary.txt"
 summary() { echo "$*" | tee -a "$out/summary.txt"; }
-step() { local name=$1; shift; local t0=$(date +%s); "$@" >"$out/$name.log" 2>&1; local rc=$?; summary "$(printf '%-22s rc=%-3s %4ss' "$name" "$rc" "$(( $(date +%s) - t0 ))")"; return $rc; }
+# step NAME COMMAND...: runs COMMAND with its output in $out/NAME.log; one table row.
+step() {
+  local name=$1
+  shift
+  local t0=$(date +%s)
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  local verdict=ok
+  if [ $rc -ne 0 ]; then
+    verdict=FAILED
+    failed=$((failed + 1))
+  fi
+  summary "$(printf '%-24s %-7s rc=%-3s %5ss' "$name" "$verdict" "$rc" "$(($(date +%s) - t0))")"
+  return $rc
+}
+skipped() { summary "$(printf '%-24s %-7s %s' "$1" SKIPPED "$2")"; }
+wanted() { [[ ",$skip," != *",$1,"* ]]; }
+# expect NAME ACTUAL EXPECTED: a checked figure; a mismatch counts as a failed step.
+expect() {
+  if [ "$2" = "$3" ]; then
+    summary "$(printf '%-24s %-7s %s' "$1" ok "$2")"
+  else
+    summary "$(printf '%-24s %-7s got %s, expected %s' "$1" FAILED "$2" "$3")"
+    failed=$((failed + 1))
+  fi
+}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_BENCH=OFF
-step build cmake --build build-gpu -j"$jobs" || { tail -30 "$out/build.log"; exit 1; }
+if ! step build cmake --build build-gpu -j"$jobs"; then
+  tail -30 "$out/build.log"
+  echo "== summary"; cat "$out/summary.txt"
+  exit 1
+fi
 bin=build-gpu/bin
 
 # The seed examples on cuda:0.
-step examples bash -c "for e in saxpy add_variants checked_oob; do $bin/\$e --device cuda:0; done"
+step examples bash -c "for e in saxpy add_variants checked_oob; do $bin/\$e --device cuda:0 || exit 1; done"
 cat "$out/examples.log"
 
 # Disk cache: a second process compiles nothing; a truncated entry is recompiled, not trusted.
@@ -29,17 +66,38 @@ step cache_second env KILN_LOG=compile $bin/add_variants --device cuda:0
 victim=$(ls "$KILN_CACHE_DIR"/cuda/*.cubin | head -1)
 truncate -s 100 "$victim"
 step cache_truncated env KILN_LOG=compile $bin/add_variants --device cuda:0
-summary "disk cache: first run $(grep -c 'NVRTC compiled' "$out/cache_first.log") compiles; second run $(grep -c 'NVRTC compiled' "$out/cache_second.log") compiles, $(grep -c 'disk cache hit' "$out/cache_second.log") hits; after truncation $(grep -c 'corrupt' "$out/cache_truncated.log") corrupt, $(grep -c 'NVRTC compiled' "$out/cache_truncated.log") recompiled"
+expect "cache: first run" "$(grep -c 'NVRTC compiled' "$out/cache_first.log") compiles" "3 compiles"
+expect "cache: second run" "$(grep -c 'NVRTC compiled' "$out/cache_second.log") compiles, $(grep -c 'disk cache hit' "$out/cache_second.log") hits" "0 compiles, 3 hits"
+expect "cache: truncated" "$(grep -c 'corrupt' "$out/cache_truncated.log") corrupt, $(grep -c 'NVRTC compiled' "$out/cache_truncated.log") recompiled" "1 corrupt, 1 recompiled"
 unset KILN_CACHE_DIR
 
-# Every test (the kernel suite runs on the CPU and on cuda:0).
-step ctest ctest --test-dir build-gpu -j12 --timeout 120 --output-on-failure
-grep -E "tests passed|tests failed|Total Test" "$out/ctest.log" | tee -a "$out/summary.txt"
+# Every test, three times in a row (the kernel suite runs on the CPU and on cuda:0).
+for run in 1 2 3; do
+  step "ctest_$run" ctest --test-dir build-gpu -j12 --timeout 300 --output-on-failure
+  grep -E "tests passed|tests failed|Total Test" "$out/ctest_$run.log" | tee -a "$out/summary.txt"
+done
+
+# Processes that open the GPU (and launch one kernel) and exit at once, 500 times each.
+for mode in open launch; do
+  for device in cuda:0 cpu; do
+    step "exit_${mode}_${device%:*}" bash tests/exit/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
+    tail -2 "$out/exit_${mode}_${device%:*}.log" | tee -a "$out/summary.txt"
+  done
+done
+
+# The divergent plane cases, compared between the CPU and cuda:0.
+step plane_divergence $bin/kiln_suite_tests --gtest_filter='*plane_div*'
+grep -E "PASSED|FAILED|tests ran" "$out/plane_divergence.log" | tee -a "$out/summary.txt"
+
 step demo env KILN_PROFILE=1 $bin/kiln demo
 cat "$out/demo.log"
 
 # Peers and kiln's benchmarks in the same run.
-if [ -d "$peers" ]; then
+if ! wanted peers; then
+  skipped peers "GPU_RUN_SKIP"
+elif [ ! -d "$peers" ]; then
+  skipped peers "no peer scripts in $peers"
+else
   step peer_raw bash -c "nvcc -O2 -o build-gpu/raw_cuda_launch $peers/raw_cuda_launch.cu -lcuda -lnvrtc && build-gpu/raw_cuda_launch"
   step peer_torch env PYTHONUNBUFFERED=1 python3 "$peers/torch_peers.py"
   step peer_triton env PYTHONUNBUFFERED=1 python3 "$peers/triton_peers.py"
@@ -49,8 +107,19 @@ fi
 
 # compute-sanitizer over the kernel suite's CUDA cases.
 cs=/usr/local/cuda/bin/compute-sanitizer
-for tool in memcheck racecheck; do
-  step "sanitize_$tool" timeout 150 $cs --tool $tool --error-exitcode 9 $bin/kiln_suite_tests --gtest_filter='*cuda*'
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitize_$tool.log" | tail -3 | tee -a "$out/summary.txt"
-done
-echo "== summary"; cat "$out/summary.txt"
+if wanted sanitize; then
+  for tool in memcheck racecheck; do
+    step "sanitize_$tool" timeout 240 $cs --tool $tool --error-exitcode 9 $bin/kiln_suite_tests --gtest_filter='*cuda*'
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitize_$tool.log" | tail -3 | tee -a "$out/summary.txt"
+  done
+else
+  skipped sanitize "GPU_RUN_SKIP"
+fi
+
+echo "== summary"
+cat "$out/summary.txt"
+if [ $failed -ne 0 ]; then
+  echo "gpu_run: FAILED ($failed failed steps or checks)"
+  exit 1
+fi
+echo "gpu_run: every step passed"

@@ -40,8 +40,9 @@ struct LogConfig {
   }
 };
 
+// Never destroyed: objects torn down at exit may still log (decision 010).
 LogConfig& config() {
-  static LogConfig c;
+  static LogConfig& c = *new LogConfig;
   return c;
 }
 

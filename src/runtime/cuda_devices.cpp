@@ -18,6 +18,12 @@ std::string cuda_unavailable_reason() {
 }
 
 std::shared_ptr<DeviceState> cuda_device(int index) {
+  // The driver is initialised before the registry is made, so that the registry, made later, is
+  // destroyed earlier at exit: each GPU's backend is torn down (modules, pinned buffers, the
+  // KILN_PROFILE report) while the driver still works, whichever exit handler the driver
+  // registers in cuInit. The registry holds one owner of each device state; clients hold the
+  // others, so a client a program keeps in a static outlives this map safely (decision 010).
+  (void)cuda::device_count();
   static std::mutex m;
   static std::map<int, std::shared_ptr<DeviceState>> devices;
   std::lock_guard lock(m);

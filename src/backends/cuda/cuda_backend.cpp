@@ -7,7 +7,6 @@
 #include <array>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <mutex>
 
 #include "backends/cuda/disk_cache.h"
@@ -97,9 +96,9 @@ class CudaBackend : public runtime::Backend {
     info_.max_shared_bytes = uint32_t(std::max(attr(kMaxSharedMemoryPerBlockOptin), attr(kMaxSharedMemoryPerBlock)));
     info_.plane_dim = uint32_t(attr(kWarpSize));
     device_name_ = "cuda:" + std::to_string(index);
-    // Load NVRTC while the program sets up: a first launch (even a disk-cache hit, whose key holds
-    // the compiler's version) would otherwise wait about 5 ms for the library.
-    nvrtc_loading_ = std::async(std::launch::async, [] { return nvrtc_available(); });
+    // NVRTC is loaded by the first compile that misses the disk cache, on the thread that needs
+    // it, never in the background: a library whose initialisers run on another thread while the
+    // process exits is destroyed half-built (decision 010).
   }
 
   ~CudaBackend() override {
@@ -356,7 +355,6 @@ class CudaBackend : public runtime::Backend {
   std::mutex staging_mutex_;
   std::array<Staging, 2> staging_{};
   Profiler profiler_;
-  std::future<bool> nvrtc_loading_;
 };
 
 }  // namespace

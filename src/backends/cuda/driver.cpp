@@ -92,7 +92,10 @@ Driver load() {
 }  // namespace
 
 const Driver& Driver::get() {
-  static const Driver d = load();
+  // Never destroyed: device states, clients and executables that a program keeps in its own
+  // statics call the driver from their destructors at exit, in an order kiln does not control
+  // (decision 010).
+  static const Driver& d = *new Driver(load());
   return d;
 }
 

@@ -95,8 +95,8 @@ bool load(const std::vector<std::string>& candidates, NvrtcApi& api, std::string
   return false;
 }
 
-// The process-wide library, loaded once; never closed (kernels compiled with it may outlive
-// any owner we could give it).
+// The process-wide library, loaded once by the first thread that needs it; never closed and never
+// destroyed (compiles may run from destructors at exit; decision 010).
 struct Loaded {
   NvrtcApi api;
   std::string error;
@@ -106,10 +106,10 @@ struct Loaded {
 std::atomic<bool> g_loaded{false};  // set once loaded() has loaded NVRTC successfully
 
 const Loaded& loaded() {
-  static const Loaded l = [] {
-    Loaded r;
-    r.ok = load(nvrtc_candidates(), r.api, r.error);
-    if (r.ok) g_loaded.store(true, std::memory_order_release);
+  static const Loaded& l = *[] {
+    auto* r = new Loaded;
+    r->ok = load(nvrtc_candidates(), r->api, r->error);
+    if (r->ok) g_loaded.store(true, std::memory_order_release);
     return r;
   }();
   return l;
