@@ -62,7 +62,7 @@ void BM_SumKiln(benchmark::State& state) {
   Client c = Device::cpu().client();
   Handle x = c.upload(random_floats(kN));
   const uint32_t cubes = 64;
-  Handle partial = c.empty(cubes * 4), out = c.empty(4);
+  Handle partial = c.empty<float>(cubes), out = c.empty<float>(1);
   auto run = [&] {
     launch_unchecked<gallery::SumPartials>(c, CubeCount{cubes}, CubeDim{256}, 4, x, partial);
     launch_unchecked<gallery::SumFinal>(c, CubeCount{1}, CubeDim{64}, 1, partial, out);

@@ -78,7 +78,7 @@ DemoResult demo_saxpy(const Client& c) {
 DemoResult demo_add(const Client& c) {
   const size_t n = 100000;
   auto xs = random_floats(n, -1, 1), ys = random_floats(n, -1, 1);
-  Handle x = c.upload(xs), y = c.upload(ys), out = c.empty(n * 4);
+  Handle x = c.upload(xs), y = c.upload(ys), out = c.empty<float>(n);
   uint32_t cubes = uint32_t((n + 255) / 256);
   double ms = timed(c, [&] { launch<Add>(c, CubeCount{cubes}, CubeDim{256}, 1, x, y, out, comptime(true)); });
   std::vector<double> want(n);
@@ -92,7 +92,7 @@ DemoResult demo_reduce(const Client& c) {
   const uint32_t units = 256;
   auto xs = random_floats(n, 0, 1);
   uint32_t cubes = uint32_t((n + units * per_unit - 1) / (units * per_unit));
-  Handle x = c.upload(xs), partial = c.empty(cubes * 4);
+  Handle x = c.upload(xs), partial = c.empty<float>(cubes);
   double ms = timed(c, [&] { launch<ReduceSum>(c, CubeCount{cubes}, CubeDim{units}, 1, x, partial, comptime(per_unit)); });
   double got = 0, want = 0;
   for (float p : c.read<float>(partial)) got += p;
@@ -107,7 +107,7 @@ DemoResult demo_histogram(const Client& c) {
   std::vector<uint8_t> data(n);
   std::uniform_int_distribution<int> d(0, 255);
   for (uint8_t& b : data) b = uint8_t(d(rng()));
-  Handle h = c.upload(data), bins = c.empty(256 * 4);
+  Handle h = c.upload(data), bins = c.empty<uint32_t>(256);
   const std::vector<uint32_t> zero(256, 0);
   double ms = timed(c, [&] {
     c.write(bins, zero);
@@ -126,7 +126,7 @@ DemoResult demo_histogram(const Client& c) {
 DemoResult demo_transpose(const Client& c) {
   const uint32_t rows = 1000, cols = 700;
   auto xs = random_floats(size_t(rows) * cols, -1, 1);
-  Handle x = c.upload(xs), out = c.empty(size_t(rows) * cols * 4);
+  Handle x = c.upload(xs), out = c.empty<float>(size_t(rows) * cols);
   double ms = timed(c, [&] {
     launch<Transpose>(c, CubeCount{(cols + 31) / 32, (rows + 31) / 32}, CubeDim{32, 32}, 1, x, out, rows, cols);
   });
@@ -140,7 +140,7 @@ DemoResult demo_transpose(const Client& c) {
 DemoResult demo_softmax(const Client& c) {
   const uint32_t rows = 512, cols = 1000;
   auto xs = random_floats(size_t(rows) * cols, -4, 4);
-  Handle x = c.upload(xs), out = c.empty(xs.size() * 4);
+  Handle x = c.upload(xs), out = c.empty<float>(xs.size());
   double ms = timed(c, [&] { launch<Softmax>(c, CubeCount{rows}, CubeDim{256}, 1, x, out, cols); });
   std::vector<double> want(xs.size());
   for (uint32_t r = 0; r < rows; ++r) {

@@ -42,40 +42,41 @@ Allocation::~Allocation() { memory->free(slice); }
 
 }  // namespace runtime
 
-Handle Handle::offset_start(size_t bytes) const {
-  if (bytes > size_in_used()) {
-    throw Error("handle.bad_offset", "offset_start(" + std::to_string(bytes) + ") on a handle showing " +
-                                         std::to_string(size_in_used()) + " bytes");
-  }
-  return Handle(alloc_, begin_ + bytes, end_);
-}
-
-Handle Handle::offset_end(size_t bytes) const {
-  if (bytes > size_in_used()) {
-    throw Error("handle.bad_offset", "offset_end(" + std::to_string(bytes) + ") on a handle showing " +
-                                         std::to_string(size_in_used()) + " bytes");
-  }
-  return Handle(alloc_, begin_, end_ - bytes);
-}
-
-bool Handle::can_mut() const { return alloc_ && alloc_.use_count() == 1; }
-uint64_t Handle::memory_id() const { return alloc_ ? alloc_->id : 0; }
-uint64_t Handle::address() const { return alloc_ ? alloc_->slice.address + begin_ : 0; }
-
 Device Client::device() const { return Device(state_->device); }
 
 std::string_view Client::runtime_name() const { return state_->device->backend->runtime_name(); }
 
 uint64_t Client::id() const { return state_->id; }
 
-Handle Client::empty(size_t bytes) const {
+Handle Client::empty_bytes(size_t bytes) const {
   runtime::Slice s = state_->memory->alloc(bytes);
   auto a = std::make_shared<runtime::Allocation>(state_->memory, s, state_->id, bytes);
-  return Handle(std::move(a), 0, bytes);
+  return Handle(std::move(a), 0, bytes, std::nullopt);
+}
+
+Handle Client::typed(Handle h, ir::Scalar element) {
+  return h.view_as(element);
+}
+
+void Client::check_element(const Handle& h, ir::Scalar element, const char* what) {
+  std::optional<ir::Scalar> held = h.element();
+  if (!held || *held == element) return;
+  if (*held == ir::Scalar::Bool && element == ir::Scalar::U8) return;
+  throw Error("handle.type_mismatch", std::string(what) + " of " + std::string(cpp_element_name(element)) +
+                                          " elements from a handle that holds " +
+                                          std::string(cpp_element_name(*held)) + " elements; " + what + "<" +
+                                          std::string(cpp_element_name(*held)) +
+                                          "> it, or reinterpret the bytes with view_as<" +
+                                          std::string(cpp_element_name(element)) + ">()");
+}
+
+Handle Client::upload(const std::vector<bool>& data) const {
+  std::vector<uint8_t> bytes(data.begin(), data.end());
+  return upload(bytes).view_as<bool>();
 }
 
 Handle Client::upload_bytes(const void* data, size_t bytes) const {
-  Handle h = empty(bytes);
+  Handle h = empty_bytes(bytes);
   state_->device->backend->copy_to_device(*state_->stream, h.address(), data, bytes);
   return h;
 }

@@ -17,6 +17,23 @@ void bad_argument(std::string_view kernel, size_t index, const std::string& para
                                          " (" + param + "): " + what);
 }
 
+void type_mismatch(std::string_view kernel, size_t index, const std::string& param, std::optional<ir::Scalar> held,
+                   ir::Scalar wanted) {
+  std::string want(cpp_element_name(wanted));
+  std::string head = "kernel '" + std::string(kernel) + "', argument " + std::to_string(index) + " (" + param + "): ";
+  if (!held) {
+    throw Error("launch.type_mismatch",
+                head + "the handle holds raw bytes (made by empty(bytes) or upload_bytes), the parameter takes " +
+                    std::string(ir::scalar_name(wanted)) + "; make it with empty<" + want + ">(n) or upload a " +
+                    "std::vector<" + want + ">, or view the bytes with handle.view_as<" + want + ">()");
+  }
+  throw Error("launch.type_mismatch", head + "the handle holds " + std::string(ir::scalar_name(*held)) +
+                                          " elements, the parameter takes " + std::string(ir::scalar_name(wanted)) +
+                                          "; pass " + std::string(ir::scalar_name(wanted)) +
+                                          " data, or reinterpret the bytes explicitly with handle.view_as<" + want +
+                                          ">()");
+}
+
 }  // namespace detail
 
 namespace runtime {

@@ -26,7 +26,7 @@ TEST(KernelCache, SeedOneFourLaunchesCompileThreeTimes) {
   Client c = Device::cpu().client();
   Handle x = c.upload(std::vector<float>{1, -1, 3, -3, 5, -5});
   Handle y = c.upload(std::vector<float>{0.5f, -0.5f, 0.5f, -0.5f, 0.5f, -0.5f});
-  Handle out = c.empty(24);
+  Handle out = c.empty<float>(6);
   // The cache is per device and shared by every test in this process: count the difference.
   uint64_t before = c.stats().compilations;
   launch<Add>(c, CubeCount{1}, CubeDim{6}, 1, x, y, out, comptime(false));
@@ -69,7 +69,7 @@ TEST(KernelCache, EightThreadsOneCompile) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      Handle out = c.empty(100 * 4);
+      Handle out = c.empty<uint32_t>(100);
       start.arrive_and_wait();
       launch<RaceKernel>(c, CubeCount{4}, CubeDim{32}, 1, uint32_t(t + 1), out);
       auto got = c.read<uint32_t>(out);

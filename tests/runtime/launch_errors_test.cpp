@@ -2,6 +2,8 @@
 // anything runs, and every buffer is unchanged afterwards.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "kiln/kiln.h"
 
 using namespace kiln;
@@ -53,39 +55,73 @@ Error expect_error(Fn&& fn, const std::string& kind) {
   return Error("none", "none");
 }
 
-TEST(LaunchErrors, WrongArgumentCountNamesEveryParameter) {
-  Client c = Device::cpu().client();
-  Watched x(c, 64, 1), y(c, 64, -7);
-  Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{64}, 1, x.handle, y.handle); },
-                         "launch.bad_argument");
-  EXPECT_NE(e.message().find("kernel 'scale' takes 3 arguments (a: Scalar<f32>, x: Slice<const f32>, y: Slice<f32>)"),
-            std::string::npos)
-      << e.message();
-  EXPECT_NE(e.message().find("2 were given"), std::string::npos);
-  x.expect_unchanged();
-  y.expect_unchanged();
-}
+// A wrong argument count, or an argument whose C++ type can never bind, does not compile:
+// tests/compile_fail/launch_arguments.cpp. What only values tell is checked at run time, below.
 
-TEST(LaunchErrors, HandleWhereAScalarGoes) {
-  Client c = Device::cpu().client();
-  Watched x(c, 64, 1), y(c, 64, -7);
-  Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{64}, 1, x.handle, x.handle, y.handle); },
-                         "launch.bad_argument");
-  EXPECT_NE(e.message().find("argument 0 (a: Scalar<f32>): a Handle was given; pass a number"), std::string::npos)
-      << e.message();
-  x.expect_unchanged();
-  y.expect_unchanged();
-}
-
-TEST(LaunchErrors, NumberWhereABufferGoes) {
+TEST(LaunchErrors, HandleOfAnotherElementTypeNamesBothTypes) {
   Client c = Device::cpu().client();
   Watched y(c, 64, -7);
-  Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{64}, 1, 2.0f, 3.0f, y.handle); },
-                         "launch.bad_argument");
-  EXPECT_NE(e.message().find("argument 1 (x: Slice<const f32>): a f32 value was given; pass a Handle"),
+  Handle ints = c.upload(std::vector<int32_t>(64, 3));
+  Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{64}, 1, 2.0f, ints, y.handle); },
+                         "launch.type_mismatch");
+  EXPECT_NE(e.message().find("kernel 'scale', argument 1 (x: Slice<const f32>): the handle holds i32 elements, the "
+                             "parameter takes f32"),
             std::string::npos)
       << e.message();
+  EXPECT_NE(e.message().find("view_as<float>()"), std::string::npos) << e.message();
   y.expect_unchanged();
+  EXPECT_EQ(c.read<int32_t>(ints), std::vector<int32_t>(64, 3));
+  // A double where a float goes is a mismatch too: the widths differ, and so would every index.
+  Handle doubles = c.upload(std::vector<double>(64, 1.0));
+  expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{64}, 1, 2.0f, doubles, y.handle); },
+               "launch.type_mismatch");
+  y.expect_unchanged();
+}
+
+TEST(LaunchErrors, RawBytesNeedAnElementType) {
+  Client c = Device::cpu().client();
+  Watched x(c, 16, 1);
+  Handle raw = c.empty(16 * sizeof(float));
+  EXPECT_FALSE(raw.element().has_value());
+  Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 2.0f, x.handle, raw); },
+                         "launch.type_mismatch");
+  EXPECT_NE(e.message().find("argument 2 (y: Slice<f32>): the handle holds raw bytes"), std::string::npos)
+      << e.message();
+  EXPECT_NE(e.message().find("empty<float>(n)"), std::string::npos) << e.message();
+  // Typed, the same memory launches.
+  launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 2.0f, x.handle, raw.view_as<float>());
+  EXPECT_EQ(c.read<float>(raw)[5], 2.0f * x.before[5]);
+  Handle typed = c.empty<float>(16);
+  EXPECT_EQ(typed.element(), ir::Scalar::F32);
+  EXPECT_EQ(typed.size_in_used(), 16 * sizeof(float));
+  launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 3.0f, x.handle, typed);
+  EXPECT_EQ(c.read<float>(typed)[15], 3.0f * x.before[15]);
+}
+
+TEST(LaunchErrors, ExplicitReinterpretationLaunches) {
+  Client c = Device::cpu().client();
+  // The bits of 1.0f, 2.0f, ... uploaded as integers and viewed as floats.
+  std::vector<float> values{1.0f, 2.0f, -0.5f, 1e-3f};
+  std::vector<uint32_t> bits(values.size());
+  std::memcpy(bits.data(), values.data(), values.size() * 4);
+  Handle h = c.upload(bits);
+  EXPECT_EQ(h.element(), ir::Scalar::U32);
+  Handle y = c.empty<float>(values.size());
+  launch<Scale>(c, CubeCount{1}, CubeDim{4}, 1, 2.0f, h.view_as<float>(), y);
+  EXPECT_EQ(c.read<float>(y), (std::vector<float>{2.0f, 4.0f, -1.0f, 2e-3f}));
+  // The view keeps its memory: it is the same allocation.
+  EXPECT_EQ(h.view_as<float>().memory_id(), h.memory_id());
+}
+
+TEST(LaunchErrors, EmptyHandleIsInvalid) {
+  Client c = Device::cpu().client();
+  Watched x(c, 16, 1);
+  Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 2.0f, x.handle, Handle{}); },
+                         "handle.invalid");
+  EXPECT_NE(e.message().find("argument 2 (y: Slice<f32>): the handle is empty"), std::string::npos) << e.message();
+  expect_error([&] { (void)c.read<float>(Handle{}); }, "handle.invalid");
+  expect_error([&] { (void)Handle{}.view_as<float>(); }, "handle.invalid");
+  x.expect_unchanged();
 }
 
 TEST(LaunchErrors, ScalarThatDoesNotFit) {

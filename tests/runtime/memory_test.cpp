@@ -2,6 +2,8 @@
 // of memory is an error after which the client still works; handles' views and ownership.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "kiln/kiln.h"
 
 using namespace kiln;
@@ -90,6 +92,81 @@ TEST(Handles, ViewsAndOwnership) {
   c.write(six, std::vector<float>{9, 9});
   EXPECT_EQ(c.read<float>(h)[1], 9.0f);
   EXPECT_EQ(c.read<float>(h)[2], 3.0f);
+}
+
+TEST(Handles, KnowTheirElementType) {
+  Client c = Device::cpu().client();
+  EXPECT_EQ(c.upload(std::vector<float>{1}).element(), ir::Scalar::F32);
+  EXPECT_EQ(c.upload(std::vector<int64_t>{1}).element(), ir::Scalar::I64);
+  EXPECT_EQ(c.upload(std::vector<f16>{f16(1.0f)}).element(), ir::Scalar::F16);
+  EXPECT_EQ(c.empty<bf16>(3).element(), ir::Scalar::BF16);
+  EXPECT_EQ(c.empty<bf16>(3).size_in_used(), 6u);
+  EXPECT_FALSE(c.empty(12).element().has_value());
+  // A struct is not a kiln element type: its bytes upload raw.
+  struct Pair {
+    int32_t a, b;
+  };
+  EXPECT_FALSE(c.upload(std::vector<Pair>{{1, 2}}).element().has_value());
+  // Views keep the type; as_bytes drops it.
+  Handle h = c.upload(std::vector<uint16_t>{1, 2, 3, 4});
+  EXPECT_EQ(h.offset_start(2).element(), ir::Scalar::U16);
+  EXPECT_EQ(h.offset_end(2).element(), ir::Scalar::U16);
+  EXPECT_FALSE(h.as_bytes().element().has_value());
+}
+
+TEST(Handles, ViewAsChecksSizeAndAlignment) {
+  Client c = Device::cpu().client();
+  Handle h = c.upload(std::vector<uint16_t>{1, 2, 3, 4, 5, 6});  // 12 bytes
+  EXPECT_EQ(h.view_as<float>().element(), ir::Scalar::F32);
+  EXPECT_EQ(c.read<float>(h.view_as<float>()).size(), 3u);
+  auto expect_bad_view = [&](const Handle& v, const std::string& text) {
+    try {
+      (void)v.view_as<double>();
+      ADD_FAILURE() << "expected Error{handle.bad_view}";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), "handle.bad_view") << e.what();
+      EXPECT_NE(e.message().find(text), std::string::npos) << e.message();
+    }
+  };
+  // 12 bytes are not a whole number of doubles; 8 bytes starting 2 bytes in are not on a boundary.
+  expect_bad_view(h, "12 bytes, which is not a whole number of 8-byte elements");
+  expect_bad_view(h.offset_start(2).offset_end(2), "starts 2 bytes into its memory, not on a 8-byte boundary");
+  EXPECT_EQ(h.offset_end(4).view_as<double>().size_in_used(), 8u);
+}
+
+TEST(Handles, ReadsAndWritesCheckTheElementType) {
+  Client c = Device::cpu().client();
+  Handle h = c.upload(std::vector<float>{1.5f, -2.0f});
+  try {
+    (void)c.read<int32_t>(h);
+    ADD_FAILURE() << "expected Error{handle.type_mismatch}";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "handle.type_mismatch");
+    EXPECT_NE(e.message().find("read of int32_t elements from a handle that holds float elements"), std::string::npos)
+        << e.message();
+    EXPECT_NE(e.message().find("view_as<int32_t>()"), std::string::npos) << e.message();
+  }
+  try {
+    c.write(h, std::vector<double>{1.0});
+    ADD_FAILURE() << "expected Error{handle.type_mismatch}";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "handle.type_mismatch") << e.what();
+  }
+  EXPECT_EQ(c.read<float>(h), (std::vector<float>{1.5f, -2.0f}));
+  // Explicit reinterpretation reads the bits.
+  uint32_t bits = 0;
+  float v = 1.5f;
+  std::memcpy(&bits, &v, 4);
+  EXPECT_EQ(c.read<uint32_t>(h.view_as<uint32_t>())[0], bits);
+  // Raw bytes read as anything; a bool buffer reads as uint8_t (std::vector<bool> holds no bools).
+  EXPECT_EQ(c.read<uint8_t>(h.as_bytes()).size(), 8u);
+  Handle flags = c.upload(std::vector<uint8_t>{1, 0, 1}).view_as<bool>();
+  EXPECT_EQ(c.read<uint8_t>(flags), (std::vector<uint8_t>{1, 0, 1}));
+  // std::vector<bool> uploads and reads as a bool handle.
+  Handle bools = c.upload(std::vector<bool>{true, false, false, true});
+  EXPECT_EQ(bools.element(), ir::Scalar::Bool);
+  EXPECT_EQ(bools.size_in_used(), 4u);
+  EXPECT_EQ(c.read<bool>(bools), (std::vector<bool>{true, false, false, true}));
 }
 
 }  // namespace

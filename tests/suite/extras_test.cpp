@@ -231,7 +231,7 @@ void register_offset_view(int width, size_t skip_bytes) {
         size_t total = n * sizeof(F) + 64;
         std::vector<unsigned char> bytes(total);
         for (auto& b : bytes) b = uint8_t(rng() % 64);  // small exponents: finite floats
-        Handle hb = client.upload(bytes);
+        Handle hb = client.upload(bytes).view_as<F>();  // F elements; the view below moves by bytes
         Handle view = hb.offset_start(skip_bytes).offset_end(total - skip_bytes - n * sizeof(F));
         Handle out = poisoned_elems<F>(client, n);
         try {

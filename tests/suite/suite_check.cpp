@@ -49,11 +49,11 @@ long double bf16_value(uint16_t bits) {
 
 Handle poisoned(const Client& client, size_t bytes) {
   std::vector<unsigned char> p(bytes, 0xff);
-  return client.upload(p);
+  return client.upload(p).as_bytes();
 }
 
 std::vector<unsigned char> read_all_bytes(const Client& client, const Handle& h) {
-  return client.read<unsigned char>(h);
+  return client.read<unsigned char>(h.as_bytes());
 }
 
 std::string format_long_double(long double v) {

@@ -179,7 +179,7 @@ void sprinkle_specials(std::vector<T>& v, std::mt19937_64& rng, std::vector<T> s
 Handle poisoned(const Client& client, size_t bytes);
 template <class T>
 Handle poisoned_elems(const Client& client, size_t n) {
-  return poisoned(client, n * sizeof(host_t<T>));
+  return poisoned(client, n * sizeof(host_t<T>)).template view_as<T>();
 }
 // The host image of a poisoned buffer.
 template <class T>

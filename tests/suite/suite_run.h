@@ -21,7 +21,13 @@ void for_types(F&& f) {
 template <class K, class O, size_t NOut, class... In>
 std::array<std::vector<host_t<O>>, NOut> run_map(Client& client, int width, uint32_t cube, size_t n,
                                                  const std::vector<In>&... ins) {
-  std::array<Handle, sizeof...(In)> in_handles{client.upload(ins)...};
+  // Host vectors of uint8_t stand for bool parameters (host_t<bool>): view them as K's element.
+  std::array<Handle, sizeof...(In)> in_handles;
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((in_handles[I] = client.upload(ins).view_as(
+          scalar_of<typename param_traits<std::tuple_element_t<I, detail::kernel_params_t<K>>>::scalar>())),
+     ...);
+  }(std::index_sequence_for<In...>{});
   std::array<Handle, NOut> outs;
   for (auto& h : outs) h = poisoned_elems<O>(client, n);
   size_t units = n / size_t(width);

@@ -181,7 +181,7 @@ int bench(const Args& args) {
     size_t n = gpu ? size_t(1) << 28 : size_t(1) << 22;
     Handle x = c.upload(random_floats(n, 3));
     uint32_t cubes = gpu ? uint32_t(device.info().multiprocessors) * 8 : 64;
-    Handle partial = c.empty(cubes * 4), out = c.empty(4);
+    Handle partial = c.empty<float>(cubes), out = c.empty<float>(1);
     auto run = [&] {
       launch_unchecked<gallery::SumPartials>(c, CubeCount{cubes}, CubeDim{512}, 4, x, partial);
       launch_unchecked<gallery::SumFinal>(c, CubeCount{1}, CubeDim{1024}, 1, partial, out);

@@ -8,47 +8,9 @@
 #include <type_traits>
 
 #include "kiln/dsl/trace.h"
-#include "kiln/half.h"
+#include "kiln/element.h"
 
 namespace kiln {
-
-// ---- C++ element types and their IR scalars -------------------------------------------------
-
-template <class T>
-struct scalar_traits {
-  static constexpr bool valid = false;
-};
-#define KILN_SCALAR(T, S)                               \
-  template <>                                           \
-  struct scalar_traits<T> {                             \
-    static constexpr bool valid = true;                 \
-    static constexpr ir::Scalar scalar = ir::Scalar::S; \
-  };
-KILN_SCALAR(bool, Bool)
-KILN_SCALAR(int8_t, I8)
-KILN_SCALAR(int16_t, I16)
-KILN_SCALAR(int32_t, I32)
-KILN_SCALAR(int64_t, I64)
-KILN_SCALAR(uint8_t, U8)
-KILN_SCALAR(uint16_t, U16)
-KILN_SCALAR(uint32_t, U32)
-KILN_SCALAR(uint64_t, U64)
-KILN_SCALAR(f16, F16)
-KILN_SCALAR(bf16, BF16)
-KILN_SCALAR(float, F32)
-KILN_SCALAR(double, F64)
-#undef KILN_SCALAR
-
-template <class T>
-concept Element = scalar_traits<T>::valid;
-
-template <Element T>
-constexpr ir::Scalar scalar_of() {
-  return scalar_traits<T>::scalar;
-}
-
-template <class T>
-concept FloatElement = Element<T> && ir::is_float(scalar_of<T>());
 
 template <class T>
 class Expr;

@@ -43,31 +43,54 @@ class Client {
   // "cpu" or "cuda".
   std::string_view runtime_name() const;
 
-  // Uninitialised memory of `bytes` bytes.
-  Handle empty(size_t bytes) const;
+  // Uninitialised memory for `count` elements of T.
+  template <Element T>
+  Handle empty(size_t count) const {
+    return typed(empty_bytes(count * sizeof(T)), scalar_of<T>());
+  }
+  // Uninitialised raw memory of `bytes` bytes (no element type: view_as<T> before a launch).
+  Handle empty(size_t bytes) const { return empty_bytes(bytes); }
+  // Raw bytes (no element type).
   Handle upload_bytes(const void* data, size_t bytes) const;
+  // A copy of `data` on the device. The handle's element type is T when T is a kiln element type
+  // (bool, the fixed-width integers, f16, bf16, float, double); other types upload as raw bytes.
   template <class T>
   Handle upload(std::span<const T> data) const {
     static_assert(std::is_trivially_copyable_v<T>);
-    return upload_bytes(data.data(), data.size_bytes());
+    Handle h = upload_bytes(data.data(), data.size_bytes());
+    if constexpr (Element<T>) h = typed(std::move(h), scalar_of<T>());
+    return h;
   }
   template <class T>
   Handle upload(const std::vector<T>& data) const {
     return upload(std::span<const T>(data));
   }
+  // std::vector<bool> packs bits: it uploads as a bool handle of one byte (0 or 1) per element.
+  Handle upload(const std::vector<bool>& data) const;
 
   // Waits for the work that writes `h`, then copies what it shows to the host.
   void read_bytes(const Handle& h, void* out, size_t bytes) const;
+  // Reads `h` as elements of T. When T is a kiln element type it must be h's (Error
+  // {handle.type_mismatch}; view_as reinterprets); a bool handle also reads as uint8_t, since
+  // std::vector<bool> holds no bools.
   template <class T>
   std::vector<T> read(const Handle& h) const {
     static_assert(std::is_trivially_copyable_v<T>);
-    std::vector<T> out(h.size_in_used() / sizeof(T));
-    read_bytes(h, out.data(), out.size() * sizeof(T));
-    return out;
+    if constexpr (Element<T>) check_element(h, scalar_of<T>(), "read");
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<uint8_t> bytes(h.size_in_used());
+      read_bytes(h, bytes.data(), bytes.size());
+      return std::vector<bool>(bytes.begin(), bytes.end());  // any non-zero byte is true, as in kernels
+    } else {
+      std::vector<T> out(h.size_in_used() / sizeof(T));
+      read_bytes(h, out.data(), out.size() * sizeof(T));
+      return out;
+    }
   }
   void write_bytes(const Handle& h, const void* data, size_t bytes) const;
   template <class T>
   void write(const Handle& h, std::span<const T> data) const {
+    if constexpr (Element<T>) check_element(h, scalar_of<T>(), "write");
     write_bytes(h, data.data(), data.size_bytes());
   }
   template <class T>
@@ -84,6 +107,10 @@ class Client {
   explicit Client(std::shared_ptr<runtime::ClientState> s) : state_(std::move(s)) {}
 
  private:
+  Handle empty_bytes(size_t bytes) const;
+  static Handle typed(Handle h, ir::Scalar element);
+  // Error{handle.type_mismatch} when h holds elements of another type than `element`.
+  static void check_element(const Handle& h, ir::Scalar element, const char* what);
   std::shared_ptr<runtime::ClientState> state_;
 };
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -31,6 +32,110 @@ std::string given_name() {
 }
 
 [[noreturn]] void bad_argument(std::string_view kernel, size_t index, const std::string& param, const std::string& what);
+[[noreturn]] void type_mismatch(std::string_view kernel, size_t index, const std::string& param,
+                                std::optional<ir::Scalar> held, ir::Scalar wanted);
+
+// ---- compile-time argument checks -------------------------------------------------------------
+// launch<K> knows K's parameters and the C++ types of its arguments, so an argument that can never
+// bind (a number where a Slice goes, a Handle where a Scalar goes) or a wrong count is a compile
+// error. The error names the parameter: its name travels as a template argument (ParamLabel), which
+// the compiler prints in the instantiation that fails. What only the values tell (a handle's element
+// type, a number that does not fit) is checked when the launch runs.
+
+template <size_t N>
+struct ParamLabel {
+  char text[N + 1] = {};
+  constexpr ParamLabel(std::string_view s) {  // NOLINT: built from a constexpr name
+    for (size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+};
+
+template <size_t I>
+constexpr auto default_param_label() {
+  if constexpr (I < 10) {
+    constexpr char name[] = {'a', 'r', 'g', char('0' + I), 0};
+    return ParamLabel<4>(std::string_view(name, 4));
+  } else {
+    constexpr char name[] = {'a', 'r', 'g', char('0' + I / 10), char('0' + I % 10), 0};
+    return ParamLabel<5>(std::string_view(name, 5));
+  }
+}
+
+// K::param_names[I], or "argI" as param_name<K>(I) says it.
+template <class K, size_t I>
+constexpr auto param_label() {
+  if constexpr (HasParamNames<K>) {
+    if constexpr (I < std::size(K::param_names)) {
+      constexpr std::string_view name = K::param_names[I];
+      return ParamLabel<name.size()>(name);
+    } else {
+      return default_param_label<I>();
+    }
+  } else {
+    return default_param_label<I>();
+  }
+}
+
+template <class A>
+inline constexpr bool kNumber = std::is_arithmetic_v<A> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>;
+
+// Whether an argument of C++ type A can bind to parameter P for some value.
+template <class P, class A>
+constexpr bool argument_fits() {
+  using traits = param_traits<P>;
+  if constexpr (traits::kind == ParamKind::Buffer) {
+    return std::is_same_v<A, Handle>;
+  } else if constexpr (traits::kind == ParamKind::Tensor) {
+    return std::is_same_v<A, TensorBinding>;
+  } else if constexpr (traits::kind == ParamKind::Scalar) {
+    using T = typename traits::scalar;
+    if constexpr (!kNumber<A>) return false;
+    else if constexpr (std::is_same_v<T, bool>) return std::is_same_v<A, bool>;
+    else if constexpr (std::is_integral_v<T>) return !std::is_same_v<A, bool> && std::is_arithmetic_v<A>;
+    else return true;
+  } else {
+    using T = typename traits::value_type;
+    if constexpr (std::is_same_v<A, Comptime<T>> || std::is_same_v<A, T>) return true;
+    else if constexpr (requires { typename A::value_type; }) {
+      return std::is_same_v<A, Comptime<typename A::value_type>> && std::is_arithmetic_v<typename A::value_type> &&
+             std::is_arithmetic_v<T>;
+    } else {
+      return false;
+    }
+  }
+}
+
+template <class A>
+inline constexpr bool kNever = false;
+
+// Instantiated only for an argument that cannot bind; its template arguments name the parameter,
+// the parameter's type and the argument's type.
+template <ParamLabel Parameter, class ParameterType, class Argument>
+struct launch_argument_does_not_fit_parameter {
+  static_assert(kNever<Argument>,
+                "launch<K>: an argument cannot bind to its kernel parameter (the instantiation shown with this error names "
+                "the parameter, its type and the argument's type): "
+                "a Slice<T> takes a Handle, a TensorArg<T> a TensorBinding, a Scalar<T> a number of a kind T "
+                "holds, a Comptime<T> a T or comptime(value)");
+  static constexpr bool ok = false;
+};
+
+template <size_t Parameters, size_t Arguments>
+struct launch_argument_count {
+  static_assert(Parameters == Arguments,
+                "launch<K>: the number of arguments after vector_size differs from the number of the kernel's "
+                "parameters (the instantiation shown with this error gives both counts)");
+  static constexpr bool ok = Parameters == Arguments;
+};
+
+template <class K, class P, size_t I, class A>
+constexpr bool check_argument() {
+  if constexpr (argument_fits<P, A>()) {
+    return true;
+  } else {
+    return launch_argument_does_not_fit_parameter<param_label<K, I>(), P, A>::ok;
+  }
+}
 
 template <class P>
 std::string describe(std::string_view name) {
@@ -111,10 +216,14 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
       b.stride = arg.stride;
       id.rank[I] = arg.rank;
     } else {
-      fail(given_name<A>() + " was given; pass a " +
-           std::string(kind == ParamKind::Buffer ? "Handle" : "TensorBinding (tensor_arg(handle, shape, strides))"));
+      static_assert(kNever<A>, "launch_kernel checks argument types before binding");
     }
-    if (!handle->valid()) fail("the handle is empty");
+    if (!handle->valid()) throw Error("handle.invalid", "kernel '" + std::string(K::name) + "', argument " +
+                                                          std::to_string(I) + " (" + describe<P>(param_name<K>(I)) +
+                                                          "): the handle is empty (default-constructed)");
+    if (handle->element() != scalar_of<typename traits::scalar>()) {
+      type_mismatch(K::name, I, describe<P>(param_name<K>(I)), handle->element(), scalar_of<typename traits::scalar>());
+    }
     size_t elem = sizeof(typename traits::scalar) * size_t(traits::info::is_vector ? vector_size : 1);
     size_t bytes = handle->size_in_used();
     if (bytes % elem != 0) {
@@ -142,7 +251,7 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
       b.kind = runtime::ArgBinding::Kind::Scalar;
       std::memcpy(b.scalar.data(), &v, sizeof v);
     } else {
-      fail(given_name<A>() + " was given; pass a number");
+      static_assert(kNever<A>, "launch_kernel checks argument types before binding");
     }
   } else {
     using T = typename traits::value_type;
@@ -159,7 +268,7 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
       if (!scalar_fits<T>(arg.get(), v)) fail(given_name<A>() + " was given, and its value does not fit the parameter's type");
       id.comptime[c] = comptime_bits<T>(v);
     } else {
-      fail(given_name<A>() + " was given; pass comptime(value)");
+      static_assert(kNever<A>, "launch_kernel checks argument types before binding");
     }
   }
 }
@@ -169,15 +278,17 @@ void launch_kernel(const Client& client, CubeCount count, CubeDim dim, int vecto
                    const Args&... args) {
   using Params = kernel_params_t<K>;
   constexpr size_t n = std::tuple_size_v<Params>;
-  if constexpr (sizeof...(Args) != n) {
-    std::string list;
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      ((list += (I ? ", " : "") + describe<std::tuple_element_t<I, Params>>(param_name<K>(I))), ...);
-    }(std::make_index_sequence<n>{});
-    throw Error("launch.bad_argument", "kernel '" + std::string(K::name) + "' takes " + std::to_string(n) +
-                                          " arguments (" + list + "); " + std::to_string(sizeof...(Args)) +
-                                          " were given");
-  } else {
+  constexpr bool count_ok = launch_argument_count<n, sizeof...(Args)>::ok;
+  constexpr bool types_ok = [] {
+    if constexpr (!count_ok) {
+      return false;
+    } else {
+      return [&]<size_t... I>(std::index_sequence<I...>) {
+        return (check_argument<K, std::tuple_element_t<I, Params>, I, Args>() && ...);
+      }(std::make_index_sequence<n>{});
+    }
+  }();
+  if constexpr (types_ok) {
     if (vector_size != 1 && vector_size != 2 && vector_size != 4 && vector_size != 8 && vector_size != 16) {
       throw Error("launch.bad_argument", "kernel '" + std::string(K::name) + "': vector size " +
                                             std::to_string(vector_size) + " is not one of 1, 2, 4, 8, 16");
