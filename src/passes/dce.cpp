@@ -7,6 +7,13 @@
 // - a var.decl that no var.load reads, with every var.store to it;
 // - an `if` whose two regions are empty;
 // - the ops after a break, continue or terminate in the same region: no unit runs them.
+// Loads are removable on every kind of array (global, shared, local), in either mode. In checked
+// mode a load past len() reads zero: its value is its only effect. In unchecked mode an
+// out-of-range load is undefined on a GPU and a bounds.out_of_range error on the CPU; but a load
+// whose value nobody reads is dead code to the CUDA compiler too (it is not volatile), so the GPU
+// never performs it, and the CPU backend, the oracle, should not report an error for it. This is
+// also what makes `auto old = y[i];` free when `old` is never read (a copy of an element records
+// its load where it is initialised, memory.h).
 // Loops are never removed, even with an empty body: deciding that a loop ends, and that its
 // condition has no effect, is more than this pass wants to know; a loop with nothing in it costs
 // little and fold already deletes loops that run zero times.

@@ -279,4 +279,29 @@ struct BothBranches {
   }
 };
 
+// An element read is a value, as in CUDA C++: `old` holds y[i] as it was before the store, so the
+// load comes first; storing through `y[i]` records no load of y.
+struct ElementCopy {
+  static constexpr std::string_view name = "element_copy";
+  static constexpr std::array<std::string_view, 2> param_names{"y", "out"};
+  void operator()(Slice<float> y, Slice<float> out) const {
+    auto i = absolute_pos();
+    auto old = y[i];
+    y[i] = 5.0f;
+    out[i] = old;
+  }
+};
+
+// Plain stores, a chained one among them: no load of an element that is only written.
+struct PlainStore {
+  static constexpr std::string_view name = "plain_store";
+  static constexpr std::array<std::string_view, 3> param_names{"x", "y", "z"};
+  void operator()(Slice<const float> x, Slice<float> y, Slice<float> z) const {
+    auto i = absolute_pos();
+    y[i] = x[i];
+    Expr<uint32_t> next = i + 1u;
+    y[next] = z[i] = 2.0f;
+  }
+};
+
 }  // namespace kiln::test

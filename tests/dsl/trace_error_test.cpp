@@ -445,6 +445,35 @@ TEST(TraceError, StoreToASliceOfConstVectors) {
   EXPECT_NE(f.message.find("'xs'"), std::string::npos) << f.message;
 }
 
+// ---- atomics on a copy of an element -----------------------------------------------------------
+
+// `auto e = bins[k]` holds bins[k]'s value (as `auto e = bins[k]` does in CUDA C++): an atomic
+// on it has no element to work on.
+struct AtomicOnACopy {
+  static constexpr std::string_view name = "atomic_on_a_copy";
+  static constexpr std::array<std::string_view, 1> param_names{"bins"};
+  void operator()(Slice<uint32_t> bins) const {
+    auto e = bins[absolute_pos()];
+    atomic_add(e, 1u);
+  }
+};
+
+TEST(TraceError, AtomicOnACopyOfAnElement) {
+  expect_trace_error<AtomicOnACopy>("trace.not_an_element", {"'atomic.add'", "auto e = a[i]", "auto& e = a[i]"});
+}
+
+// The allowed twin: a reference is the element.
+struct AtomicOnAReference {
+  static constexpr std::string_view name = "atomic_on_a_reference";
+  void operator()(Slice<uint32_t> bins) const {
+    auto& e = bins[absolute_pos()];
+    atomic_add(e, 1u);
+    atomic_cas(e, 1u, 2u);
+  }
+};
+
+TEST(TraceError, AtomicOnAReferenceToAnElementTraces) { EXPECT_NO_THROW(traces<AtomicOnAReference>()); }
+
 // ---- scope -------------------------------------------------------------------------------------
 
 struct ValueEscapesIf {

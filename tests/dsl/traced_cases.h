@@ -73,6 +73,8 @@ inline std::vector<TracedCase> traced_cases() {
       {"casts", [] { return define<Casts>(id_of<Casts>({32, 1, 1})); }},
       {"debug_print", [] { return define<Debug>(id_of<Debug>({2, 1, 1})); }},
       {"var_assigned_in_both_branches", [] { return define<BothBranches>(id_of<BothBranches>({32, 1, 1})); }},
+      {"element_copy_then_store", [] { return define<ElementCopy>(id_of<ElementCopy>({32, 1, 1})); }},
+      {"plain_store_records_no_load", [] { return define<PlainStore>(id_of<PlainStore>({32, 1, 1})); }},
   };
 }
 

@@ -146,7 +146,7 @@ TEST(GoldenFiles, EachFileHasItsCases) {
   EXPECT_EQ(read_cases("checked_io").size(), 8u);
   EXPECT_EQ(read_cases("fold").size(), 13u);
   EXPECT_EQ(read_cases("cse").size(), 8u);
-  EXPECT_EQ(read_cases("dce").size(), 7u);
+  EXPECT_EQ(read_cases("dce").size(), 8u);
   EXPECT_EQ(read_cases("pipeline").size(), 4u);
 }
 

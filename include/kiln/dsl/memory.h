@@ -1,8 +1,10 @@
 // Arrays a kernel indexes: slices of global buffers, tensors, shared and local arrays. Indexing
-// gives an ElementRef: reading it records a load, assigning it records a store.
+// gives an ElementRef, the element as an lvalue: reading it records a load, assigning it a store;
+// a copy of it is the element's value.
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <type_traits>
 
 #include "kiln/dsl/expr.h"
@@ -49,7 +51,16 @@ concept Index = (Proxy<I> && std::is_integral_v<proxy_element_t<I>>) || std::is_
 
 }  // namespace detail
 
-// A reference to one element of an array: reads record a load, assignments a store.
+// An element of an array, with the semantics `y[i]` has in CUDA C++.
+//
+// `y[i]` is an lvalue naming the element: reading it records a load where it is read, assigning
+// it (`y[i] = v`, `y[i] += v`) records a store and no other load, atomics take it. It lives as
+// long as the trace (ArrayBase::operator[] places it in the tracer's storage), so
+// `auto& r = y[i]` and `auto&& r = y[i]` are references to the element, as they are in CUDA.
+//
+// A copy is a value: `auto old = y[i]` holds the element's value where `old` is initialised (the
+// copy records the load there; DCE removes it when nothing reads it). Assigning a copy rebinds it
+// and touches no memory, as `float old = y[i]; old = v;` does. docs/decisions/011 has the why.
 template <class T>
 class ElementRef {
   using info = detail::array_element<T>;
@@ -58,29 +69,36 @@ class ElementRef {
   using scalar = typename info::scalar;
   using value_proxy = result_proxy_t<scalar, info::is_vector>;
 
-  ElementRef(dsl::ValueRef array, dsl::ValueRef index) : array_(array), index_(index) {}
+  // A copy of an element is its value, loaded here; a copy of a copy shares the value.
+  ElementRef(const ElementRef& other) : value_(other.get().ref()) {}
 
-  value_proxy load() const { return value_proxy(dsl::Tracer::current().load(array_, index_)); }
-  operator value_proxy() const { return load(); }  // NOLINT: reading an element is a load
+  // Whether this names an element of an array (what `y[i]` gives), not a copy of its value.
+  bool is_element() const { return value_.id == ir::kNoValue; }
+  // The element's value: a load recorded now for an element; the value held for a copy.
+  value_proxy get() const {
+    if (!is_element()) return value_proxy(value_);
+    return value_proxy(dsl::Tracer::current().load(array_, index_));
+  }
+  operator value_proxy() const { return get(); }  // NOLINT: reading an element is a load
 
-  // Writing a Slice<const T> element is Error{trace.read_only}, reported with the op.
+  // Stores into an element (writing a Slice<const T> element is Error{trace.read_only}); rebinds
+  // a copy. Either way the result is the value assigned, so `a[i] = b[j] = 0` works.
   template <class V>
     requires(Proxy<V> || detail::Literal<V>)
-  const ElementRef& operator=(const V& v) const {
-    dsl::Tracer::current().store(array_, index_, operand_ref<V, scalar>(v));
-    return *this;
+  value_proxy operator=(const V& v) {
+    if constexpr (Proxy<V>) {
+      static_assert(std::is_same_v<proxy_element_t<V>, scalar>, "the value's element type differs; use cast<T>()");
+      static_assert(info::is_vector || !proxy_is_vector<V>, "a vector does not fit in a scalar element");
+    }
+    return assign(operand_ref<V, scalar>(v));
   }
-  const ElementRef& operator=(const ElementRef& other) const {
-    dsl::Tracer::current().store(array_, index_, other.load().ref());
-    return *this;
-  }
-  ElementRef(const ElementRef&) = default;
+  value_proxy operator=(const ElementRef& other) { return assign(other.get().ref()); }
 
 #define KILN_ELEMENT_COMPOUND(op)                          \
   template <class V>                                       \
     requires(Proxy<V> || detail::Literal<V>)               \
-  const ElementRef& operator op##=(const V& v) const {     \
-    return *this = load() op v;                            \
+  value_proxy operator op##=(const V& v) {                 \
+    return *this = get() op v;                             \
   }
   KILN_ELEMENT_COMPOUND(+)
   KILN_ELEMENT_COMPOUND(-)
@@ -94,12 +112,27 @@ class ElementRef {
   KILN_ELEMENT_COMPOUND(>>)
 #undef KILN_ELEMENT_COMPOUND
 
+  // Where the element is; for a copy, nothing.
   const dsl::ValueRef& array() const { return array_; }
   const dsl::ValueRef& index() const { return index_; }
 
  private:
+  template <class>
+  friend class ArrayBase;
+  ElementRef(dsl::ValueRef array, dsl::ValueRef index) : array_(array), index_(index) {}
+
+  value_proxy assign(dsl::ValueRef v) {
+    if (is_element()) {
+      dsl::Tracer::current().store(array_, index_, v);
+    } else {
+      value_ = v;
+    }
+    return value_proxy(v);
+  }
+
   dsl::ValueRef array_;
   dsl::ValueRef index_;
+  dsl::ValueRef value_;  // a copy's value; none for an element
 };
 
 template <class T>
@@ -107,7 +140,7 @@ struct proxy_traits<ElementRef<T>> {
   static constexpr bool is_proxy = true;
   static constexpr bool is_vector = detail::array_element<T>::is_vector;
   using element = typename detail::array_element<T>::scalar;
-  static dsl::ValueRef read(const ElementRef<T>& e) { return e.load().ref(); }
+  static dsl::ValueRef read(const ElementRef<T>& e) { return e.get().ref(); }
 };
 
 // The common face of every array: indexing and len().
@@ -115,9 +148,13 @@ template <class T>
 class ArrayBase {
  public:
   explicit ArrayBase(dsl::ValueRef array) : array_(array) {}
+  // The element at `i`: an lvalue, as in CUDA C++, that lives until the trace ends.
   template <detail::Index I>
-  ElementRef<T> operator[](const I& i) const {
-    return ElementRef<T>(array_, detail::index_ref(i));
+  ElementRef<T>& operator[](const I& i) const {
+    static_assert(std::is_trivially_destructible_v<ElementRef<T>>, "the tracer's storage never destroys");
+    dsl::ValueRef index = detail::index_ref(i);
+    void* at = dsl::Tracer::current().storage(sizeof(ElementRef<T>), alignof(ElementRef<T>));
+    return *::new (at) ElementRef<T>(array_, index);
   }
   // The number of elements (of vectors, for a vector slice) the array shows.
   Expr<uint32_t> len() const { return Expr<uint32_t>(dsl::Tracer::current().len(array_)); }
@@ -187,11 +224,25 @@ inline void sync_plane() { dsl::Tracer::current().sync(ir::OpKind::SyncPlane); }
 
 // ---- atomics on an element: the result is the element's old value ----------------------------
 
+// An atomic takes the element itself (`a[i]`, or a reference to it), never a copy of its value:
+// nothing is loaded before the atomic, and `auto e = a[i]; atomic_add(e, 1u);` is an error, as
+// atomicAdd on a local copy would be pointless in CUDA.
+
 namespace detail {
+template <class T>
+void check_atomic_target(ir::OpKind kind, const ElementRef<T>& e) {
+  if (!e.is_element()) {
+    dsl::Tracer::current().fail("trace.not_an_element", kind,
+                                "takes an array element (`a[i]`, or `auto& e = a[i]`), not a copy of one: "
+                                "`auto e = a[i]` holds the element's value, as in CUDA C++");
+  }
+}
+
 template <class T, class V>
 Expr<typename array_element<T>::scalar> atomic(ir::OpKind kind, const ElementRef<T>& e, const V& v) {
   using S = typename array_element<T>::scalar;
   static_assert(!array_element<T>::is_vector, "atomics work on scalar elements");
+  check_atomic_target(kind, e);
   return Expr<S>(dsl::Tracer::current().atomic(kind, e.array(), e.index(), operand_ref<V, S>(v)));
 }
 }  // namespace detail
@@ -215,6 +266,7 @@ KILN_ATOMIC(atomic_exchange, AtomicExchange)
 template <class T, class A, class B>
 auto atomic_cas(const ElementRef<T>& e, const A& expected, const B& desired) {
   using S = typename detail::array_element<T>::scalar;
+  detail::check_atomic_target(ir::OpKind::AtomicCas, e);
   dsl::ValueRef d = operand_ref<B, S>(desired);
   return Expr<S>(dsl::Tracer::current().atomic(ir::OpKind::AtomicCas, e.array(), e.index(),
                                                operand_ref<A, S>(expected), &d));

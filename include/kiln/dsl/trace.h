@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
@@ -102,6 +103,11 @@ class Tracer {
   // Error{trace.loop_attribute} when `value` is out of range for the attribute `name`.
   void check_loop_attribute(const char* name, int64_t value);
 
+  // Memory that lives as long as the trace, for what the DSL hands out by reference: the element
+  // `y[i]` names is an lvalue, as in CUDA C++ (memory.h). Freed all at once with the tracer, so
+  // only trivially destructible objects go here.
+  void* storage(size_t bytes, size_t align) { return storage_.allocate(bytes, align); }
+
   // Called when the kernel function returns: every region is closed, the kernel is verified.
   void finish();
 
@@ -159,6 +165,7 @@ class Tracer {
   };
   ValueRef leaf(ir::OpKind kind, ir::Value operand, int64_t attr, const ir::Type& type, std::vector<ir::Attr> attrs);
   std::vector<Leaf> leaves_;
+  std::pmr::monotonic_buffer_resource storage_;
   size_t ops_ = 0;  // ops recorded so far: the next op's number is ops_ + 1
   bool finished_ = false;
 };
