@@ -32,14 +32,21 @@ struct Case {
   RunFn run;
   std::string bug;     // non-empty: a known kiln bug (see the // BUG: comment at the case); skipped
   std::string bug_on;  // the runtime ("cpu", "cuda") the bug shows on; empty: every device
+  std::string only_on;  // non-empty: the one runtime the case means something on (add_case_on)
   // Whether the bug skips this case on a device of runtime `runtime`.
   bool skipped_on(std::string_view runtime) const { return !bug.empty() && (bug_on.empty() || bug_on == runtime); }
+  // Whether the case runs on a device of runtime `runtime` at all.
+  bool runs_on(std::string_view runtime) const { return only_on.empty() || only_on == runtime; }
 };
 
 // Registers a case (called from KILN_SUITE_CASES blocks while the program starts). A case with a
 // `bug` is skipped (on runtime `bug_on` only, when given) unless KILN_SUITE_RUN_BUGS=1.
 void add_case(std::string name, std::vector<std::string> kernels, RunFn run, std::string bug = {},
               std::string bug_on = {});
+// Registers a case that means something on one runtime only ("cpu": the CPU backend's own error
+// reports, which a GPU does not make); it is not instantiated on other devices. Every case that
+// runs on a device must compare something there.
+void add_case_on(std::string runtime, std::string name, std::vector<std::string> kernels, RunFn run);
 
 // Every case, sorted by name (so a case's index, hence its seed, does not depend on link order).
 // The first call checks that names are unique and well formed.
@@ -59,13 +66,17 @@ std::vector<std::string> kernels() {
 
 // The outcome of running one case on one device, outside GoogleTest's own bookkeeping.
 enum class Outcome { Passed, Failed, SkippedBug };
+struct CaseResult {
+  Outcome outcome = Outcome::Failed;
+  uint64_t comparisons = 0;  // values the case compared with its reference (0 is a failure)
+};
 // Runs case `index` on `device` under the current test: seeds, traces the seed into failures,
 // turns a kiln::Error escaping the case into a failure. A BUG case is not run there (unless
 // KILN_SUITE_RUN_BUGS=1).
 bool run_bugs();
 // "cpu" or "cuda", as Client::runtime_name() says, without making a client.
 std::string runtime_of(const Device& d);
-Outcome run_case(size_t index, const Device& device);
+CaseResult run_case(size_t index, const Device& device);
 
 }  // namespace kiln::suite
 
