@@ -1,12 +1,14 @@
 # `cmake --install`: kiln's libraries, its public headers and a package config, so that another
 # project can find_package(kiln 0.1 CONFIG) and link kiln::kiln (docs/decisions/010).
+include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(KILN_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
 install(TARGETS kiln kiln_runtime kiln_dsl kiln_passes kiln_backend_cpu kiln_backend_cuda kiln_common kiln_ir
         EXPORT kiln-targets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kiln-targets NAMESPACE kiln:: DESTINATION ${KILN_CONFIG_DIR})
 
