@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all configure demo test test-sanitize bench clean
+.PHONY: all configure demo test test-sanitize test-consumer bench clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -29,6 +29,11 @@ test-sanitize:
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS) -E '$(SANITIZE_SKIP)' 
+
+# kiln as a dependency of an outside project: installed and found with find_package, added with
+# add_subdirectory, fetched with FetchContent (tests/consumer/run.sh; its own build folders).
+test-consumer:
+	JOBS=$(JOBS) tests/consumer/run.sh
 
 # CPU benchmarks (Google Benchmark).
 bench: all

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bit>
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 
@@ -131,11 +132,15 @@ struct f16 {
   f16() = default;
   explicit f16(float f) : bits(detail::float_to_half_bits(f)) {}
   explicit f16(double d) : bits(detail::double_to_bits(d, 10, 5, 0x7e00)) {}
+  // Any integer, rounded once as a cast does. Without it f16(1) is ambiguous (an int converts to
+  // float and to double equally well), and so is T(1) in a kernel templated over its element type.
+  template <std::integral I>
+  explicit f16(I v) : bits(detail::integer_to_bits(v, 10, 5)) {}
   explicit operator float() const { return detail::half_bits_to_float(bits); }
   static f16 from_bits(uint16_t b) { f16 h; h.bits = b; return h; }
-  // Rounded once to nearest even (a conversion through float could round twice).
-  template <class I>
-  static f16 from_integer(I v) { return from_bits(detail::integer_to_bits(v, 10, 5)); }
+  // Rounded once to nearest even (a conversion through float could round twice); the same as f16(v).
+  template <std::integral I>
+  static f16 from_integer(I v) { return f16(v); }
   friend bool operator==(f16 a, f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
 };
 
@@ -145,10 +150,12 @@ struct bf16 {
   bf16() = default;
   explicit bf16(float f) : bits(detail::float_to_bf16_bits(f)) {}
   explicit bf16(double d) : bits(detail::double_to_bits(d, 7, 8, 0x7fc0)) {}
+  template <std::integral I>  // as f16's
+  explicit bf16(I v) : bits(detail::integer_to_bits(v, 7, 8)) {}
   explicit operator float() const { return detail::bf16_bits_to_float(bits); }
   static bf16 from_bits(uint16_t b) { bf16 h; h.bits = b; return h; }
-  template <class I>
-  static bf16 from_integer(I v) { return from_bits(detail::integer_to_bits(v, 7, 8)); }
+  template <std::integral I>
+  static bf16 from_integer(I v) { return bf16(v); }
   friend bool operator==(bf16 a, bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
 };
 
