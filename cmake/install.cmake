@@ -1,5 +1,5 @@
 # `cmake --install`: kiln's libraries, its public headers and a package config, so that another
-# project can find_package(kiln 0.1 CONFIG) and link kiln::kiln (docs/decisions/010).
+# project can find_package(kiln 0.1 CONFIG) and link kiln::kiln (docs/decisions/012).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
