@@ -80,7 +80,7 @@ done
 # Processes that open the GPU (and launch one kernel) and exit at once, 500 times each.
 for mode in open launch; do
   for device in cuda:0 cpu; do
-    step "exit_${mode}_${device%:*}" bash tests/exit/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
+    step "exit_${mode}_${device%:*}" bash tests/probes/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
     tail -2 "$out/exit_${mode}_${device%:*}.log" | tee -a "$out/summary.txt"
   done
 done

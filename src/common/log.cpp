@@ -28,9 +28,8 @@ struct LogConfig {
         if (w == "compile") channels |= unsigned(LogChannel::Compile);
         else if (w == "launch") channels |= unsigned(LogChannel::Launch);
         else if (w == "memory") channels |= unsigned(LogChannel::Memory);
-        else if (w == "autotune") channels |= unsigned(LogChannel::Autotune);
         else if (w == "all") channels = ~0u;
-        else if (!w.empty()) std::fprintf(stderr, "kiln: KILN_LOG: unknown channel '%s' (compile, launch, memory, autotune, all)\n", w.c_str());
+        else if (!w.empty()) std::fprintf(stderr, "kiln: KILN_LOG: unknown channel '%s' (compile, launch, memory, all)\n", w.c_str());
         start = end + 1;
       }
     }
@@ -51,7 +50,6 @@ const char* channel_name(LogChannel c) {
     case LogChannel::Compile: return "compile";
     case LogChannel::Launch: return "launch";
     case LogChannel::Memory: return "memory";
-    case LogChannel::Autotune: return "autotune";
   }
   return "?";
 }

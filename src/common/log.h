@@ -1,4 +1,4 @@
-// KILN_LOG (compile, launch, memory, autotune, all; to stderr or KILN_LOG_FILE) and KILN_DUMP (a
+// KILN_LOG (compile, launch, memory, all; to stderr or KILN_LOG_FILE) and KILN_DUMP (a
 // folder that receives every compiled kernel's IR and generated source). Read once per process.
 #pragma once
 
@@ -8,7 +8,8 @@
 
 namespace kiln::common {
 
-enum class LogChannel : unsigned { Compile = 1, Launch = 2, Memory = 4, Autotune = 8 };
+// A channel exists once something writes to it (autotune comes with the autotuner).
+enum class LogChannel : unsigned { Compile = 1, Launch = 2, Memory = 4 };
 
 // Cheap: a load of a flag word. Callers test it before building a message.
 bool log_enabled(LogChannel c);

@@ -708,5 +708,40 @@ TEST(TraceError, ProxyFromAnotherTraceWithAKnownValueId) {
   EXPECT_NE(f.message.find("another kernel"), std::string::npos) << f.message;
 }
 
+// ---- the tracer's own region bookkeeping ------------------------------------------------------
+// The DSL's If/For/While close what they open; a kernel that drives the tracer's begin_*/end_*
+// directly (as a recorder built on the tracer may) can leave a region open or record too late.
+
+struct LeavesALoopOpen {
+  static constexpr std::string_view name = "leaves_a_loop_open";
+  void operator()(Slice<float> out) const {
+    dsl::Tracer& t = dsl::Tracer::current();
+    dsl::ValueRef i = t.begin_for(detail::literal<uint32_t>(0), out.len().ref(), detail::literal<uint32_t>(1), {});
+    t.store(out.ref(), i, detail::literal<float>(1.0f));
+    // no t.end_for()
+  }
+};
+
+TEST(TraceError, RegionLeftOpenAtTheEndOfTheKernel) {
+  expect_trace_error<LeavesALoopOpen>("trace.unclosed_region", {"a run-time region was left open"});
+}
+
+TEST(TraceError, RecordingAfterTheTraceFinished) {
+  ir::Kernel k;
+  k.name = "finished_early";
+  dsl::Tracer t(k);
+  dsl::ValueRef out = t.param("out", ir::Type::buffer(ir::Type::scalar_of(ir::Scalar::F32), ir::Access::ReadWrite));
+  t.finish();
+  try {
+    (void)t.constant(ir::Type::scalar_of(ir::Scalar::F32), ir::AttrValue::of_float(1.0));
+    ADD_FAILURE() << "recording after finish() did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "trace.finished") << e.what();
+    EXPECT_NE(e.message().find("kernel 'finished_early'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("the trace has already finished"), std::string::npos) << e.message();
+  }
+  (void)out;
+}
+
 }  // namespace
 }  // namespace kiln::test

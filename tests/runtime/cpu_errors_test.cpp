@@ -114,4 +114,29 @@ TEST(CpuErrors, SharedArrayOutOfRangeInAnyMode) {
   EXPECT_EQ(c.read<float>(out), std::vector<float>(32, 5.0f));
 }
 
+// What the CPU backend cannot run is compile.unsupported, found before anything runs.
+struct HugeShared {
+  static constexpr std::string_view name = "huge_shared";
+  void operator()(Slice<double> out) const {
+    SharedArray<double> s(int64_t(1) << 29);  // 4 GiB per cube
+    s[unit_pos()] = 1.0;
+    sync_cube();
+    out[absolute_pos()] = s[unit_pos()];
+  }
+};
+
+TEST(CpuErrors, SharedMemoryOverTwoGibIsUnsupported) {
+  Client c = Device::cpu().client();
+  std::vector<double> before(32, -1.0);
+  Handle out = c.upload(before);
+  try {
+    launch<HugeShared>(c, CubeCount{1}, CubeDim{32}, 1, out);
+    FAIL() << "expected compile.unsupported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "compile.unsupported") << e.what();
+    EXPECT_NE(e.message().find("shared memory over 2 GiB"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.read<double>(out), before);
+}
+
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -35,9 +36,34 @@ class CudaStream : public runtime::Stream {
     d.cuStreamDestroy(s);
   }
   CUstream s;
+  // The entry names of the last launches since the stream last synchronised, for the report of a
+  // kernel that failed: pointers into executables the device's cache keeps for its lifetime.
+  static constexpr size_t kRecent = 4;
+  std::array<const std::string*, kRecent> recent{};
+  uint64_t launched = 0;  // launches since the last synchronisation
 };
 
 CUstream stream_of(runtime::Stream& s) { return static_cast<CudaStream&>(s).s; }
+
+// Results after which the context is unusable: a kernel faulted, and every later call returns the
+// same error until the process ends (cuda.h says so of each).
+bool context_lost(CUresult r) {
+  switch (r) {
+    case 214:  // ECC_UNCORRECTABLE
+    case 700:  // ILLEGAL_ADDRESS
+    case 702:  // LAUNCH_TIMEOUT
+    case 710:  // ASSERT
+    case 714:  // HARDWARE_STACK_ERROR
+    case 715:  // ILLEGAL_INSTRUCTION
+    case 716:  // MISALIGNED_ADDRESS
+    case 717:  // INVALID_ADDRESS_SPACE
+    case 718:  // INVALID_PC
+    case 719:  // LAUNCH_FAILED
+      return true;
+    default:
+      return false;
+  }
+}
 
 // One argument of the entry, packed at `offset` of the parameter buffer.
 struct Slot {
@@ -69,16 +95,16 @@ std::string architecture(int major, int minor) {
 
 class CudaBackend : public runtime::Backend {
  public:
-  explicit CudaBackend(int index) : d_(Driver::get()) {
+  explicit CudaBackend(int index) : d_(Driver::get()), device_name_("cuda:" + std::to_string(index)) {
     if (!d_.loaded) throw Error("device.unavailable", "cuda:" + std::to_string(index) + " is unavailable: " + d_.unavailable);
     int count = 0;
-    d_.check(d_.cuDeviceGetCount(&count), "cuDeviceGetCount", "device.unavailable");
+    check(d_.cuDeviceGetCount(&count), "cuDeviceGetCount", "device.unavailable");
     if (index < 0 || index >= count) {
       throw Error("device.unavailable", "cuda:" + std::to_string(index) + " does not exist: the driver reports " +
                                             std::to_string(count) + " GPU" + (count == 1 ? "" : "s"));
     }
-    d_.check(d_.cuDeviceGet(&dev_, index), "cuDeviceGet", "device.unavailable");
-    d_.check(d_.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain", "device.unavailable");
+    check(d_.cuDeviceGet(&dev_, index), "cuDeviceGet", "device.unavailable");
+    check(d_.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain", "device.unavailable");
     current();
     char name[256] = {};
     d_.cuDeviceGetName(name, sizeof name - 1, dev_);
@@ -95,7 +121,6 @@ class CudaBackend : public runtime::Backend {
     info_.max_cube_count = {uint32_t(attr(kMaxGridDimX)), uint32_t(attr(kMaxGridDimY)), uint32_t(attr(kMaxGridDimZ))};
     info_.max_shared_bytes = uint32_t(std::max(attr(kMaxSharedMemoryPerBlockOptin), attr(kMaxSharedMemoryPerBlock)));
     info_.plane_dim = uint32_t(attr(kWarpSize));
-    device_name_ = "cuda:" + std::to_string(index);
     // NVRTC is loaded by the first compile that misses the disk cache, on the thread that needs
     // it, never in the background: a library whose initialisers run on another thread while the
     // process exits is destroyed half-built (decision 010).
@@ -114,11 +139,12 @@ class CudaBackend : public runtime::Backend {
   const DeviceInfo& info() const override { return info_; }
 
   uint64_t allocate(size_t bytes) override {
+    usable();
     current();
     CUdeviceptr p = 0;
     CUresult r = d_.cuMemAlloc(&p, bytes);
     if (r == kCudaErrorOutOfMemory) return 0;
-    d_.check(r, "cuMemAlloc", "memory.out_of_memory");
+    check(r, "cuMemAlloc", "memory.out_of_memory");
     return p;
   }
   void deallocate(uint64_t address) override {
@@ -127,19 +153,21 @@ class CudaBackend : public runtime::Backend {
   }
 
   std::unique_ptr<runtime::Stream> create_stream() override {
+    usable();
     current();
     CUstream s = nullptr;
-    d_.check(d_.cuStreamCreate(&s, kStreamNonBlocking), "cuStreamCreate");
+    check(d_.cuStreamCreate(&s, kStreamNonBlocking), "cuStreamCreate");
     return std::make_unique<CudaStream>(s);
   }
 
   void copy_to_device(runtime::Stream& st, uint64_t dst, const void* src, size_t bytes) override {
+    usable();
     if (!bytes) return;
     current();
     CUstream s = stream_of(st);
     if (bytes <= kDirectCopyBytes) {
       // From pageable memory the driver copies through its own buffer before returning.
-      d_.check(d_.cuMemcpyHtoDAsync(dst, src, bytes, s), "cuMemcpyHtoDAsync");
+      check(d_.cuMemcpyHtoDAsync(dst, src, bytes, s), "cuMemcpyHtoDAsync", "cuda.driver", &st);
       return;
     }
     std::lock_guard lock(staging_mutex_);
@@ -148,19 +176,20 @@ class CudaBackend : public runtime::Backend {
     for (size_t off = 0, i = 0; off < bytes; off += kStagingBytes, ++i) {
       Staging& b = staging_[i % 2];
       size_t n = std::min(kStagingBytes, bytes - off);
-      d_.check(d_.cuEventSynchronize(b.done), "cuEventSynchronize");  // the buffer's last copy is done
+      check(d_.cuEventSynchronize(b.done), "cuEventSynchronize", "cuda.driver", &st);  // the buffer's last copy is done
       std::memcpy(b.host, from + off, n);
-      d_.check(d_.cuMemcpyHtoDAsync(dst + off, b.host, n, s), "cuMemcpyHtoDAsync");
-      d_.check(d_.cuEventRecord(b.done, s), "cuEventRecord");
+      check(d_.cuMemcpyHtoDAsync(dst + off, b.host, n, s), "cuMemcpyHtoDAsync", "cuda.driver", &st);
+      check(d_.cuEventRecord(b.done, s), "cuEventRecord", "cuda.driver", &st);
     }
   }
 
   void copy_to_host(runtime::Stream& st, void* dst, uint64_t src, size_t bytes) override {
+    usable();
     if (!bytes) return;
     current();
     CUstream s = stream_of(st);
     if (bytes <= kDirectCopyBytes) {
-      d_.check(d_.cuMemcpyDtoHAsync(dst, src, bytes, s), "cuMemcpyDtoHAsync");
+      check(d_.cuMemcpyDtoHAsync(dst, src, bytes, s), "cuMemcpyDtoHAsync", "cuda.driver", &st);
       return;
     }
     std::lock_guard lock(staging_mutex_);
@@ -171,40 +200,46 @@ class CudaBackend : public runtime::Backend {
       Staging& b = staging_[i % 2];
       size_t off = i * kStagingBytes, n = std::min(kStagingBytes, bytes - off);
       // The buffer may still feed an upload queued on another client's stream.
-      d_.check(d_.cuEventSynchronize(b.done), "cuEventSynchronize");
-      d_.check(d_.cuMemcpyDtoHAsync(b.host, src + off, n, s), "cuMemcpyDtoHAsync");
-      d_.check(d_.cuEventRecord(b.done, s), "cuEventRecord");
+      check(d_.cuEventSynchronize(b.done), "cuEventSynchronize", "cuda.driver", &st);
+      check(d_.cuMemcpyDtoHAsync(b.host, src + off, n, s), "cuMemcpyDtoHAsync", "cuda.driver", &st);
+      check(d_.cuEventRecord(b.done, s), "cuEventRecord", "cuda.driver", &st);
     };
     // Two chunks in flight: copy chunk i out of its buffer while chunk i + 1 crosses the bus.
     issue(0);
     for (size_t i = 0; i < chunks; ++i) {
       if (i + 1 < chunks) issue(i + 1);
       Staging& b = staging_[i % 2];
-      d_.check(d_.cuEventSynchronize(b.done), "cuEventSynchronize");
+      check(d_.cuEventSynchronize(b.done), "cuEventSynchronize", "cuda.driver", &st);
       size_t off = i * kStagingBytes, n = std::min(kStagingBytes, bytes - off);
       std::memcpy(to + off, b.host, n);
     }
   }
 
   void copy_on_device(runtime::Stream& st, uint64_t dst, uint64_t src, size_t bytes) override {
+    usable();
     if (!bytes) return;
     current();
-    d_.check(d_.cuMemcpyDtoDAsync(dst, src, bytes, stream_of(st)), "cuMemcpyDtoDAsync");
+    check(d_.cuMemcpyDtoDAsync(dst, src, bytes, stream_of(st)), "cuMemcpyDtoDAsync", "cuda.driver", &st);
   }
 
   void fill(runtime::Stream& st, uint64_t dst, unsigned char byte, size_t bytes) override {
+    usable();
     if (!bytes) return;
     current();
-    d_.check(d_.cuMemsetD8Async(dst, byte, bytes, stream_of(st)), "cuMemsetD8Async");
+    check(d_.cuMemsetD8Async(dst, byte, bytes, stream_of(st)), "cuMemsetD8Async", "cuda.driver", &st);
   }
 
   void sync(runtime::Stream& st) override {
+    usable();
     current();
-    d_.check(d_.cuStreamSynchronize(stream_of(st)), "cuStreamSynchronize (a kernel on this stream failed)",
-             "cuda.kernel_failed");
+    check(d_.cuStreamSynchronize(stream_of(st)), "cuStreamSynchronize", "cuda.kernel_failed", &st);
+    auto& cs = static_cast<CudaStream&>(st);
+    cs.recent = {};
+    cs.launched = 0;
   }
 
   std::shared_ptr<runtime::Executable> compile(const ir::Kernel& k) override {
+    usable();
     using clock = std::chrono::steady_clock;
     auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     auto t_start = clock::now();
@@ -247,8 +282,8 @@ class CudaBackend : public runtime::Backend {
     auto exe = std::make_shared<CudaExecutable>();
     exe->entry = e.entry;
     exe->kernel_name = k.name;
-    d_.check(d_.cuModuleLoadData(&exe->module, cubin->data()), "cuModuleLoadData", "compile.load");
-    d_.check(d_.cuModuleGetFunction(&exe->function, exe->module, e.entry.c_str()), "cuModuleGetFunction",
+    check(d_.cuModuleLoadData(&exe->module, cubin->data()), "cuModuleLoadData", "compile.load");
+    check(d_.cuModuleGetFunction(&exe->function, exe->module, e.entry.c_str()), "cuModuleGetFunction",
              "compile.load");
     if (fresh) {  // stored only once the driver has accepted it
       auto t_store = clock::now();
@@ -264,7 +299,7 @@ class CudaBackend : public runtime::Backend {
       common::log(common::LogChannel::Compile, e.entry + buf);
     }
     if (e.dynamic_shared_bytes > kStaticSharedLimit) {
-      d_.check(d_.cuFuncSetAttribute(exe->function, kFuncAttributeMaxDynamicSharedSizeBytes,
+      check(d_.cuFuncSetAttribute(exe->function, kFuncAttributeMaxDynamicSharedSizeBytes,
                                      int(e.dynamic_shared_bytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", "launch.bad_dims");
     }
@@ -285,6 +320,7 @@ class CudaBackend : public runtime::Backend {
 
   void launch(runtime::Executable& x, const runtime::LaunchDims& dims, std::span<const runtime::ArgBinding> args,
               runtime::Stream& st) override {
+    usable();
     auto& exe = static_cast<CudaExecutable&>(x);
     alignas(16) std::array<unsigned char, kMaxParamBytes> params;
     for (const Slot& s : exe.slots) {
@@ -309,9 +345,14 @@ class CudaBackend : public runtime::Backend {
                                    dims.dim.z, exe.dynamic_shared, s, nullptr, extra);
     if (r != kCudaSuccess) {
       profiler_.cancel(mark);
+      // A kernel launched earlier may have lost the context; this launch is where it shows.
+      if (context_lost(r)) check(r, "cuLaunchKernel", "launch.cuda", &st);
       throw Error("launch.cuda", "cuLaunchKernel of " + exe.entry + " failed: " + d_.describe(r));
     }
     profiler_.end(mark, s, exe.entry);
+    auto& cs = static_cast<CudaStream&>(st);
+    cs.recent[cs.launched % CudaStream::kRecent] = &exe.entry;
+    ++cs.launched;
   }
 
  private:
@@ -322,12 +363,51 @@ class CudaBackend : public runtime::Backend {
     CUevent done = nullptr;
   };
 
+  // Throws for a failed driver call: Error{kind} naming the call, or, when the result says the
+  // context is lost, cuda.kernel_failed once (for the first call that sees it) and
+  // cuda.device_lost from then on. `st` is the stream the call worked on, when there is one.
+  void check(CUresult r, const char* call, const char* kind = "cuda.driver", runtime::Stream* st = nullptr) {
+    if (r == kCudaSuccess) return;
+    if (!context_lost(r)) d_.check(r, call, kind);
+    std::string what = d_.describe(r);
+    {
+      std::lock_guard lock(lost_mutex_);
+      if (!lost_.load()) {
+        std::string kernels;
+        if (st) {
+          auto& cs = static_cast<CudaStream&>(*st);
+          for (const std::string* e : cs.recent) {
+            if (e) kernels += (kernels.empty() ? "" : ", ") + *e;
+          }
+          kernels = std::to_string(cs.launched) + " kernel launch" + (cs.launched == 1 ? "" : "es") +
+                    " since this client last synchronised" + (kernels.empty() ? "" : " (the last: " + kernels + ")");
+        }
+        lost_reason_ = std::string(call) + " on " + device_name_ + " returned " + what;
+        lost_.store(true);
+        throw Error("cuda.kernel_failed",
+                    "a kernel failed on " + device_name_ + ": " + call + " returned " + what +
+                        (kernels.empty() ? "" : "; " + kernels) + ". The GPU context is lost: the contents of " + device_name_ + "'s buffers are undefined, " +
+                        "and every later operation on " + device_name_ +
+                        " is refused (cuda.device_lost); restart the process to use the GPU again");
+      }
+    }
+    usable();
+  }
+
+  // Error{cuda.device_lost} once a kernel has failed on the device (see check()).
+  void usable() const {
+    if (!lost_.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(lost_mutex_);
+    throw Error("cuda.device_lost", device_name_ + " is unusable since a kernel failed (" + lost_reason_ +
+                                        "); restart the process to use the GPU again");
+  }
+
   // Driver calls act on the calling thread's current context.
   // Asks the driver rather than caching: other code on the thread (another library, the user's
   // own CUDA) may have made another context current.
   void current() {
     CUcontext now = nullptr;
-    if (d_.cuCtxGetCurrent(&now) != kCudaSuccess || now != ctx_) d_.check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+    if (d_.cuCtxGetCurrent(&now) != kCudaSuccess || now != ctx_) check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
   }
 
   int attr(int a) {
@@ -339,9 +419,9 @@ class CudaBackend : public runtime::Backend {
   void ensure_staging() {
     if (staging_[0].host) return;
     for (Staging& s : staging_) {
-      d_.check(d_.cuMemAllocHost(&s.host, kStagingBytes), "cuMemAllocHost (pinned staging)", "memory.out_of_memory");
-      d_.check(d_.cuEventCreate(&s.done, kEventDisableTiming), "cuEventCreate");
-      d_.check(d_.cuEventRecord(s.done, nullptr), "cuEventRecord");
+      check(d_.cuMemAllocHost(&s.host, kStagingBytes), "cuMemAllocHost (pinned staging)", "memory.out_of_memory");
+      check(d_.cuEventCreate(&s.done, kEventDisableTiming), "cuEventCreate");
+      check(d_.cuEventRecord(s.done, nullptr), "cuEventRecord");
     }
   }
 
@@ -355,6 +435,9 @@ class CudaBackend : public runtime::Backend {
   std::mutex staging_mutex_;
   std::array<Staging, 2> staging_{};
   Profiler profiler_;
+  std::atomic<bool> lost_{false};
+  mutable std::mutex lost_mutex_;
+  std::string lost_reason_;
 };
 
 }  // namespace

@@ -1,0 +1,155 @@
+// The CUDA backend around the driver, on machines without a GPU: these tests run against the
+// stand-in driver (tests/support/fake_cuda_driver.cpp, first on LD_LIBRARY_PATH), which backs
+// device memory with host memory, runs no kernels, and fails any entry point a test asks it to.
+// Each failure must be a kiln::Error of a stable kind that names the call, and must leave every
+// buffer as it was. ctest runs each test in its own process (a lost device stays lost).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/nvrtc.h"
+#include "kiln/kiln.h"
+
+using namespace kiln;
+
+namespace {
+
+// The fake's control: from now on `call` returns `result` (0 clears it).
+void fail_call(const char* call, int result) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr) << "libcuda.so.1 is not loaded";
+  auto fn = reinterpret_cast<uint64_t (*)(const char*, int)>(dlsym(lib, "kiln_fake_cuda_fail"));
+  ASSERT_NE(fn, nullptr) << "the loaded libcuda.so.1 is not kiln's stand-in: run these tests through ctest";
+  fn(call, result);
+  dlclose(lib);
+}
+
+struct AddOne {
+  static constexpr std::string_view name = "fake_add_one";
+  static constexpr std::array<std::string_view, 1> param_names{"y"};
+  void operator()(Slice<float> y) const {
+    If(absolute_pos() < y.len(), [&] { y[absolute_pos()] += 1.0f; });
+  }
+};
+
+template <class Fn>
+Error expect_error(Fn&& fn, const std::string& kind) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "expected Error{" << kind << "}";
+  return Error("none", "none");
+}
+
+class FakeCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<Device> all = Device::all();
+    ASSERT_EQ(all.size(), 2u) << "the stand-in driver reports one GPU";
+    ASSERT_NE(all[1].info().name.find("kiln fake GPU"), std::string::npos) << all[1].info().name;
+  }
+  void need_nvrtc() {
+    if (!cuda::nvrtc_available()) GTEST_SKIP() << "NVRTC is not installed: nothing to compile with";
+  }
+  Client client = Device::cuda(0).client();
+};
+
+TEST_F(FakeCuda, LargeTransfersRoundTripThroughTheStagingBuffers) {
+  // Over 1 MiB goes through the two pinned staging buffers, chunk by chunk; 40 MiB is three chunks
+  // of 16 MiB, the last one partial.
+  std::vector<float> data(10 * 1024 * 1024 + 3);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = float(i % 9973) * 0.5f;
+  Handle h = client.upload(data);
+  EXPECT_EQ(client.read<float>(h), data);
+  std::vector<float> other(data.size(), -1.0f);
+  client.write(h, other);
+  EXPECT_EQ(client.read<float>(h), other);
+}
+
+TEST_F(FakeCuda, ModuleLoadFailureIsCompileLoad) {
+  need_nvrtc();
+  std::vector<float> before(64, 2.5f);
+  Handle y = client.upload(before);
+  fail_call("cuModuleLoadData", 200);  // CUDA_ERROR_INVALID_IMAGE
+  Error e = expect_error([&] { launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y); }, "compile.load");
+  EXPECT_NE(e.message().find("cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE"), std::string::npos) << e.message();
+  EXPECT_EQ(client.read<float>(y), before);
+  // A failed compile is not cached: once the driver takes the module, the launch runs.
+  fail_call("cuModuleLoadData", 0);
+  launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y);
+  client.sync();
+  EXPECT_EQ(client.stats().compilations, 1u);
+}
+
+TEST_F(FakeCuda, LaunchFailureIsLaunchCudaAndTheClientGoesOn) {
+  need_nvrtc();
+  std::vector<float> before(64, 2.5f);
+  Handle y = client.upload(before);
+  launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y);  // compiled and launched once
+  fail_call("cuLaunchKernel", 701);                          // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+  Error e = expect_error([&] { launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y); }, "launch.cuda");
+  EXPECT_NE(e.message().find("cuLaunchKernel of"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), std::string::npos) << e.message();
+  fail_call("cuLaunchKernel", 0);
+  launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y);
+  client.sync();
+  EXPECT_EQ(client.read<float>(y), before);  // the stand-in runs no kernels: the bytes are the upload's
+}
+
+TEST_F(FakeCuda, DriverFailuresAreCudaDriverAndNameTheCall) {
+  fail_call("cuStreamCreate", 1);  // CUDA_ERROR_INVALID_VALUE
+  Error e = expect_error([&] { (void)Device::cuda(0).client(); }, "cuda.driver");
+  EXPECT_NE(e.message().find("cuStreamCreate failed: CUDA_ERROR_INVALID_VALUE"), std::string::npos) << e.message();
+  fail_call("cuStreamCreate", 0);
+  std::vector<float> before(64, 1.25f);
+  Handle h = client.upload(before);
+  fail_call("cuMemcpyHtoDAsync", 1);
+  expect_error([&] { client.write(h, std::vector<float>(64, 9.0f)); }, "cuda.driver");
+  fail_call("cuMemcpyHtoDAsync", 0);
+  EXPECT_EQ(client.read<float>(h), before);
+}
+
+TEST_F(FakeCuda, OutOfDeviceMemoryIsAnErrorAndTheClientGoesOn) {
+  fail_call("cuMemAlloc", 2);  // CUDA_ERROR_OUT_OF_MEMORY
+  expect_error([&] { (void)client.empty<float>(size_t(64) << 20); }, "memory.out_of_memory");
+  fail_call("cuMemAlloc", 0);
+  Handle h = client.upload(std::vector<float>(64, 3.0f));
+  EXPECT_EQ(client.read<float>(h)[63], 3.0f);
+}
+
+// A kernel that faults loses the context: the failure is reported once, to the first caller that
+// meets it, naming the kernels in flight; from then on the device refuses every operation.
+TEST_F(FakeCuda, KernelFaultIsReportedOnceThenTheDeviceRefusesWork) {
+  need_nvrtc();
+  Client other = Device::cuda(0).client();
+  Handle y = client.upload(std::vector<float>(64, 1.0f));
+  Handle z = other.upload(std::vector<float>(64, 1.0f));
+  launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y);
+  fail_call("cuStreamSynchronize", 700);  // CUDA_ERROR_ILLEGAL_ADDRESS, as a faulting kernel leaves it
+  Error e = expect_error([&] { client.sync(); }, "cuda.kernel_failed");
+  EXPECT_NE(e.message().find("a kernel failed on cuda:0"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("1 kernel launch since this client last synchronised (the last: fake_add_one_f32_v1_"),
+            std::string::npos)
+      << e.message();
+  // Every later operation, on any client of the device, is refused with one clear kind.
+  Error lost = expect_error([&] { client.sync(); }, "cuda.device_lost");
+  EXPECT_NE(lost.message().find("cuda:0 is unusable since a kernel failed"), std::string::npos) << lost.message();
+  expect_error([&] { (void)client.read<float>(y); }, "cuda.device_lost");
+  expect_error([&] { (void)other.upload(std::vector<float>(4, 1.0f)); }, "cuda.device_lost");
+  expect_error([&] { launch<AddOne>(other, CubeCount{1}, CubeDim{64}, 1, z); }, "cuda.device_lost");
+  expect_error([&] { (void)Device::cuda(0).client(); }, "cuda.device_lost");
+  // Other devices are untouched.
+  Client cpu = Device::cpu().client();
+  Handle c = cpu.upload(std::vector<float>(64, 1.0f));
+  launch<AddOne>(cpu, CubeCount{1}, CubeDim{64}, 1, c);
+  EXPECT_EQ(cpu.read<float>(c)[0], 2.0f);
+}
+
+}  // namespace
