@@ -17,7 +17,7 @@ class ClientState {
 
   uint64_t id;
   std::shared_ptr<DeviceState> device;
-  std::unique_ptr<Stream> stream;
+  std::unique_ptr<backend::Stream> stream;
   std::shared_ptr<MemoryManager> memory;
 };
 

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "kiln/runtime/device.h"
-#include "runtime/backend.h"
+#include "backend/backend.h"
 #include "runtime/kernel_cache.h"
 
 namespace kiln::runtime {
 
 class DeviceState {
  public:
-  DeviceState(DeviceKind kind, int index, std::unique_ptr<Backend> backend)
+  DeviceState(DeviceKind kind, int index, std::unique_ptr<backend::Backend> backend)
       : kind(kind), index(index), backend(std::move(backend)) {
     name = kind == DeviceKind::Cpu ? "cpu" : "cuda:" + std::to_string(index);
   }
@@ -20,7 +20,7 @@ class DeviceState {
   DeviceKind kind;
   int index;
   std::string name;
-  std::unique_ptr<Backend> backend;
+  std::unique_ptr<backend::Backend> backend;
   KernelCache cache;
 };
 

@@ -58,12 +58,12 @@ void KernelCache::insert_locked(CacheEntry* e) {
   }
 }
 
-CacheEntry& KernelCache::get(const KernelId& id, DefineFn define, Backend& backend) {
+CacheEntry& KernelCache::get(const KernelId& id, DefineFn define, backend::Backend& backend) {
   if (CacheEntry* e = find(id)) return *e;
   return compile(id, define, backend);
 }
 
-CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& backend) {
+CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, backend::Backend& backend) {
   std::promise<CacheEntry*> promise;
   {
     std::unique_lock lock(m_);
@@ -110,7 +110,7 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, Backend& b
     }
     passes::run_pipeline(k, options);
     auto t2 = clock::now();
-    std::shared_ptr<Executable> exe = backend.compile(k);
+    std::shared_ptr<backend::Executable> exe = backend.compile(k);
     auto t3 = clock::now();
     auto entry = std::make_unique<CacheEntry>();
     entry->id = id;

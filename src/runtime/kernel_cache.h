@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kiln/kernel_id.h"
-#include "runtime/backend.h"
+#include "backend/backend.h"
 
 namespace kiln::runtime {
 
@@ -24,7 +24,7 @@ struct CacheEntry {
   KernelId id;
   DefineFn define = nullptr;  // what traced it: lets tools re-trace a cached kernel for another backend
   std::string name;
-  std::shared_ptr<Executable> exe;
+  std::shared_ptr<backend::Executable> exe;
   std::atomic<uint64_t> launches{0};
 };
 
@@ -36,7 +36,7 @@ class KernelCache {
   KernelCache& operator=(const KernelCache&) = delete;
 
   // The compiled kernel for `id`: from the table, or traced, passed and compiled now.
-  CacheEntry& get(const KernelId& id, DefineFn define, Backend& backend);
+  CacheEntry& get(const KernelId& id, DefineFn define, backend::Backend& backend);
   CacheEntry* find(const KernelId& id) const;
 
   uint64_t compilations() const { return compilations_.load(std::memory_order_relaxed); }
@@ -51,7 +51,7 @@ class KernelCache {
     std::unique_ptr<std::atomic<CacheEntry*>[]> slots;
     explicit Table(size_t capacity);
   };
-  CacheEntry& compile(const KernelId& id, DefineFn define, Backend& backend);
+  CacheEntry& compile(const KernelId& id, DefineFn define, backend::Backend& backend);
   void insert_locked(CacheEntry* e);
 
   std::atomic<Table*> table_;

@@ -58,9 +58,9 @@ std::string dims_text(uint32_t x, uint32_t y, uint32_t z) {
 }  // namespace
 
 void submit(const Client& client, KernelId& id, ir::Kernel (*define)(const KernelId&), CubeCount count, CubeDim dim,
-            std::span<ArgBinding> args, std::span<const Handle* const> handles) {
+            std::span<backend::ArgBinding> args, std::span<const Handle* const> handles) {
   ClientState& st = *client.state();
-  Backend& backend = *st.device->backend;
+  backend::Backend& backend = *st.device->backend;
   for (size_t i = 0; i < handles.size(); ++i) {
     const Handle* h = handles[i];
     if (!h) continue;
@@ -104,12 +104,12 @@ void submit(const Client& client, KernelId& id, ir::Kernel (*define)(const Kerne
   // Backends index bindings by kernel parameter: drop the comptime arguments (in place).
   size_t kept = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != ArgBinding::Kind::Comptime) args[kept++] = args[i];
+    if (args[i].kind != backend::ArgBinding::Kind::Comptime) args[kept++] = args[i];
   }
   args = args.first(kept);
   CacheEntry& e = st.device->cache.get(id, define, backend);
   if (uint64_t(count.x) * count.y * count.z == 0) return;  // nothing to run
-  LaunchDims d{ir::Dim3{count.x, count.y, count.z}, id.cube_dim};
+  backend::LaunchDims d{ir::Dim3{count.x, count.y, count.z}, id.cube_dim};
   backend.launch(*e.exe, d, args, *st.stream);
   e.launches.fetch_add(1, std::memory_order_relaxed);
   if (common::log_enabled(common::LogChannel::Launch)) {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/backend/device_info.h"
+
 namespace kiln {
 
 class Client;
@@ -17,18 +19,6 @@ class DeviceState;
 }
 
 enum class DeviceKind : uint8_t { Cpu, Cuda };
-
-struct DeviceInfo {
-  std::string name;          // "AMD EPYC ...", "NVIDIA H200"
-  std::string architecture;  // "x86_64", "sm_90a"
-  uint64_t memory_bytes = 0;
-  int multiprocessors = 0;   // SMs, or host threads for the CPU
-  uint32_t max_cube_units = 1024;
-  std::array<uint32_t, 3> max_cube_dim{1024, 1024, 64};
-  std::array<uint32_t, 3> max_cube_count{0x7fffffffu, 65535, 65535};
-  uint32_t max_shared_bytes = 48 * 1024;  // per cube, as a kernel may use it
-  uint32_t plane_dim = 32;
-};
 
 class Device {
  public:

@@ -15,7 +15,7 @@
 
 #include "kiln/dsl/kernel.h"
 #include "kiln/error.h"
-#include "kiln/runtime/binding.h"
+#include "kiln/backend/binding.h"
 #include "kiln/runtime/client.h"
 
 namespace kiln {
@@ -52,7 +52,7 @@ namespace runtime {
 
 // The non-template rest of a launch: handles' owners and aliasing, dims, the cache, the backend.
 void submit(const Client& client, KernelId& id, ir::Kernel (*define)(const KernelId&), CubeCount count,
-            CubeDim dim, std::span<ArgBinding> args, std::span<const Handle* const> handles);
+            CubeDim dim, std::span<backend::ArgBinding> args, std::span<const Handle* const> handles);
 // "x: Slice<const f32>" for messages.
 std::string describe_param(std::string_view name, int kind, bool read_only, bool vector, ir::Scalar s);
 }  // namespace runtime

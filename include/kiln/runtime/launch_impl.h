@@ -196,7 +196,7 @@ bool scalar_fits(const A& a, T& out) {
 }
 
 template <class K, class P, size_t I, class A>
-void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*& h, int vector_size) {
+void bind_one(const A& arg, KernelId& id, backend::ArgBinding& b, const Handle*& h, int vector_size) {
   using traits = param_traits<P>;
   constexpr ParamKind kind = traits::kind;
   auto fail = [&](const std::string& what) {
@@ -206,11 +206,11 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
     const Handle* handle = nullptr;
     if constexpr (kind == ParamKind::Buffer && std::is_same_v<A, Handle>) {
       handle = &arg;
-      b.kind = runtime::ArgBinding::Kind::Buffer;
+      b.kind = backend::ArgBinding::Kind::Buffer;
     } else if constexpr (kind == ParamKind::Tensor && std::is_same_v<A, TensorBinding>) {
       if (arg.rank > 8) fail("its rank " + std::to_string(arg.rank) + " is over 8");
       handle = &arg.handle;
-      b.kind = runtime::ArgBinding::Kind::Tensor;
+      b.kind = backend::ArgBinding::Kind::Tensor;
       b.rank = arg.rank;
       b.shape = arg.shape;
       b.stride = arg.stride;
@@ -248,7 +248,7 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
     if constexpr (std::is_arithmetic_v<A> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
       T v{};
       if (!scalar_fits<T>(arg, v)) fail(given_name<A>() + " was given, and it does not convert to the parameter's type");
-      b.kind = runtime::ArgBinding::Kind::Scalar;
+      b.kind = backend::ArgBinding::Kind::Scalar;
       std::memcpy(b.scalar.data(), &v, sizeof v);
     } else {
       static_assert(kNever<A>, "launch_kernel checks argument types before binding");
@@ -256,7 +256,7 @@ void bind_one(const A& arg, KernelId& id, runtime::ArgBinding& b, const Handle*&
   } else {
     using T = typename traits::value_type;
     constexpr int c = comptime_index<kernel_params_t<K>, I>();
-    b.kind = runtime::ArgBinding::Kind::Comptime;
+    b.kind = backend::ArgBinding::Kind::Comptime;
     if constexpr (std::is_same_v<A, Comptime<T>>) {
       id.comptime[c] = comptime_bits<T>(arg.get());
     } else if constexpr (std::is_same_v<A, T>) {
@@ -298,12 +298,12 @@ void launch_kernel(const Client& client, CubeCount count, CubeDim dim, int vecto
     id.mode = mode;
     id.vector_width = uint8_t(vector_size);
     id.comptime_count = uint8_t(comptime_index<Params, n>());
-    std::array<runtime::ArgBinding, (n > 0 ? n : 1)> bindings;
+    std::array<backend::ArgBinding, (n > 0 ? n : 1)> bindings;
     std::array<const Handle*, (n > 0 ? n : 1)> handles{};
     [&]<size_t... I>(std::index_sequence<I...>) {
       (bind_one<K, std::tuple_element_t<I, Params>, I>(args, id, bindings[I], handles[I], vector_size), ...);
     }(std::make_index_sequence<n>{});
-    runtime::submit(client, id, &define<K>, count, dim, std::span<runtime::ArgBinding>(bindings.data(), n),
+    runtime::submit(client, id, &define<K>, count, dim, std::span<backend::ArgBinding>(bindings.data(), n),
                     std::span<const Handle* const>(handles.data(), n));
   }
 }

@@ -60,7 +60,7 @@ uint32_t atomic_instr(Exec& e, const Instr& in, uint32_t pc) {
     T* p;
     uint64_t len;
     if constexpr (S == ArraySpace::Global) {
-      const runtime::ArgBinding& arg = e.args[in.a];
+      const backend::ArgBinding& arg = e.args[in.a];
       len = arg.len;
       p = reinterpret_cast<T*>(arg.address) + index;
     } else {

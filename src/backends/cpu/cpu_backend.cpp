@@ -43,7 +43,7 @@ struct CubeState {
       : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (2 + 3 * p.frame_depth)) {}
 };
 
-class CpuExecutable : public runtime::Executable {
+class CpuExecutable : public backend::Executable {
  public:
   explicit CpuExecutable(Plan p) : plan(std::move(p)) {}
   std::string_view entry_name() const override { return plan.kernel_name; }
@@ -71,7 +71,7 @@ class CpuExecutable : public runtime::Executable {
   std::vector<std::unique_ptr<CubeState>> free_;
 };
 
-void run_cube(const Plan& p, CubeState& s, const runtime::ArgBinding* args, const ir::Dim3& pos,
+void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, const ir::Dim3& pos,
               const ir::Dim3& count) {
   Exec e;
   e.plan = &p;
@@ -102,7 +102,7 @@ void run_cube(const Plan& p, CubeState& s, const runtime::ArgBinding* args, cons
   while (pc < n) pc = code[pc].fn(e, code[pc], pc);
 }
 
-class CpuBackend : public runtime::Backend {
+class CpuBackend : public backend::Backend {
  public:
   CpuBackend() : pool_(thread_count() - 1) {
     info_.name = cpu_name();
@@ -131,27 +131,27 @@ class CpuBackend : public runtime::Backend {
     ::operator delete(reinterpret_cast<void*>(address), std::align_val_t(256));
   }
 
-  std::unique_ptr<runtime::Stream> create_stream() override { return std::make_unique<runtime::Stream>(); }
-  void copy_to_device(runtime::Stream&, uint64_t dst, const void* src, size_t bytes) override {
+  std::unique_ptr<backend::Stream> create_stream() override { return std::make_unique<backend::Stream>(); }
+  void copy_to_device(backend::Stream&, uint64_t dst, const void* src, size_t bytes) override {
     if (bytes) std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
   }
-  void copy_to_host(runtime::Stream&, void* dst, uint64_t src, size_t bytes) override {
+  void copy_to_host(backend::Stream&, void* dst, uint64_t src, size_t bytes) override {
     if (bytes) std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
   }
-  void copy_on_device(runtime::Stream&, uint64_t dst, uint64_t src, size_t bytes) override {
+  void copy_on_device(backend::Stream&, uint64_t dst, uint64_t src, size_t bytes) override {
     if (bytes) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   }
-  void fill(runtime::Stream&, uint64_t dst, unsigned char byte, size_t bytes) override {
+  void fill(backend::Stream&, uint64_t dst, unsigned char byte, size_t bytes) override {
     if (bytes) std::memset(reinterpret_cast<void*>(dst), byte, bytes);
   }
-  void sync(runtime::Stream&) override {}
+  void sync(backend::Stream&) override {}
 
-  std::shared_ptr<runtime::Executable> compile(const ir::Kernel& k) override {
+  std::shared_ptr<backend::Executable> compile(const ir::Kernel& k) override {
     return std::make_shared<CpuExecutable>(build_plan(k));
   }
 
-  void launch(runtime::Executable& exe, const runtime::LaunchDims& dims, std::span<const runtime::ArgBinding> args,
-              runtime::Stream&) override {
+  void launch(backend::Executable& exe, const backend::LaunchDims& dims, std::span<const backend::ArgBinding> args,
+              backend::Stream&) override {
     auto& x = static_cast<CpuExecutable&>(exe);
     const Plan& p = x.plan;
     if (args.size() != p.params.size()) {  // the runtime binds one argument per kernel parameter
@@ -177,7 +177,7 @@ class CpuBackend : public runtime::Backend {
     std::mutex error_mutex;
     std::optional<uint64_t> error_cube;
     std::exception_ptr error;
-    const runtime::ArgBinding* a = args.data();
+    const backend::ArgBinding* a = args.data();
     const ir::Dim3 count = dims.count;
     auto body = [&](unsigned) {
       std::unique_ptr<CubeState> s;
@@ -255,6 +255,6 @@ class CpuBackend : public runtime::Backend {
 
 }  // namespace
 
-std::unique_ptr<runtime::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<backend::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 
 }  // namespace kiln::cpu

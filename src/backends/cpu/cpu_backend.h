@@ -4,10 +4,10 @@
 
 #include <memory>
 
-#include "runtime/backend.h"
+#include "backend/backend.h"
 
 namespace kiln::cpu {
 
-std::unique_ptr<runtime::Backend> make_cpu_backend();
+std::unique_ptr<backend::Backend> make_cpu_backend();
 
 }  // namespace kiln::cpu

@@ -6,13 +6,13 @@
 #include <string>
 
 #include "backends/cpu/plan.h"
-#include "runtime/backend.h"
+#include "backend/backend.h"
 
 namespace kiln::cpu {
 
 struct Exec {
   const Plan* plan = nullptr;
-  const runtime::ArgBinding* args = nullptr;
+  const backend::ArgBinding* args = nullptr;
   unsigned char* regs = nullptr;    // register file: plan->register_bytes
   unsigned char* shared = nullptr;  // shared memory: plan->shared_bytes
   uint8_t* cur = nullptr;           // active mask, one byte per unit

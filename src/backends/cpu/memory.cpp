@@ -20,7 +20,7 @@ template <ArraySpace S>
 struct Addr {
   static unsigned char* at(const Exec& e, const Instr& in, uint32_t u, uint64_t index, uint64_t& len) {
     if constexpr (S == ArraySpace::Global) {
-      const runtime::ArgBinding& arg = e.args[in.a];
+      const backend::ArgBinding& arg = e.args[in.a];
       len = arg.len;
       if (index >= len) return nullptr;
       return reinterpret_cast<unsigned char*>(arg.address) + index * in.bytes;
@@ -147,7 +147,7 @@ uint32_t len_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 template <bool Shape>
 uint32_t tensor_meta_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const runtime::ArgBinding& arg = e.args[in.a];
+  const backend::ArgBinding& arg = e.args[in.a];
   const uint32_t v = Shape ? arg.shape[size_t(in.imm)] : arg.stride[size_t(in.imm)], n = e.units;
   uint32_t* d = e.slot<uint32_t>(in.dst);
   for (uint32_t u = 0; u < n; ++u) d[u] = v;

@@ -27,7 +27,7 @@ constexpr size_t kStagingBytes = size_t(16) << 20;  // each of the two pinned st
 constexpr size_t kDirectCopyBytes = size_t(1) << 20;  // smaller transfers go straight through
 constexpr uint32_t kStaticSharedLimit = 48 * 1024;
 
-class CudaStream : public runtime::Stream {
+class CudaStream : public backend::Stream {
  public:
   explicit CudaStream(CUstream s) : s(s) {}
   ~CudaStream() override {
@@ -43,7 +43,7 @@ class CudaStream : public runtime::Stream {
   uint64_t launched = 0;  // launches since the last synchronisation
 };
 
-CUstream stream_of(runtime::Stream& s) { return static_cast<CudaStream&>(s).s; }
+CUstream stream_of(backend::Stream& s) { return static_cast<CudaStream&>(s).s; }
 
 // Results after which the context is unusable: a kernel faulted, and every later call returns the
 // same error until the process ends (cuda.h says so of each).
@@ -71,7 +71,7 @@ struct Slot {
   uint32_t offset;
 };
 
-class CudaExecutable : public runtime::Executable {
+class CudaExecutable : public backend::Executable {
  public:
   std::string_view entry_name() const override { return entry; }
   std::string entry;
@@ -93,7 +93,7 @@ std::string architecture(int major, int minor) {
   return sm;
 }
 
-class CudaBackend : public runtime::Backend {
+class CudaBackend : public backend::Backend {
  public:
   explicit CudaBackend(int index) : d_(Driver::get()), device_name_("cuda:" + std::to_string(index)) {
     if (!d_.loaded) throw Error("device.unavailable", "cuda:" + std::to_string(index) + " is unavailable: " + d_.unavailable);
@@ -152,7 +152,7 @@ class CudaBackend : public runtime::Backend {
     d_.cuMemFree(address);
   }
 
-  std::unique_ptr<runtime::Stream> create_stream() override {
+  std::unique_ptr<backend::Stream> create_stream() override {
     usable();
     current();
     CUstream s = nullptr;
@@ -160,7 +160,7 @@ class CudaBackend : public runtime::Backend {
     return std::make_unique<CudaStream>(s);
   }
 
-  void copy_to_device(runtime::Stream& st, uint64_t dst, const void* src, size_t bytes) override {
+  void copy_to_device(backend::Stream& st, uint64_t dst, const void* src, size_t bytes) override {
     usable();
     if (!bytes) return;
     current();
@@ -183,7 +183,7 @@ class CudaBackend : public runtime::Backend {
     }
   }
 
-  void copy_to_host(runtime::Stream& st, void* dst, uint64_t src, size_t bytes) override {
+  void copy_to_host(backend::Stream& st, void* dst, uint64_t src, size_t bytes) override {
     usable();
     if (!bytes) return;
     current();
@@ -215,21 +215,21 @@ class CudaBackend : public runtime::Backend {
     }
   }
 
-  void copy_on_device(runtime::Stream& st, uint64_t dst, uint64_t src, size_t bytes) override {
+  void copy_on_device(backend::Stream& st, uint64_t dst, uint64_t src, size_t bytes) override {
     usable();
     if (!bytes) return;
     current();
     check(d_.cuMemcpyDtoDAsync(dst, src, bytes, stream_of(st)), "cuMemcpyDtoDAsync", "cuda.driver", &st);
   }
 
-  void fill(runtime::Stream& st, uint64_t dst, unsigned char byte, size_t bytes) override {
+  void fill(backend::Stream& st, uint64_t dst, unsigned char byte, size_t bytes) override {
     usable();
     if (!bytes) return;
     current();
     check(d_.cuMemsetD8Async(dst, byte, bytes, stream_of(st)), "cuMemsetD8Async", "cuda.driver", &st);
   }
 
-  void sync(runtime::Stream& st) override {
+  void sync(backend::Stream& st) override {
     usable();
     current();
     check(d_.cuStreamSynchronize(stream_of(st)), "cuStreamSynchronize", "cuda.kernel_failed", &st);
@@ -238,7 +238,7 @@ class CudaBackend : public runtime::Backend {
     cs.launched = 0;
   }
 
-  std::shared_ptr<runtime::Executable> compile(const ir::Kernel& k) override {
+  std::shared_ptr<backend::Executable> compile(const ir::Kernel& k) override {
     usable();
     using clock = std::chrono::steady_clock;
     auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
@@ -318,13 +318,13 @@ class CudaBackend : public runtime::Backend {
     return exe;
   }
 
-  void launch(runtime::Executable& x, const runtime::LaunchDims& dims, std::span<const runtime::ArgBinding> args,
-              runtime::Stream& st) override {
+  void launch(backend::Executable& x, const backend::LaunchDims& dims, std::span<const backend::ArgBinding> args,
+              backend::Stream& st) override {
     usable();
     auto& exe = static_cast<CudaExecutable&>(x);
     alignas(16) std::array<unsigned char, kMaxParamBytes> params;
     for (const Slot& s : exe.slots) {
-      const runtime::ArgBinding& b = args[s.arg.param];
+      const backend::ArgBinding& b = args[s.arg.param];
       unsigned char* at = params.data() + s.offset;
       switch (s.arg.role) {
         case AbiArg::Role::Pointer: std::memcpy(at, &b.address, 8); break;
@@ -366,7 +366,7 @@ class CudaBackend : public runtime::Backend {
   // Throws for a failed driver call: Error{kind} naming the call, or, when the result says the
   // context is lost, cuda.kernel_failed once (for the first call that sees it) and
   // cuda.device_lost from then on. `st` is the stream the call worked on, when there is one.
-  void check(CUresult r, const char* call, const char* kind = "cuda.driver", runtime::Stream* st = nullptr) {
+  void check(CUresult r, const char* call, const char* kind = "cuda.driver", backend::Stream* st = nullptr) {
     if (r == kCudaSuccess) return;
     if (!context_lost(r)) d_.check(r, call, kind);
     std::string what = d_.describe(r);
@@ -458,6 +458,6 @@ int device_count(std::string* why) {
   return n;
 }
 
-std::unique_ptr<runtime::Backend> make_cuda_backend(int index) { return std::make_unique<CudaBackend>(index); }
+std::unique_ptr<backend::Backend> make_cuda_backend(int index) { return std::make_unique<CudaBackend>(index); }
 
 }  // namespace kiln::cuda

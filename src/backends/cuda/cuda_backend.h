@@ -5,13 +5,13 @@
 #include <memory>
 #include <string>
 
-#include "runtime/backend.h"
+#include "backend/backend.h"
 
 namespace kiln::cuda {
 
 // Usable GPUs; 0 when there is no driver (then `why` says what was looked for).
 int device_count(std::string* why = nullptr);
 // The backend of GPU `index`; Error{device.unavailable} when it cannot be opened.
-std::unique_ptr<runtime::Backend> make_cuda_backend(int index);
+std::unique_ptr<backend::Backend> make_cuda_backend(int index);
 
 }  // namespace kiln::cuda

@@ -2,12 +2,12 @@
 #include "runtime/memory/memory_manager.h"
 
 #include "kiln/error.h"
-#include "runtime/backend.h"
+#include "backend/backend.h"
 #include "common/log.h"
 
 namespace kiln::runtime {
 
-MemoryManager::MemoryManager(Backend& backend, std::string device_name, size_t small_page)
+MemoryManager::MemoryManager(backend::Backend& backend, std::string device_name, size_t small_page)
     : backend_(backend),
       device_name_(std::move(device_name)),
       small_page_(small_page),

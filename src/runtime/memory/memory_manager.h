@@ -9,14 +9,16 @@
 #include "kiln/runtime/client.h"
 #include "runtime/memory/pool.h"
 
-namespace kiln::runtime {
-
+namespace kiln::backend {
 class Backend;
+}
+
+namespace kiln::runtime {
 
 class MemoryManager {
  public:
   // `device_name` is for messages; `small_page` is the page size of the sliced pool.
-  MemoryManager(Backend& backend, std::string device_name, size_t small_page);
+  MemoryManager(backend::Backend& backend, std::string device_name, size_t small_page);
   ~MemoryManager();
   MemoryManager(const MemoryManager&) = delete;
   MemoryManager& operator=(const MemoryManager&) = delete;
@@ -30,7 +32,7 @@ class MemoryManager {
   size_t small_limit() const { return small_page_ / 8; }
 
  private:
-  Backend& backend_;
+  backend::Backend& backend_;
   std::string device_name_;
   size_t small_page_;
   PageSource source_;

@@ -1,4 +1,5 @@
-// A bound kernel argument as backends receive it. Fixed-size so that binding allocates nothing.
+// A bound kernel argument as backends receive it (part of the backend interface, public because
+// launch<K> binds arguments inline). Fixed-size so that binding allocates nothing.
 #pragma once
 
 #include <array>
@@ -6,7 +7,7 @@
 
 #include "kiln/ir/kernel.h"
 
-namespace kiln::runtime {
+namespace kiln::backend {
 
 struct ArgBinding {
   // Comptime arguments are not kernel parameters: submit() drops them before the backend sees the
@@ -27,4 +28,4 @@ struct LaunchDims {
   ir::Dim3 dim;
 };
 
-}  // namespace kiln::runtime
+}  // namespace kiln::backend

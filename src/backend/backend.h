@@ -1,6 +1,7 @@
 // The narrow interface between the runtime and a backend: compile a kernel, move memory, launch.
-// The runtime owns everything else (ids, caches, pools, argument checks); a backend sees only IR,
-// raw device addresses and bound arguments.
+// It sits below both: backends implement it and know nothing of the runtime; the runtime owns
+// everything else (ids, caches, pools, argument checks) and picks a backend per device. A backend
+// sees only IR, raw device addresses and bound arguments.
 #pragma once
 
 #include <array>
@@ -11,10 +12,10 @@
 #include <string_view>
 
 #include "kiln/ir/kernel.h"
-#include "kiln/runtime/binding.h"
-#include "kiln/runtime/device.h"
+#include "kiln/backend/binding.h"
+#include "kiln/backend/device_info.h"
 
-namespace kiln::runtime {
+namespace kiln::backend {
 
 // A backend's compiled form of one kernel.
 class Executable {
@@ -54,4 +55,4 @@ class Backend {
   virtual void launch(Executable& exe, const LaunchDims& dims, std::span<const ArgBinding> args, Stream& s) = 0;
 };
 
-}  // namespace kiln::runtime
+}  // namespace kiln::backend
