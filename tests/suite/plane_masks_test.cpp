@@ -87,9 +87,9 @@ struct PlaneMasksIf {
     Expr<uint32_t> v = x[i];
     auto o = i * (3 * kProbe);
     If(v % 3u == 0u, [&] {
-       probe(out, o, v);
-       If(v % 5u < 2u, [&] { probe(out, o + kProbe, v * 7u); });
-     }).Else([&] { probe(out, o + 2 * kProbe, v + 1u); });
+      probe(out, o, v);
+      If(v % 5u < 2u, [&] { probe(out, o + kProbe, v * 7u); });
+    }).Else([&] { probe(out, o + 2 * kProbe, v + 1u); });
     // Every unit is active: a partial plane has no lane 31, and a unit keeps its own value.
     edge[i] = plane_broadcast(v, 31u);
   }

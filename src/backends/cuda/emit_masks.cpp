@@ -148,7 +148,7 @@ void Emitter::masked_if(const ir::Op& op) {
 // "done" with the units whose bound is reached, and all of them leave together knowing who stays.
 void Emitter::masked_for(const ir::Op& op) {
   const ir::Region& body = op.regions[0];
-  std::string outer = mask_, head = new_mask(), n = head.substr(6);
+  std::string outer = mask_, n = std::to_string(masks_), head = new_mask();
   LoopFlags outer_loop = loop_;
   LoopFlags flags{breaks(body) ? "kiln_broke" + n : "", guarded(body) ? "kiln_skip" + n : "", true};
   line("u32 " + head + " = " + outer + ";  // the units that run the loop's test");
@@ -178,7 +178,7 @@ void Emitter::masked_for(const ir::Op& op) {
 void Emitter::masked_while(const ir::Op& op) {
   const ir::Region& cond = op.regions[0];
   const ir::Region& body = op.regions[1];
-  std::string outer = mask_, head = new_mask(), n = head.substr(6);
+  std::string outer = mask_, n = std::to_string(masks_), head = new_mask();
   LoopFlags outer_loop = loop_;
   LoopFlags flags{breaks(body) ? "kiln_broke" + n : "", guarded(body) ? "kiln_skip" + n : "", true};
   line("u32 " + head + " = " + outer + ";  // the units that run the condition region");
@@ -238,8 +238,8 @@ bool Emitter::after_exit(const ir::Region& r, size_t i) {
   // terminated have returned.
   bool jumped = f.jumps && loop_.masked;
   if (!(jumped || f.terminates) || i + 1 == r.ops.size()) return false;
-  bool plane_later = std::any_of(r.ops.begin() + std::ptrdiff_t(i) + 1, r.ops.end(),
-                                 [&](const ir::Op& o) { return flow(o).plane; });
+  bool plane_later =
+      std::any_of(r.ops.begin() + std::ptrdiff_t(i) + 1, r.ops.end(), [&](const ir::Op& o) { return flow(o).plane; });
   if (plane_later) {
     line(mask_ + " = __ballot_sync(" + mask_ + ", " + (jumped ? "!" + loop_.skip : "true") +
          ");  // without the units that left");

@@ -38,8 +38,8 @@ class Emitter {
   // The flags through which break and continue act in a loop that tracks masks (empty strings in a
   // loop that does not: there they are C's break and continue).
   struct LoopFlags {
-    std::string broke;  // set by break: the unit leaves the loop at its next test
-    std::string skip;   // set by break and continue: the rest of this iteration is skipped
+    std::string broke;    // set by break: the unit leaves the loop at its next test
+    std::string skip;     // set by break and continue: the rest of this iteration is skipped
     bool masked = false;  // the loop tracks masks
   };
 
@@ -53,7 +53,7 @@ class Emitter {
   void control(const ir::Op& op);
   std::string for_header(const ir::Op& op, const std::string& test);  // pragmas, then `for (...; test; ...) {`
   void line(std::string_view text);
-  std::string linear_unit() const;  // the C expression of builtin.unit_pos
+  std::string linear_unit() const;                 // the C expression of builtin.unit_pos
   std::string name(ir::Value v) const;             // the C expression of a value
   std::string lane(ir::Value v, int i) const;      // lane i of a value (a scalar's own expression)
   std::string type_name(const ir::Type& t) const;  // the C type of a value or an array's element
@@ -101,11 +101,11 @@ class Emitter {
   std::vector<const ir::Op*> shared_;      // shared.alloc ops, hoisted to the entry's top
 
   // Kernels with plane ops (emit_masks.cpp); others are emitted without any of this.
-  bool masked_ = false;                              // the kernel has plane ops
-  std::unordered_map<const ir::Op*, Flow> flow_;     // what each control op holds
-  std::string mask_;                                 // the C variable holding the current region's active lanes
-  LoopFlags loop_;                                   // the innermost loop's flags
-  int masks_ = 0;                                    // mask variables so far
+  bool masked_ = false;                           // the kernel has plane ops
+  std::unordered_map<const ir::Op*, Flow> flow_;  // what each control op holds
+  std::string mask_;                              // the C variable holding the current region's active lanes
+  LoopFlags loop_;                                // the innermost loop's flags
+  int masks_ = 0;                                 // mask variables so far
 };
 
 }  // namespace kiln::cuda
