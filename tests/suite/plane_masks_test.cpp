@@ -332,11 +332,13 @@ void register_terminate(uint32_t dim, uint32_t cubes) {
                  expect_probe(el, live, [&](uint32_t l) { return xv(l) + j; },
                               [&](uint32_t l) { return ((p0 + l) * kIters + j) * kProbe; });
                }
-               expect_probe(ea, live, [&](uint32_t l) { return xv(l) * 3u; }, [&](uint32_t l) { return (p0 + l) * kProbe; });
+               expect_probe(ea, live, [&](uint32_t l) { return xv(l) * 3u; },
+                            [&](uint32_t l) { return (p0 + l) * kProbe; });
              });
              expect_equal("after Terminate (x % 7 == 0)", et, client.read<uint32_t>(ht));
              expect_equal("in a For after Terminate at when[i]", el, client.read<uint32_t>(hl));
-             expect_equal("after the loop and a barrier: the units that did not terminate", ea, client.read<uint32_t>(ha));
+             expect_equal("after the loop and a barrier: the units that did not terminate", ea,
+                          client.read<uint32_t>(ha));
            });
 }
 

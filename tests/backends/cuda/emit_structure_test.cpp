@@ -500,7 +500,8 @@ TEST(EmitStructure, ControlFlowWithoutPlaneOpsStaysPlainCInAKernelWithPlaneOps) 
 }
 )");
   std::string s = entry_text(r);
-  EXPECT_TRUE(has(s, "  for (u32 v2 = v0; v2 < n; v2 += v1) {\n    bool v3 = (v2 == x);\n    if (v3) {\n      break;\n")) << s;
+  EXPECT_TRUE(has(s, "  for (u32 v2 = v0; v2 < n; v2 += v1) {\n    bool v3 = (v2 == x);\n    if (v3) {\n      break;\n"))
+      << s;
   EXPECT_FALSE(has(s, "__ballot_sync")) << s;
 }
 
