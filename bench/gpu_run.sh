@@ -7,7 +7,10 @@
 #   bash bench/gpu_run.sh [PEERS_DIR]
 # PEERS_DIR (default .peers) holds a copy of the peer scripts (torch_peers.py, triton_peers.py,
 # raw_cuda_launch.cu): the GPU machine receives the checkout only, so copy them into it first.
-# GPU_RUN_SKIP (e.g. "peers,sanitize") leaves steps out; they show as SKIPPED.
+# GPU_RUN_ONLY (e.g. "examples,cache,ctest1,exit,fault,plane") runs only those groups after the
+# build (which always runs, incrementally); GPU_RUN_SKIP (e.g. "peers,sanitize") leaves groups
+# out. Groups: examples cache ctest1 ctest2 ctest3 exit fault plane demo peers sanitize. A device
+# command has 10 minutes: split the batch over calls on a warm machine (the build folder stays).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -34,7 +37,8 @@ step() {
   return $rc
 }
 skipped() { summary "$(printf '%-24s %-7s %s' "$1" SKIPPED "$2")"; }
-wanted() { [[ ",$skip," != *",$1,"* ]]; }
+only=${GPU_RUN_ONLY:-}
+wanted() { [[ ",$skip," != *",$1,"* ]] && { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }; }
 # expect NAME ACTUAL EXPECTED: a checked figure; a mismatch counts as a failed step.
 expect() {
   if [ "$2" = "$3" ]; then
@@ -55,42 +59,59 @@ fi
 bin=build-gpu/bin
 
 # The seed examples on cuda:0.
-step examples bash -c "for e in saxpy add_variants checked_oob; do $bin/\$e --device cuda:0 || exit 1; done"
-cat "$out/examples.log"
+if wanted examples; then
+  step examples bash -c "for e in saxpy add_variants checked_oob; do $bin/\$e --device cuda:0 || exit 1; done"
+  cat "$out/examples.log"
+fi
 
 # Disk cache: a second process compiles nothing; a truncated entry is recompiled, not trusted.
-export KILN_CACHE_DIR=$PWD/build-gpu/disk-cache-check
-rm -rf "$KILN_CACHE_DIR"
-step cache_first env KILN_LOG=compile $bin/add_variants --device cuda:0
-step cache_second env KILN_LOG=compile $bin/add_variants --device cuda:0
-victim=$(ls "$KILN_CACHE_DIR"/cuda/*.cubin | head -1)
-truncate -s 100 "$victim"
-step cache_truncated env KILN_LOG=compile $bin/add_variants --device cuda:0
-expect "cache: first run" "$(grep -c 'NVRTC compiled' "$out/cache_first.log") compiles" "3 compiles"
-expect "cache: second run" "$(grep -c 'NVRTC compiled' "$out/cache_second.log") compiles, $(grep -c 'disk cache hit' "$out/cache_second.log") hits" "0 compiles, 3 hits"
-expect "cache: truncated" "$(grep -c 'corrupt' "$out/cache_truncated.log") corrupt, $(grep -c 'NVRTC compiled' "$out/cache_truncated.log") recompiled" "1 corrupt, 1 recompiled"
-unset KILN_CACHE_DIR
+if wanted cache; then
+  export KILN_CACHE_DIR=$PWD/build-gpu/disk-cache-check
+  rm -rf "$KILN_CACHE_DIR"
+  step cache_first env KILN_LOG=compile $bin/add_variants --device cuda:0
+  step cache_second env KILN_LOG=compile $bin/add_variants --device cuda:0
+  victim=$(ls "$KILN_CACHE_DIR"/cuda/*.cubin | head -1)
+  truncate -s 100 "$victim"
+  step cache_truncated env KILN_LOG=compile $bin/add_variants --device cuda:0
+  expect "cache: first run" "$(grep -c 'NVRTC compiled' "$out/cache_first.log") compiles" "3 compiles"
+  expect "cache: second run" "$(grep -c 'NVRTC compiled' "$out/cache_second.log") compiles, $(grep -c 'disk cache hit' "$out/cache_second.log") hits" "0 compiles, 3 hits"
+  expect "cache: truncated" "$(grep -c 'corrupt' "$out/cache_truncated.log") corrupt, $(grep -c 'NVRTC compiled' "$out/cache_truncated.log") recompiled" "1 corrupt, 1 recompiled"
+  unset KILN_CACHE_DIR
+fi
 
 # Every test, three times in a row (the kernel suite runs on the CPU and on cuda:0).
 for run in 1 2 3; do
+  wanted "ctest$run" || continue
   step "ctest_$run" ctest --test-dir build-gpu -j12 --timeout 300 --output-on-failure
   grep -E "tests passed|tests failed|Total Test" "$out/ctest_$run.log" | tee -a "$out/summary.txt"
 done
 
-# Processes that open the GPU (and launch one kernel) and exit at once, 500 times each.
-for mode in open launch; do
-  for device in cuda:0 cpu; do
-    step "exit_${mode}_${device%:*}" bash tests/probes/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
-    tail -2 "$out/exit_${mode}_${device%:*}.log" | tee -a "$out/summary.txt"
+# Processes that open the GPU (and launch one kernel) and exit at once, 500 times each, 8 at a time.
+if wanted exit; then
+  for mode in open launch; do
+    for device in cuda:0 cpu; do
+      step "exit_${mode}_${device%:*}" env EXIT_LOOP_JOBS=8 bash tests/probes/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
+      tail -2 "$out/exit_${mode}_${device%:*}.log" | tee -a "$out/summary.txt"
+    done
   done
-done
+fi
+
+# A kernel that faults: reported once, then the device refuses work.
+if wanted fault; then
+  step fault_cuda $bin/kiln_fault_probe cuda:0
+  cat "$out/fault_cuda.log"
+fi
 
 # The divergent plane cases, compared between the CPU and cuda:0.
-step plane_divergence $bin/kiln_suite_tests --gtest_filter='*plane_div*'
-grep -E "PASSED|FAILED|tests ran" "$out/plane_divergence.log" | tee -a "$out/summary.txt"
+if wanted plane; then
+  step plane_divergence $bin/kiln_suite_tests --gtest_filter="${PLANE_FILTER:-*plane_div*}"
+  grep -E "PASSED|FAILED|tests ran" "$out/plane_divergence.log" | tee -a "$out/summary.txt"
+fi
 
-step demo env KILN_PROFILE=1 $bin/kiln demo
-cat "$out/demo.log"
+if wanted demo; then
+  step demo env KILN_PROFILE=1 $bin/kiln demo
+  cat "$out/demo.log"
+fi
 
 # Peers and kiln's benchmarks in the same run.
 if ! wanted peers; then

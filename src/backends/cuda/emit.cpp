@@ -221,8 +221,10 @@ EmitResult Emitter::run() {
     for (std::string_view n : {m.f32, m.f32_fast, m.f64}) taken_.emplace(n);
   }
   number_values();
+  analyse_flow();
   signature(out);
   shared_memory(out);
+  if (masked_) entry_mask();
   region(k_.body);
   body_ += "}\n";
 
@@ -236,7 +238,19 @@ EmitResult Emitter::run() {
 }
 
 void Emitter::region(const ir::Region& r) {
-  for (const ir::Op& o : r.ops) op(o);
+  int guards = 0;  // `if (!skip) {` blocks opened by after_exit, closed at the region's end
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    op(r.ops[i]);
+    if (!masked_) continue;
+    // With plane ops, nothing after a break, continue or terminate is written: no unit runs it,
+    // and a break or continue that only sets flags would let the lanes run on into it.
+    if (r.ops[i].has(ir::kTerminator)) break;
+    if (after_exit(r, i)) ++guards;
+  }
+  for (; guards > 0; --guards) {
+    --depth_;
+    line("}");
+  }
 }
 
 void Emitter::op(const ir::Op& op) {
@@ -271,8 +285,34 @@ void Emitter::op(const ir::Op& op) {
   lanewise(op);
 }
 
+// Pragmas from the loop's attributes, then `for (T i = lo; test; i += step) {`.
+std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
+  ir::Value i = op.regions[0].args.at(0);
+  const Type& t = type(i);
+  if (op.flag(ir::AttrKey::UnrollFull)) {
+    line("#pragma unroll");
+  } else if (const ir::AttrValue* u = op.attr(ir::AttrKey::Unroll)) {
+    line("#pragma unroll " + std::to_string(u->i));
+  }
+  if (const ir::AttrValue* p = op.attr(ir::AttrKey::PrefetchStages)) {
+    line("// prefetch_stages = " + std::to_string(p->i) + ": accepted and ignored by this emitter for now");
+  }
+  std::string iv = name(i);
+  std::string step = ir::is_unsigned_int(t.scalar) && ir::scalar_bytes(t.scalar) >= 4
+                         ? iv + " += " + name(op.operands[2])
+                         : iv + " = kiln_add(" + iv + ", " + name(op.operands[2]) + ")";
+  return "for (" + type_name(t) + " " + iv + " = " + name(op.operands[0]) + "; " + test + "; " + step + ") {";
+}
+
+// Plain C control flow: every kernel without plane ops, and the parts of a kernel with plane ops
+// that hold none (masked_control takes the others). Regions in here track no mask, and a loop's
+// break and continue are C's own.
 void Emitter::control(const ir::Op& op) {
   using K = OpKind;
+  if (masked_ && masked_control(op)) return;
+  std::string outer_mask = mask_;
+  LoopFlags outer_loop = loop_;
+  mask_.clear();
   switch (op.kind) {
     case K::If: {
       line("if (" + name(op.operands[0]) + ") {");
@@ -286,48 +326,37 @@ void Emitter::control(const ir::Op& op) {
         --depth_;
       }
       line("}");
-      return;
+      break;
     }
     case K::For: {
       const ir::Region& body = op.regions[0];
-      ir::Value i = body.args.at(0);
-      const Type& t = type(i);
-      if (op.flag(ir::AttrKey::UnrollFull)) {
-        line("#pragma unroll");
-      } else if (const ir::AttrValue* u = op.attr(ir::AttrKey::Unroll)) {
-        line("#pragma unroll " + std::to_string(u->i));
-      }
-      if (const ir::AttrValue* p = op.attr(ir::AttrKey::PrefetchStages)) {
-        line("// prefetch_stages = " + std::to_string(p->i) + ": accepted and ignored by this emitter for now");
-      }
-      std::string iv = name(i);
-      std::string step = ir::is_unsigned_int(t.scalar) && ir::scalar_bytes(t.scalar) >= 4
-                             ? iv + " += " + name(op.operands[2])
-                             : iv + " = kiln_add(" + iv + ", " + name(op.operands[2]) + ")";
-      line("for (" + type_name(t) + " " + iv + " = " + name(op.operands[0]) + "; " + iv + " < " + name(op.operands[1]) +
-           "; " + step + ") {");
+      loop_ = LoopFlags{};
+      line(for_header(op, name(body.args.at(0)) + " < " + name(op.operands[1])));
       ++depth_;
       region(body);
       --depth_;
       line("}");
-      return;
+      break;
     }
     case K::While: {
       // The condition region runs before every iteration; `continue` jumps back to it.
+      loop_ = LoopFlags{};
       line("while (true) {");
       ++depth_;
       region(op.regions[0]);
       region(op.regions[1]);
       --depth_;
       line("}");
-      return;
+      break;
     }
-    case K::Condition: line("if (!" + name(op.operands[0]) + ") break;"); return;
-    case K::Break: line("break;"); return;
-    case K::Continue: line("continue;"); return;
-    case K::Terminate: line("return;"); return;
+    case K::Condition: line("if (!" + name(op.operands[0]) + ") break;"); break;
+    case K::Break: line("break;"); break;
+    case K::Continue: line("continue;"); break;
+    case K::Terminate: line("return;"); break;
     default: unsupported(op, "does not know this control op");
   }
+  mask_ = outer_mask;
+  loop_ = outer_loop;
 }
 
 }  // namespace kiln::cuda

@@ -318,6 +318,18 @@ std::string Emitter::cast(Scalar from, Scalar to, const std::string& e) const {
   return "(" + t + ")" + x;  // int <-> int, int -> f32/f64, bool -> number, f32 <-> f64, 16-bit -> f32/f64
 }
 
+// The linear unit position, x fastest.
+std::string Emitter::linear_unit() const {
+  const ir::Dim3& d = k_.facts.cube_dim;
+  std::string unit = std::string(t_.unit_pos[0]);
+  if (d.y > 1 || d.z > 1) {
+    unit = "(" + unit + " + " + std::string(t_.unit_pos[1]) + " * " + std::to_string(d.x) + "u";
+    if (d.z > 1) unit += " + " + std::string(t_.unit_pos[2]) + " * " + std::to_string(uint64_t(d.x) * d.y) + "u";
+    unit += ")";
+  }
+  return unit;
+}
+
 std::string Emitter::builtin(const ir::Op& op) const {
   using K = OpKind;
   const ir::Dim3& d = k_.facts.cube_dim;
@@ -326,13 +338,7 @@ std::string Emitter::builtin(const ir::Op& op) const {
   auto u = [](uint64_t v) { return std::to_string(v) + "u"; };
   uint32_t dims[3] = {d.x, d.y, d.z};
   auto at = [&](const std::array<std::string_view, 3>& names) { return std::string(names[static_cast<size_t>(axis)]); };
-  // Linear positions, x fastest.
-  std::string unit = std::string(t_.unit_pos[0]);
-  if (d.y > 1 || d.z > 1) {
-    unit = "(" + unit + " + " + std::string(t_.unit_pos[1]) + " * " + u(d.x);
-    if (d.z > 1) unit += " + " + std::string(t_.unit_pos[2]) + " * " + u(uint64_t(d.x) * d.y);
-    unit += ")";
-  }
+  std::string unit = linear_unit();
   std::string count = "(" + std::string(t_.cube_count[0]) + " * " + std::string(t_.cube_count[1]) + " * " +
                       std::string(t_.cube_count[2]) + ")";
   std::string cube = "(" + std::string(t_.cube_pos[0]) + " + " + std::string(t_.cube_pos[1]) + " * " +
@@ -410,25 +416,28 @@ void Emitter::memory(const ir::Op& op) {
   declare(op, call);
 }
 
+// Each plane op takes the region's active lanes, mask_ (emit_masks.cpp), as its first argument.
 void Emitter::plane(const ir::Op& op) {
   using K = OpKind;
+  if (mask_.empty()) unsupported(op, "has no mask for this plane op (an emitter bug)");
+  std::string m = mask_;
   auto arg = [&](size_t j) { return name(op.operands[j]); };
   switch (op.kind) {
-    case K::PlaneSum: return declare(op, "kiln_plane_reduce<kiln_op_add>(" + arg(0) + ")");
-    case K::PlaneProd: return declare(op, "kiln_plane_reduce<kiln_op_mul>(" + arg(0) + ")");
-    case K::PlaneMax: return declare(op, "kiln_plane_reduce<kiln_op_max>(" + arg(0) + ")");
-    case K::PlaneMin: return declare(op, "kiln_plane_reduce<kiln_op_min>(" + arg(0) + ")");
-    case K::PlaneAll: return declare(op, "kiln_plane_all(" + arg(0) + ")");
-    case K::PlaneAny: return declare(op, "kiln_plane_any(" + arg(0) + ")");
-    case K::PlaneBallot: return declare(op, "kiln_plane_ballot(" + arg(0) + ")");
-    case K::PlaneElect: return declare(op, "kiln_plane_elect()");
+    case K::PlaneSum: return declare(op, "kiln_plane_reduce<kiln_op_add>(" + m + ", " + arg(0) + ")");
+    case K::PlaneProd: return declare(op, "kiln_plane_reduce<kiln_op_mul>(" + m + ", " + arg(0) + ")");
+    case K::PlaneMax: return declare(op, "kiln_plane_reduce<kiln_op_max>(" + m + ", " + arg(0) + ")");
+    case K::PlaneMin: return declare(op, "kiln_plane_reduce<kiln_op_min>(" + m + ", " + arg(0) + ")");
+    case K::PlaneAll: return declare(op, "kiln_plane_all(" + m + ", " + arg(0) + ")");
+    case K::PlaneAny: return declare(op, "kiln_plane_any(" + m + ", " + arg(0) + ")");
+    case K::PlaneBallot: return declare(op, "kiln_plane_ballot(" + m + ", " + arg(0) + ")");
+    case K::PlaneElect: return declare(op, "kiln_plane_elect(" + m + ")");
     case K::PlaneBroadcast:
-    case K::PlaneShuffle: return declare(op, "kiln_shfl_idx(" + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneShuffleXor: return declare(op, "kiln_shfl_xor(" + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneShuffleUp: return declare(op, "kiln_shfl_up(" + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneShuffleDown: return declare(op, "kiln_shfl_down(" + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneInclusiveSum: return declare(op, "kiln_plane_scan(" + arg(0) + ", true)");
-    case K::PlaneExclusiveSum: return declare(op, "kiln_plane_scan(" + arg(0) + ", false)");
+    case K::PlaneShuffle: return declare(op, "kiln_shfl_idx(" + m + ", " + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneShuffleXor: return declare(op, "kiln_shfl_xor(" + m + ", " + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneShuffleUp: return declare(op, "kiln_shfl_up(" + m + ", " + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneShuffleDown: return declare(op, "kiln_shfl_down(" + m + ", " + arg(0) + ", " + arg(1) + ")");
+    case K::PlaneInclusiveSum: return declare(op, "kiln_plane_scan(" + m + ", " + arg(0) + ", true)");
+    case K::PlaneExclusiveSum: return declare(op, "kiln_plane_scan(" + m + ", " + arg(0) + ", false)");
     default: unsupported(op, "does not know this plane op");
   }
 }

@@ -1,6 +1,7 @@
-// The C-like emitter's state, shared by its two files: emit.cpp (the kernel's frame: names,
-// signature, shared memory, regions and control flow) and emit_ops.cpp (what each op becomes).
-// Everything target-specific comes from a CStyleTarget.
+// The C-like emitter's state, shared by its three files: emit.cpp (the kernel's frame: names,
+// signature, shared memory, regions and control flow), emit_masks.cpp (the control flow of
+// kernels with plane ops, which carries each region's active lanes as an explicit mask) and
+// emit_ops.cpp (what each op becomes). Everything target-specific comes from a CStyleTarget.
 #pragma once
 
 #include <string>
@@ -28,6 +29,20 @@ class Emitter {
     std::vector<std::string> shape, stride;
   };
 
+  // What a control op holds, for kernels with plane ops (emit_masks.cpp).
+  struct Flow {
+    bool plane = false;       // a plane op: the regions on the way to it track their lanes' mask
+    bool jumps = false;       // a break or continue of a loop outside the op
+    bool terminates = false;  // a terminate
+  };
+  // The flags through which break and continue act in a loop that tracks masks (empty strings in a
+  // loop that does not: there they are C's break and continue).
+  struct LoopFlags {
+    std::string broke;    // set by break: the unit leaves the loop at its next test
+    std::string skip;     // set by break and continue: the rest of this iteration is skipped
+    bool masked = false;  // the loop tracks masks
+  };
+
   // ---- emit.cpp ----
   void number_values();
   std::string unique_identifier(std::string base);
@@ -36,12 +51,30 @@ class Emitter {
   void region(const ir::Region& r);
   void op(const ir::Op& op);
   void control(const ir::Op& op);
+  std::string for_header(const ir::Op& op, const std::string& test);  // pragmas, then `for (...; test; ...) {`
   void line(std::string_view text);
+  std::string linear_unit() const;                 // the C expression of builtin.unit_pos
   std::string name(ir::Value v) const;             // the C expression of a value
   std::string lane(ir::Value v, int i) const;      // lane i of a value (a scalar's own expression)
   std::string type_name(const ir::Type& t) const;  // the C type of a value or an array's element
   const ir::Type& type(ir::Value v) const { return k_.type_of(v); }
   [[noreturn]] void unsupported(const ir::Op& op, const std::string& why) const;
+
+  // ---- emit_masks.cpp ----
+  void analyse_flow();
+  const Flow& flow(const ir::Op& op) const;
+  Flow flow(const ir::Region& r) const;  // of its ops together
+  bool guarded(const ir::Region& body) const;
+  void entry_mask();
+  bool masked_control(const ir::Op& op);  // emits op if it is control flow that tracks masks
+  void masked_if(const ir::Op& op);
+  void masked_for(const ir::Op& op);
+  void masked_while(const ir::Op& op);
+  void jump(const ir::Op& op);  // break or continue through the innermost loop's flags
+  // After op (at index i of r) the units that left through it are out of the region's mask, and
+  // out of the rest of the region; returns whether a guard `if (...) {` was opened.
+  bool after_exit(const ir::Region& r, size_t i);
+  std::string new_mask();
 
   // ---- emit_ops.cpp ----
   // A pure op computed lane by lane: declares its result.
@@ -66,6 +99,13 @@ class Emitter {
   std::unordered_map<ir::Value, ParamNames> params_;
   std::unordered_set<std::string> taken_;  // identifiers in use: reserved words and parameters
   std::vector<const ir::Op*> shared_;      // shared.alloc ops, hoisted to the entry's top
+
+  // Kernels with plane ops (emit_masks.cpp); others are emitted without any of this.
+  bool masked_ = false;                           // the kernel has plane ops
+  std::unordered_map<const ir::Op*, Flow> flow_;  // what each control op holds
+  std::string mask_;                              // the C variable holding the current region's active lanes
+  LoopFlags loop_;                                // the innermost loop's flags
+  int masks_ = 0;                                 // mask variables so far
 };
 
 }  // namespace kiln::cuda

@@ -2,7 +2,7 @@
 // itself (no cuda_fp16.h or other toolkit header), so a kernel compiles wherever NVRTC loads. Each
 // helper gives docs/ir.md's exact semantics where plain CUDA C++ differs from it (shifts past the
 // width, integer overflow, saturating float->int casts, f16/bf16 rounding, plane ops over the
-// active lanes only).
+// IR's active units only).
 #include "backends/cuda/target.h"
 
 namespace kiln::cuda {
@@ -245,7 +245,20 @@ KILN_DEV u64 kiln_atomic_cas(u64* p, u64 e, u64 d) { return atomicCAS(p, e, d); 
 KILN_DEV i64 kiln_atomic_cas(i64* p, i64 e, i64 d) { return (i64)atomicCAS((u64*)p, (u64)e, (u64)d); }
 
 // ---- plane (warp) ops over the active lanes ----
+// Every helper takes the plane's active lanes as an explicit mask `m` that the emitter derives
+// from the IR's regions (docs/decisions/013-plane-masks-on-cuda.md), not from the lanes the
+// hardware happens to run together: m is exactly the set of units the CPU backend combines, and
+// every lane named in m calls the helper.
 KILN_DEV u32 kiln_lane() { u32 l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }
+// The lanes of the calling thread's plane that exist: all 32, except in the last plane of a cube
+// whose size is not a multiple of 32.
+KILN_DEV u32 kiln_plane_lanes(u32 unit, u32 units) {
+  u32 n = units - (unit & ~31u);
+  return n >= 32u ? 0xffffffffu : (1u << n) - 1u;
+}
+// Narrows m to the lanes of m for which p holds and returns p. Every lane of m that has not
+// terminated calls it (lanes that returned vote 0).
+KILN_DEV bool kiln_narrow(u32& m, bool p) { m = __ballot_sync(m, p); return p; }
 KILN_DEV i32 kiln_shfl(u32 m, i32 v, u32 src) { return __shfl_sync(m, v, (int)src); }
 KILN_DEV u32 kiln_shfl(u32 m, u32 v, u32 src) { return __shfl_sync(m, v, (int)src); }
 KILN_DEV i64 kiln_shfl(u32 m, i64 v, u32 src) { return __shfl_sync(m, v, (int)src); }
@@ -273,8 +286,7 @@ struct kiln_op_max { template <class T> static KILN_DEV T f(T a, T b) { return k
 
 // A reduction: a butterfly when all 32 lanes are active, else the active lanes in lane order (the
 // same sequence on every active lane, so each shuffle is called by exactly the lanes it names).
-template <class Op, class T> KILN_DEV T kiln_plane_reduce(T v) {
-  u32 m = __activemask();
+template <class Op, class T> KILN_DEV T kiln_plane_reduce(u32 m, T v) {
   if (m == 0xffffffffu) {
     u32 lane = kiln_lane();
 #pragma unroll
@@ -291,8 +303,7 @@ template <class Op, class T> KILN_DEV T kiln_plane_reduce(T v) {
   return acc;
 }
 // Prefix sums in lane order over the active lanes.
-template <class T> KILN_DEV T kiln_plane_scan(T v, bool inclusive) {
-  u32 m = __activemask();
+template <class T> KILN_DEV T kiln_plane_scan(u32 m, T v, bool inclusive) {
   u32 lane = kiln_lane();
   if (m == 0xffffffffu) {
 #pragma unroll
@@ -316,28 +327,27 @@ template <class T> KILN_DEV T kiln_plane_scan(T v, bool inclusive) {
   }
   return acc;
 }
-// Shuffles where a lane outside 0..31 keeps its own value; every active lane takes part in the
-// shuffle itself, so none is left out of the mask it names.
-template <class T> KILN_DEV T kiln_shfl_idx(T v, u32 src) { return kiln_shfl(__activemask(), v, src & 31u); }
-template <class T> KILN_DEV T kiln_shfl_xor(T v, u32 x) {
-  u32 src = kiln_lane() ^ x;
-  T r = kiln_shfl(__activemask(), v, src & 31u);
-  return src < 32u ? r : v;
+// Shuffles: every lane of m takes part in the shuffle itself (so none is left out of the mask it
+// names); a lane keeps its own value where the source lane is outside 0..31 or not in m (a lane
+// past the end of a partial plane, as on the CPU; reading an inactive lane is unspecified).
+template <class T> KILN_DEV T kiln_shfl_from(u32 m, T v, u32 src) {
+  T r = kiln_shfl(m, v, src & 31u);
+  return src < 32u && ((m >> src) & 1u) ? r : v;
 }
-template <class T> KILN_DEV T kiln_shfl_up(T v, u32 d) {
+template <class T> KILN_DEV T kiln_shfl_idx(u32 m, T v, u32 src) { return kiln_shfl_from(m, v, src & 31u); }
+template <class T> KILN_DEV T kiln_shfl_xor(u32 m, T v, u32 x) { return kiln_shfl_from(m, v, kiln_lane() ^ x); }
+template <class T> KILN_DEV T kiln_shfl_up(u32 m, T v, u32 d) {
   u32 lane = kiln_lane();
-  T r = kiln_shfl(__activemask(), v, (lane - d) & 31u);
-  return d <= lane ? r : v;
+  return kiln_shfl_from(m, v, d <= lane ? lane - d : 32u);
 }
-template <class T> KILN_DEV T kiln_shfl_down(T v, u32 d) {
-  u64 src = (u64)kiln_lane() + d;
-  T r = kiln_shfl(__activemask(), v, (u32)src & 31u);
-  return src < 32ull ? r : v;
+template <class T> KILN_DEV T kiln_shfl_down(u32 m, T v, u32 d) {
+  u32 lane = kiln_lane();
+  return kiln_shfl_from(m, v, d < 32u - lane ? lane + d : 32u);
 }
-KILN_DEV bool kiln_plane_all(bool p) { return __all_sync(__activemask(), p) != 0; }
-KILN_DEV bool kiln_plane_any(bool p) { return __any_sync(__activemask(), p) != 0; }
-KILN_DEV u32 kiln_plane_ballot(bool p) { return __ballot_sync(__activemask(), p); }
-KILN_DEV bool kiln_plane_elect() { return kiln_lane() == (u32)(__ffs(__activemask()) - 1); }
+KILN_DEV bool kiln_plane_all(u32 m, bool p) { return __all_sync(m, p) != 0; }
+KILN_DEV bool kiln_plane_any(u32 m, bool p) { return __any_sync(m, p) != 0; }
+KILN_DEV u32 kiln_plane_ballot(u32 m, bool p) { return __ballot_sync(m, p); }
+KILN_DEV bool kiln_plane_elect(u32 m) { return kiln_lane() == (u32)(__ffs(m) - 1); }
 // ---- end of the kiln prelude ----
 )KILN";
 

@@ -335,10 +335,266 @@ TEST(EmitStructure, SyncAndPlaneOps) {
 )");
   std::string s = entry_text(r);
   EXPECT_TRUE(has(s, "__syncthreads();\n  __syncwarp();")) << s;
-  EXPECT_TRUE(has(s, "f32 v0 = kiln_plane_reduce<kiln_op_add>(x);")) << s;
-  EXPECT_TRUE(has(s, "u32 v1 = kiln_plane_ballot((b != 0));")) << s;
-  EXPECT_TRUE(has(s, "f32 v2 = kiln_shfl_down(x, v1);")) << s;
-  EXPECT_TRUE(has(s, "f32 v3 = kiln_plane_scan(x, false);")) << s;
+  // should start from every lane of a full plane (256 units: no partial plane)
+  EXPECT_TRUE(has(s, "u32 kiln_m0 = 0xffffffffu;")) << s;
+  EXPECT_TRUE(has(s, "f32 v0 = kiln_plane_reduce<kiln_op_add>(kiln_m0, x);")) << s;
+  EXPECT_TRUE(has(s, "u32 v1 = kiln_plane_ballot(kiln_m0, (b != 0));")) << s;
+  EXPECT_TRUE(has(s, "f32 v2 = kiln_shfl_down(kiln_m0, x, v1);")) << s;
+  EXPECT_TRUE(has(s, "f32 v3 = kiln_plane_scan(kiln_m0, x, false);")) << s;
+}
+
+// ---- plane ops take the IR's active lanes (docs/decisions/013-plane-masks-on-cuda.md) ----
+
+TEST(EmitStructure, PlaneOpsTakeTheirRegionsMaskAndNeverActivemask) {
+  EmitResult r = emit_text(std::string("kernel @p(%x: u32, %c: bool) ") + kHeader + R"( {
+  if %c {
+    %0 = plane.sum %x : u32
+  } else {
+    %1 = plane.elect : bool
+    %2 = plane.ballot %1 : u32
+  }
+  %3 = plane.broadcast %x, %x : u32
+}
+)");
+  // should derive every mask from the regions, in the prelude too
+  EXPECT_FALSE(has(r.source, "__activemask")) << r.source;
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s,
+                  "  u32 kiln_m1 = __ballot_sync(kiln_m0, (c != 0));\n"
+                  "  if ((c != 0)) {\n"
+                  "    u32 v0 = kiln_plane_reduce<kiln_op_add>(kiln_m1, x);\n"
+                  "  } else {\n"
+                  "    u32 kiln_m2 = kiln_m0 & ~kiln_m1;\n"
+                  "    bool v1 = kiln_plane_elect(kiln_m2);\n"
+                  "    u32 v2 = kiln_plane_ballot(kiln_m2, v1);\n"
+                  "  }\n"
+                  "  u32 v3 = kiln_shfl_idx(kiln_m0, x, x);\n"))
+      << s;
+}
+
+TEST(EmitStructure, APartialPlaneStartsWithTheLanesThatExist) {
+  const std::string body = " {\n  %0 = plane.sum %x : u32\n}\n";
+  std::string s = entry_text(emit_text(
+      "kernel @p(%x: u32) {cube_dim = [40, 1, 1], mode = unchecked, address = u32, vector = 1}" + body));
+  EXPECT_TRUE(has(s, "u32 kiln_m0 = kiln_plane_lanes(threadIdx.x, 40u);")) << s;
+  // a plane spans rows: the lanes come from the linear unit position
+  s = entry_text(emit_text("kernel @p(%x: u32) {cube_dim = [8, 5, 1], mode = unchecked, address = u32, vector = 1}" +
+                           body));
+  EXPECT_TRUE(has(s, "u32 kiln_m0 = kiln_plane_lanes((threadIdx.x + threadIdx.y * 8u), 40u);")) << s;
+}
+
+TEST(EmitStructure, AForLoopNarrowsItsMaskAtEachTestAndBreakAndContinueAreFlags) {
+  EmitResult r = emit_text(std::string("kernel @l(%n: u32, %x: u32) ") + kHeader + R"( {
+  %0 = const 0 : u32
+  %1 = const 1 : u32
+  for %0, %n, %1 (%2: u32) {
+    %3 = cmp.eq %2, %x : bool
+    if %3 {
+      continue
+    }
+    %4 = cmp.gt %2, %x : bool
+    if %4 {
+      break
+    }
+    %5 = plane.sum %2 : u32
+  }
+  %6 = plane.sum %x : u32
+}
+)");
+  std::string s = entry_text(r);
+  // should test in a ballot over the units still looping; a unit that broke votes "done" there;
+  // after an `if` that may break or continue, the iteration's mask drops the units that did, and
+  // they skip the rest; after the loop every unit is back
+  EXPECT_TRUE(has(s,
+                  "  u32 kiln_m1 = kiln_m0;  // the units that run the loop's test\n"
+                  "  bool kiln_broke1 = false;\n"
+                  "  for (u32 v2 = v0; kiln_narrow(kiln_m1, !kiln_broke1 && v2 < n); v2 += v1) {\n"
+                  "    bool kiln_skip1 = false;\n"
+                  "    u32 kiln_m2 = kiln_m1;\n"
+                  "    bool v3 = (v2 == x);\n"
+                  "    if (v3) {\n"
+                  "      kiln_skip1 = true;  // continue\n"
+                  "    }\n"
+                  "    kiln_m2 = __ballot_sync(kiln_m2, !kiln_skip1);  // without the units that left\n"
+                  "    if (!kiln_skip1) {\n"
+                  "      bool v4 = (v2 > x);\n"
+                  "      if (v4) {\n"
+                  "        kiln_broke1 = kiln_skip1 = true;  // break\n"
+                  "      }\n"
+                  "      kiln_m2 = __ballot_sync(kiln_m2, !kiln_skip1);  // without the units that left\n"
+                  "      if (!kiln_skip1) {\n"
+                  "        u32 v5 = kiln_plane_reduce<kiln_op_add>(kiln_m2, v2);\n"
+                  "      }\n"
+                  "    }\n"
+                  "  }\n"
+                  "  u32 v6 = kiln_plane_reduce<kiln_op_add>(kiln_m0, x);\n"))
+      << s;
+  EXPECT_FALSE(has(s, "break;")) << s;     // no C break leaves the body: the test is the only exit
+  EXPECT_FALSE(has(s, "continue;")) << s;  // and no C continue skips a ballot
+}
+
+TEST(EmitStructure, AWhileLoopNarrowsAtItsConditionAndUnitsThatBrokeLeaveAtTheTop) {
+  EmitResult r = emit_text(std::string("kernel @w(%x: u32) ") + kHeader + R"( {
+  %0 = const 1 : u32
+  %1 = var.decl : var<u32>
+  var.store %1, %x
+  while {
+    %2 = var.load %1 : u32
+    %3 = plane.max %2 : u32
+    %4 = cmp.gt %2, %0 : bool
+    condition %4
+  } do {
+    %5 = var.load %1 : u32
+    %6 = shr %5, %0 : u32
+    var.store %1, %6
+    %7 = cmp.eq %6, %x : bool
+    if %7 {
+      break
+    }
+  }
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s,
+                  "  u32 kiln_m1 = kiln_m0;  // the units that run the condition region\n"
+                  "  bool kiln_broke1 = false;\n"
+                  "  while (true) {\n"
+                  "    if (!kiln_narrow(kiln_m1, !kiln_broke1)) break;\n"
+                  "    u32 v2 = v1;\n"
+                  "    u32 v3 = kiln_plane_reduce<kiln_op_max>(kiln_m1, v2);\n"
+                  "    bool v4 = (v2 > v0);\n"
+                  "    if (!kiln_narrow(kiln_m1, v4)) break;\n"))
+      << s;
+  // the body has no plane op and nothing after its `if`: the break only sets the loop's flag
+  EXPECT_TRUE(has(s, "    if (v7) {\n      kiln_broke1 = true;  // break\n    }\n  }\n")) << s;
+}
+
+TEST(EmitStructure, TerminateReturnsAndTheMaskIsRebuiltBeforeTheNextPlaneOp) {
+  EmitResult r = emit_text(std::string("kernel @t(%x: u32, %c: bool) ") + kHeader + R"( {
+  if %c {
+    terminate
+  }
+  %0 = plane.sum %x : u32
+}
+)");
+  std::string s = entry_text(r);
+  // a unit that returned votes nothing: the ballot leaves it out
+  EXPECT_TRUE(has(s,
+                  "  if ((c != 0)) {\n    return;\n  }\n"
+                  "  kiln_m0 = __ballot_sync(kiln_m0, true);  // without the units that left\n"
+                  "  u32 v0 = kiln_plane_reduce<kiln_op_add>(kiln_m0, x);\n"))
+      << s;
+}
+
+TEST(EmitStructure, ControlFlowWithoutPlaneOpsStaysPlainCInAKernelWithPlaneOps) {
+  EmitResult r = emit_text(std::string("kernel @c(%n: u32, %x: u32) ") + kHeader + R"( {
+  %0 = const 0 : u32
+  %1 = const 1 : u32
+  for %0, %n, %1 (%2: u32) {
+    %3 = cmp.eq %2, %x : bool
+    if %3 {
+      break
+    }
+  }
+  %4 = plane.sum %x : u32
+}
+)");
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "  for (u32 v2 = v0; v2 < n; v2 += v1) {\n    bool v3 = (v2 == x);\n    if (v3) {\n      break;\n"))
+      << s;
+  EXPECT_FALSE(has(s, "__ballot_sync")) << s;
+}
+
+// A kernel without plane ops: the source its body had before plane ops took masks, byte for byte.
+TEST(EmitStructure, AKernelWithoutPlaneOpsIsEmittedAsBefore) {
+  EmitResult r = emit_text(
+      R"(kernel @no_plane(%x: buffer<u32, ro>, %out: buffer<u32, rw>) {cube_dim = [40, 1, 1], mode = unchecked, address = u32, vector = 1} {
+  %0 = builtin.absolute_pos : u32
+  %1 = load %x, %0 : u32
+  %2 = var.decl : var<u32>
+  %3 = const 0 : u32
+  var.store %2, %3
+  %4 = const 1 : u32
+  %5 = const 3 : u32
+  for %3, %1, %4 (%6: u32) {
+    %7 = rem %6, %5 : u32
+    %8 = cmp.eq %7, %3 : bool
+    if %8 {
+      continue
+    }
+    %9 = cmp.gt %6, %5 : bool
+    if %9 {
+      terminate
+    }
+    %10 = var.load %2 : u32
+    %11 = add %10, %6 : u32
+    var.store %2, %11
+  }
+  sync.cube
+  while {
+    %12 = var.load %2 : u32
+    %13 = cmp.gt %12, %4 : bool
+    condition %13
+  } do {
+    %14 = var.load %2 : u32
+    %15 = shr %14, %4 : u32
+    var.store %2, %15
+    %16 = cmp.eq %15, %5 : bool
+    if %16 {
+      break
+    } else {
+      sync.plane
+    }
+  }
+  %17 = var.load %2 : u32
+  store %out, %0, %17
+}
+)");
+  EXPECT_EQ(entry_text(r), R"(extern "C" __global__ void __launch_bounds__(40) no_plane_u32_v1_d48d883effede56b(
+    const u32* __restrict__ x,
+    u32 x_len,
+    u32* __restrict__ out,
+    u32 out_len) {
+  u32 v0 = ((blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y) * 40u + threadIdx.x);
+  u32 v1 = x[v0];
+  u32 v2;
+  u32 v3 = (u32)0u;
+  v2 = v3;
+  u32 v4 = (u32)1u;
+  u32 v5 = (u32)3u;
+  for (u32 v6 = v3; v6 < v1; v6 += v4) {
+    u32 v7 = (v6 % v5);
+    bool v8 = (v7 == v3);
+    if (v8) {
+      continue;
+    }
+    bool v9 = (v6 > v5);
+    if (v9) {
+      return;
+    }
+    u32 v10 = v2;
+    u32 v11 = (v10 + v6);
+    v2 = v11;
+  }
+  __syncthreads();
+  while (true) {
+    u32 v12 = v2;
+    bool v13 = (v12 > v4);
+    if (!v13) break;
+    u32 v14 = v2;
+    u32 v15 = kiln_shr(v14, v4);
+    v2 = v15;
+    bool v16 = (v15 == v5);
+    if (v16) {
+      break;
+    } else {
+      __syncwarp();
+    }
+  }
+  u32 v17 = v2;
+  out[v0] = v17;
+}
+)");
 }
 
 TEST(EmitStructure, MaskedAtomicSkipsAndGivesZero) {
