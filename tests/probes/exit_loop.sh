@@ -19,6 +19,7 @@ trap 'rm -rf "$results"' EXIT
 # One worker runs runs J, J + jobs, J + 2 jobs, ...; each abnormal run leaves a file saying why.
 worker() {
   local first=$1
+  shift
   for ((i = first; i <= runs; i += jobs)); do
     out=$(timeout 30 "$probe" "$mode" "$device" "$@" 2>&1)
     rc=$?

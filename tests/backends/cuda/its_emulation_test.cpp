@@ -20,7 +20,7 @@
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"
-#include "runtime/backend.h"
+#include "backend/backend.h"
 
 namespace kiln::cuda::testing {
 namespace {
@@ -218,10 +218,10 @@ using Buffers = std::vector<std::vector<unsigned char>>;
 Buffers run_on_cpu(const ir::Kernel& k, Buffers bufs, uint32_t cubes) {
   auto cpu = cpu::make_cpu_backend();
   auto stream = cpu->create_stream();
-  std::vector<runtime::ArgBinding> args;
+  std::vector<backend::ArgBinding> args;
   for (const auto& b : bufs) {
-    runtime::ArgBinding a;
-    a.kind = runtime::ArgBinding::Kind::Buffer;
+    backend::ArgBinding a;
+    a.kind = backend::ArgBinding::Kind::Buffer;
     a.address = cpu->allocate(b.size());
     a.bytes = b.size();
     a.len = uint32_t(b.size() / 4);
@@ -229,7 +229,7 @@ Buffers run_on_cpu(const ir::Kernel& k, Buffers bufs, uint32_t cubes) {
     args.push_back(a);
   }
   auto exe = cpu->compile(k);
-  cpu->launch(*exe, runtime::LaunchDims{ir::Dim3{cubes, 1, 1}, k.facts.cube_dim}, args, *stream);
+  cpu->launch(*exe, backend::LaunchDims{ir::Dim3{cubes, 1, 1}, k.facts.cube_dim}, args, *stream);
   for (size_t i = 0; i < bufs.size(); ++i) cpu->copy_to_host(*stream, bufs[i].data(), args[i].address, bufs[i].size());
   cpu->sync(*stream);
   for (const auto& a : args) cpu->deallocate(a.address);
