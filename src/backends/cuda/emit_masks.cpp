@@ -158,19 +158,27 @@ void Emitter::masked_for(const ir::Op& op) {
   if (!flags.broke.empty()) test = "!" + flags.broke + " && " + test;
   line(for_header(op, "kiln_narrow(" + head + ", " + test + ")"));
   ++depth_;
-  mask_ = head;
-  if (!flags.skip.empty()) {
-    // The units that skip the rest of this iteration still run the next test.
-    line("bool " + flags.skip + " = false;");
-    mask_ = new_mask();
-    line("u32 " + mask_ + " = " + head + ";");
-  }
-  loop_ = flags;
-  region(body);
+  loop_body(body, flags, head, true);
   --depth_;
   line("}");
   mask_ = outer;
   loop_ = outer_loop;
+}
+
+// The body of a masked loop whose test narrows `head`: the iteration's skip flag and, when the
+// body holds a plane op, the mask of the units that do not skip (narrowed by re-ballots).
+void Emitter::loop_body(const ir::Region& body, const LoopFlags& flags, const std::string& head, bool plane) {
+  mask_ = plane ? head : "";
+  if (!flags.skip.empty()) {
+    // The units that skip the rest of this iteration still run the next test.
+    line("bool " + flags.skip + " = false;");
+    if (plane) {
+      mask_ = new_mask();
+      line("u32 " + mask_ + " = " + head + ";");
+    }
+  }
+  loop_ = flags;
+  region(body);
 }
 
 // As a for loop, with the test at the end of the condition region; units that broke leave at the
@@ -193,16 +201,7 @@ void Emitter::masked_while(const ir::Op& op) {
   mask_ = head;
   loop_ = LoopFlags{};  // no break or continue in a condition region
   region(cond);         // ends with the condition: `if (!kiln_narrow(head, c)) break;`
-  mask_ = flow(body).plane ? head : "";
-  if (!flags.skip.empty()) {
-    line("bool " + flags.skip + " = false;");
-    if (flow(body).plane) {
-      mask_ = new_mask();
-      line("u32 " + mask_ + " = " + head + ";");
-    }
-  }
-  loop_ = flags;
-  region(body);
+  loop_body(body, flags, head, flow(body).plane);
   --depth_;
   line("}");
   mask_ = outer;

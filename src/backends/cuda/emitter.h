@@ -70,6 +70,7 @@ class Emitter {
   void masked_if(const ir::Op& op);
   void masked_for(const ir::Op& op);
   void masked_while(const ir::Op& op);
+  void loop_body(const ir::Region& body, const LoopFlags& flags, const std::string& head, bool plane);
   void jump(const ir::Op& op);  // break or continue through the innermost loop's flags
   // After op (at index i of r) the units that left through it are out of the region's mask, and
   // out of the rest of the region; returns whether a guard `if (...) {` was opened.
