@@ -88,7 +88,7 @@ done
 
 # Processes that open the GPU (and launch one kernel) and exit at once, 500 times each, 8 at a time.
 if wanted exit; then
-  for mode in open launch; do
+  for mode in open launch keep; do
     for device in cuda:0 cpu; do
       step "exit_${mode}_${device%:*}" env EXIT_LOOP_JOBS=8 bash tests/probes/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
       tail -2 "$out/exit_${mode}_${device%:*}.log" | tee -a "$out/summary.txt"
@@ -104,8 +104,11 @@ fi
 
 # The divergent plane cases, compared between the CPU and cuda:0.
 if wanted plane; then
-  step plane_divergence $bin/kiln_suite_tests --gtest_filter="${PLANE_FILTER:-*plane_div*}"
+  step plane_divergence $bin/kiln_suite_tests --gtest_filter="${PLANE_FILTER:-Suite/KernelSuite.Run/*plane*}"
   grep -E "PASSED|FAILED|tests ran" "$out/plane_divergence.log" | tee -a "$out/summary.txt"
+  ran=$(grep -oE "Running [0-9]+ test" "$out/plane_divergence.log" | grep -oE "[0-9]+" | head -1)
+  cuda_ran=$(grep -cE "OK \] .*_cuda0" "$out/plane_divergence.log")
+  expect "plane cases on cuda:0" "$([ "${cuda_ran:-0}" -gt 0 ] && echo some || echo none) (of ${ran:-0})" "some (of ${ran:-0})"
 fi
 
 if wanted demo; then

@@ -3,6 +3,8 @@
 // through these.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -46,6 +48,23 @@ constexpr ir::Scalar scalar_of() {
 
 template <class T>
 concept FloatElement = Element<T> && ir::is_float(scalar_of<T>());
+
+// The element type of a host array of T: T's own for a kiln element type, and, for the integer
+// types the fixed-width names are not (long long where int64_t is long), the element of the same
+// width and signedness. None for anything else (char, structs), which uploads as raw bytes.
+template <class T>
+constexpr std::optional<ir::Scalar> element_of() {
+  if constexpr (Element<T>) {
+    return scalar_of<T>();
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
+                       !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> &&
+                       !std::is_same_v<T, char32_t>) {
+    if constexpr (std::is_signed_v<T>) return scalar_of<std::conditional_t<sizeof(T) == 8, int64_t, int32_t>>();
+    else return scalar_of<std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>>();
+  } else {
+    return std::nullopt;
+  }
+}
 
 // How a program spells the element type `s` in C++ ("float", "int32_t", "f16"), for messages that
 // tell a person what to write.

@@ -51,7 +51,9 @@ class Backend {
 
   // Compiles a kernel that has been through the pass pipeline. Errors are kiln::Error.
   virtual std::shared_ptr<Executable> compile(const ir::Kernel& k) = 0;
-  // Runs (or enqueues) a launch. A launch that fails leaves every buffer as it was.
+  // Runs (or enqueues) a launch. A launch the backend refuses (it throws before anything runs)
+  // leaves every buffer as it was; what a kernel that fails while it runs leaves differs by
+  // backend: the CPU restores every buffer, a GPU's context is lost (docs/index.md, Errors).
   virtual void launch(Executable& exe, const LaunchDims& dims, std::span<const ArgBinding> args, Stream& s) = 0;
 };
 

@@ -620,6 +620,13 @@ void Tracer::debug_print(const std::string& format, std::span<const ValueRef> ar
   emit_refs(OpKind::DebugPrint, args, Type::none(), {ir::Attr{ir::AttrKey::Format, ir::AttrValue::of_string(format)}});
 }
 
+void Tracer::fail_rebind() const {
+  fail("trace.rebind",
+       "a proxy named outside this If/For/While region is assigned inside it: a proxy names one traced "
+       "value, so the new value would replace the old one on every path, whatever the region's condition or "
+       "iteration. Declare it Var<T> to carry a value out of a region, or give the new value its own name");
+}
+
 void Tracer::finish() {
   if (frames_.size() != 1) fail("trace.unclosed_region", "a run-time region was left open");
   finished_ = true;

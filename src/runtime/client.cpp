@@ -24,7 +24,7 @@ ClientState::ClientState(std::shared_ptr<DeviceState> d)
     : id(g_next_client.fetch_add(1)),
       device(std::move(d)),
       stream(device->backend->create_stream()),
-      memory(std::make_shared<MemoryManager>(*device->backend, device->name, small_page_for(*device))) {}
+      memory(std::make_shared<MemoryManager>(device, small_page_for(*device))) {}
 
 ClientState::~ClientState() {
   // Work still queued may use memory that handles outlive: finish it first. A kernel that failed
@@ -73,6 +73,10 @@ void Client::check_element(const Handle& h, ir::Scalar element, const char* what
 Handle Client::upload(const std::vector<bool>& data) const {
   std::vector<uint8_t> bytes(data.begin(), data.end());
   return upload(bytes).view_as<bool>();
+}
+
+void Client::write(const Handle& h, const std::vector<bool>& data) const {
+  write(h, std::vector<uint8_t>(data.begin(), data.end()));
 }
 
 Handle Client::upload_bytes(const void* data, size_t bytes) const {

@@ -8,38 +8,29 @@
 
 namespace kiln {
 
-std::string_view cpp_element_name(ir::Scalar s) {
-  switch (s) {
-    case ir::Scalar::Bool: return "bool";
-    case ir::Scalar::I8: return "int8_t";
-    case ir::Scalar::I16: return "int16_t";
-    case ir::Scalar::I32: return "int32_t";
-    case ir::Scalar::I64: return "int64_t";
-    case ir::Scalar::U8: return "uint8_t";
-    case ir::Scalar::U16: return "uint16_t";
-    case ir::Scalar::U32: return "uint32_t";
-    case ir::Scalar::U64: return "uint64_t";
-    case ir::Scalar::F16: return "f16";
-    case ir::Scalar::BF16: return "bf16";
-    case ir::Scalar::F32: return "float";
-    case ir::Scalar::F64: return "double";
+namespace {
+// A view of typed elements moves by whole elements, so that it stays a view of elements.
+void check_offset(const char* what, size_t bytes, size_t shown, std::optional<ir::Scalar> element) {
+  if (bytes > shown) {
+    throw Error("handle.bad_offset", std::string(what) + "(" + std::to_string(bytes) + ") on a handle showing " +
+                                         std::to_string(shown) + " bytes");
   }
-  return "?";
+  if (element && bytes % size_t(ir::scalar_bytes(*element)) != 0) {
+    throw Error("handle.bad_offset", std::string(what) + "(" + std::to_string(bytes) + ") on a handle of " +
+                                         std::string(cpp_element_name(*element)) + " elements is not a whole number of " +
+                                         std::to_string(ir::scalar_bytes(*element)) +
+                                         "-byte elements; offset by whole elements, or as_bytes() first");
+  }
 }
+}  // namespace
 
 Handle Handle::offset_start(size_t bytes) const {
-  if (bytes > size_in_used()) {
-    throw Error("handle.bad_offset", "offset_start(" + std::to_string(bytes) + ") on a handle showing " +
-                                         std::to_string(size_in_used()) + " bytes");
-  }
+  check_offset("offset_start", bytes, size_in_used(), element_);
   return Handle(alloc_, begin_ + bytes, end_, element_);
 }
 
 Handle Handle::offset_end(size_t bytes) const {
-  if (bytes > size_in_used()) {
-    throw Error("handle.bad_offset", "offset_end(" + std::to_string(bytes) + ") on a handle showing " +
-                                         std::to_string(size_in_used()) + " bytes");
-  }
+  check_offset("offset_end", bytes, size_in_used(), element_);
   return Handle(alloc_, begin_, end_ - bytes, element_);
 }
 

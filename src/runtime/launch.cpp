@@ -23,7 +23,8 @@ void type_mismatch(std::string_view kernel, size_t index, const std::string& par
   std::string head = "kernel '" + std::string(kernel) + "', argument " + std::to_string(index) + " (" + param + "): ";
   if (!held) {
     throw Error("launch.type_mismatch",
-                head + "the handle holds raw bytes (made by empty(bytes) or upload_bytes), the parameter takes " +
+                head + "the handle holds raw bytes (made by empty(bytes), upload_bytes, or an upload of a type that is " +
+                    "no element type, such as char or a struct), the parameter takes " +
                     std::string(ir::scalar_name(wanted)) + "; make it with empty<" + want + ">(n) or upload a " +
                     "std::vector<" + want + ">, or view the bytes with handle.view_as<" + want + ">()");
   }

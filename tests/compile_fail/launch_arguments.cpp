@@ -34,6 +34,8 @@ int main() {
   launch<Flags>(c, CubeCount{1}, CubeDim{8}, 1, true, n, comptime(true));  // error-here: bool_for_int_scalar
 #elif defined(KILN_CASE_int_for_comptime_bool)
   launch<Flags>(c, CubeCount{1}, CubeDim{8}, 1, 3, n, 7);  // error-here: int_for_comptime_bool
+#elif defined(KILN_CASE_comptime_int_for_comptime_bool)
+  launch<Flags>(c, CubeCount{1}, CubeDim{8}, 1, 3, n, comptime(1));  // error-here: comptime_int_for_comptime_bool
 #else
   launch<Scale>(c, CubeCount{1}, CubeDim{8}, 1, 2.0f, x, y);
   launch<Scale>(c, CubeCount{1}, CubeDim{8}, 1, 2, x, y);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "dsl/traced_cases.h"
 #include "kiln/error.h"
@@ -476,12 +477,14 @@ TEST(TraceError, AtomicOnAReferenceToAnElementTraces) { EXPECT_NO_THROW(traces<A
 
 // ---- scope -------------------------------------------------------------------------------------
 
+// A value made inside a region and used after it: only through a C++ container, since assigning
+// an outer name inside the region is refused first (trace.rebind, below).
 struct ValueEscapesIf {
   static constexpr std::string_view name = "value_escapes_if";
   void operator()(Slice<float> out) const {
-    Expr<float> v = 0.0f;
-    If(absolute_pos() < 4u, [&] { v = out[absolute_pos()] * 2.0f; });
-    out[absolute_pos()] = v;
+    std::vector<Expr<float>> kept;
+    If(absolute_pos() < 4u, [&] { kept.push_back(out[absolute_pos()] * 2.0f); });
+    out[absolute_pos()] = kept[0];
   }
 };
 
@@ -492,9 +495,9 @@ TEST(TraceError, ValueDefinedInsideIfUsedAfterIt) {
 struct InductionValueEscapes {
   static constexpr std::string_view name = "induction_value_escapes";
   void operator()(Slice<float> out, Scalar<uint32_t> n) const {
-    Expr<uint32_t> last = 0u;
-    For(range(0u, n), [&](Expr<uint32_t> i) { last = i; });
-    out[last] = 1.0f;
+    std::vector<Expr<uint32_t>> kept;
+    For(range(0u, n), [&](Expr<uint32_t> i) { kept.push_back(i); });
+    out[kept[0]] = 1.0f;
   }
 };
 
@@ -505,13 +508,81 @@ TEST(TraceError, InductionValueUsedAfterItsLoop) {
 struct ThenValueInElse {
   static constexpr std::string_view name = "then_value_in_else";
   void operator()(Slice<float> out) const {
-    Expr<float> v = 0.0f;
+    std::vector<Expr<float>> kept;
     Expr<bool> c = absolute_pos() < 4u;
-    If(c, [&] { v = out[absolute_pos()] + 1.0f; }).Else([&] { out[absolute_pos()] = v; });
+    If(c, [&] { kept.push_back(out[absolute_pos()] + 1.0f); }).Else([&] { out[absolute_pos()] = kept[0]; });
   }
 };
 
 TEST(TraceError, ThenValueUsedInTheElse) { expect_trace_error<ThenValueInElse>("trace.scope", {"'store'"}); }
+
+// ---- rebinding a name inside a region ----------------------------------------------------------
+// A proxy names one traced value. `v = w` inside an If would replace v's value on every path,
+// whatever the condition (w may well be a value from outside the If), so it is refused; a Var is
+// the mutable local. The twins rebind in the region the name was made in, or use a Var.
+
+struct RebindInIf {
+  static constexpr std::string_view name = "rebind_in_if";
+  void operator()(Slice<const float> x, Slice<float> out) const {
+    Expr<float> v = x[absolute_pos()];
+    Expr<float> doubled = v * 2.0f;  // made outside the If: no trace.scope would catch it
+    If(absolute_pos() < 4u, [&] { v = doubled; });
+    out[absolute_pos()] = v;
+  }
+};
+
+TEST(TraceError, RebindingAnOuterNameInsideAnIf) {
+  expect_trace_error<RebindInIf>("trace.rebind", {"assigned inside it", "Var<T>"});
+}
+
+struct CompoundAssignInLoop {
+  static constexpr std::string_view name = "compound_assign_in_loop";
+  void operator()(Slice<const float> x, Slice<float> out, Scalar<uint32_t> n) const {
+    Vector<float> acc = 0.0f;
+    For(range(0u, n), [&](Expr<uint32_t> i) { acc += x[i]; });
+    out[absolute_pos()] = acc[0];
+  }
+};
+
+TEST(TraceError, CompoundAssignmentToAnOuterNameInALoop) {
+  expect_trace_error<CompoundAssignInLoop>("trace.rebind", {"Var<T>"});
+}
+
+struct ElementCopyRebindInIf {
+  static constexpr std::string_view name = "element_copy_rebind_in_if";
+  void operator()(Slice<const float> a, Slice<float> y, Slice<float> out) const {
+    auto i = absolute_pos();
+    auto old = y[i];  // a value, as `float old = y[i]` is
+    Expr<float> other = a[i];
+    If(i < 2u, [&] { old = other; });
+    out[i] = old;
+  }
+};
+
+TEST(TraceError, RebindingACopyOfAnElementInsideAnIf) {
+  expect_trace_error<ElementCopyRebindInIf>("trace.rebind", {"Var<T>"});
+}
+
+struct RebindTwins {
+  static constexpr std::string_view name = "rebind_twins";
+  void operator()(Slice<const float> x, Slice<float> out, Scalar<uint32_t> n) const {
+    auto i = absolute_pos();
+    Expr<float> v = x[i];
+    v = v * 2.0f;  // the region it was made in
+    Var<float> acc = v;
+    For(range(0u, n), [&](Expr<uint32_t> k) {
+      Expr<float> t = x[k];
+      t += 1.0f;  // made in the loop body, rebound there
+      acc += t;
+    });
+    auto old = out[i];
+    If(i < 2u, [&] { out[i] = acc; });  // an element stores in any region
+    old = old + 1.0f;
+    out[i] = old;
+  }
+};
+
+TEST(TraceError, RebindingInTheSameRegionAndVarsTrace) { traces<RebindTwins>(); }
 
 // ---- misplaced Else ----------------------------------------------------------------------------
 

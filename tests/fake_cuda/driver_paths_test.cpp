@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,15 +18,22 @@ using namespace kiln;
 
 namespace {
 
-// The fake's control: from now on `call` returns `result` (0 clears it).
-void fail_call(const char* call, int result) {
+// The stand-in's own entry point `symbol` (libcuda.so.1 as kiln loaded it).
+template <class F>
+F fake_entry(const char* symbol) {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(lib, nullptr) << "libcuda.so.1 is not loaded";
-  auto fn = reinterpret_cast<uint64_t (*)(const char*, int)>(dlsym(lib, "kiln_fake_cuda_fail"));
-  ASSERT_NE(fn, nullptr) << "the loaded libcuda.so.1 is not kiln's stand-in: run these tests through ctest";
-  fn(call, result);
-  dlclose(lib);
+  if (!lib) throw std::runtime_error("libcuda.so.1 is not loaded");
+  auto fn = reinterpret_cast<F>(dlsym(lib, symbol));
+  dlclose(lib);  // kiln holds its own reference
+  if (!fn) throw std::runtime_error("the loaded libcuda.so.1 is not kiln's stand-in: run these tests through ctest");
+  return fn;
 }
+
+// From now on `call` returns `result` (0 clears it).
+void fail_call(const char* call, int result) { fake_entry<uint64_t (*)(const char*, int)>("kiln_fake_cuda_fail")(call, result); }
+
+// Kernels the stand-in accepted with cuLaunchKernel.
+uint64_t launches() { return fake_entry<uint64_t (*)()>("kiln_fake_cuda_launches")(); }
 
 struct AddOne {
   static constexpr std::string_view name = "fake_add_one";
@@ -91,15 +99,18 @@ TEST_F(FakeCuda, LaunchFailureIsLaunchCudaAndTheClientGoesOn) {
   need_nvrtc();
   std::vector<float> before(64, 2.5f);
   Handle y = client.upload(before);
+  uint64_t start = launches();
   launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y);  // compiled and launched once
-  fail_call("cuLaunchKernel", 701);                          // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+  EXPECT_EQ(launches(), start + 1);
+  fail_call("cuLaunchKernel", 701);  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
   Error e = expect_error([&] { launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y); }, "launch.cuda");
-  EXPECT_NE(e.message().find("cuLaunchKernel of"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("cuLaunchKernel of fake_add_one_f32_v1_"), std::string::npos) << e.message();
   EXPECT_NE(e.message().find("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), std::string::npos) << e.message();
   fail_call("cuLaunchKernel", 0);
   launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y);
   client.sync();
-  EXPECT_EQ(client.read<float>(y), before);  // the stand-in runs no kernels: the bytes are the upload's
+  EXPECT_EQ(launches(), start + 2) << "the refused launch reached the driver once, the next one ran";
+  EXPECT_EQ(client.stats().compilations, 1u) << "a refused launch does not recompile";
 }
 
 TEST_F(FakeCuda, DriverFailuresAreCudaDriverAndNameTheCall) {
@@ -135,12 +146,14 @@ TEST_F(FakeCuda, KernelFaultIsReportedOnceThenTheDeviceRefusesWork) {
   Error e = expect_error([&] { client.sync(); }, "cuda.kernel_failed");
   EXPECT_NE(e.message().find("a kernel failed on cuda:0"), std::string::npos) << e.message();
   EXPECT_NE(e.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << e.message();
-  EXPECT_NE(e.message().find("1 kernel launch since this client last synchronised (the last: fake_add_one_f32_v1_"),
+  EXPECT_NE(e.message().find("1 kernel launch since the failing client last synchronised (the last: fake_add_one_f32_v1_"),
             std::string::npos)
       << e.message();
   // Every later operation, on any client of the device, is refused with one clear kind.
   Error lost = expect_error([&] { client.sync(); }, "cuda.device_lost");
   EXPECT_NE(lost.message().find("cuda:0 is unusable since a kernel failed"), std::string::npos) << lost.message();
+  EXPECT_NE(lost.message().find("(the last: fake_add_one_f32_v1_"), std::string::npos)
+      << "the refusal names what failed too: " << lost.message();
   expect_error([&] { (void)client.read<float>(y); }, "cuda.device_lost");
   expect_error([&] { (void)other.upload(std::vector<float>(4, 1.0f)); }, "cuda.device_lost");
   expect_error([&] { launch<AddOne>(other, CubeCount{1}, CubeDim{64}, 1, z); }, "cuda.device_lost");

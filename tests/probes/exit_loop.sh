@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs exit_probe N times and counts abnormal exits: a non-zero status, a signal, or a run that
 # does not end within 30 s. Prints one summary line; fails when any run was abnormal.
-#   exit_loop.sh PROBE N open|launch DEVICE [--no-check]
+#   exit_loop.sh PROBE N open|launch|keep DEVICE [--no-check]
 # EXIT_LOOP_JOBS=J runs J probes at a time (default 1), which also has processes open the device
 # while others exit.
 set -u

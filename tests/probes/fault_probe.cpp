@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
     launch_unchecked<StoreFarAway>(client, CubeCount{1}, CubeDim{32}, 1, y);
     client.sync();
   });
+  if (first == "device.unavailable") return 5;  // no NVRTC to compile the kernel with, here
   if (device.kind() == DeviceKind::Cpu) {
     expect(first, "bounds.out_of_range");
     expect(kind_of("read after", [&] {

@@ -102,7 +102,12 @@ TEST(Handles, KnowTheirElementType) {
   EXPECT_EQ(c.empty<bf16>(3).element(), ir::Scalar::BF16);
   EXPECT_EQ(c.empty<bf16>(3).size_in_used(), 6u);
   EXPECT_FALSE(c.empty(12).element().has_value());
-  // A struct is not a kiln element type: its bytes upload raw.
+  // Integer types the fixed-width names are not take the element of their width and sign.
+  EXPECT_EQ(c.upload(std::vector<long long>{1}).element(), ir::Scalar::I64);
+  EXPECT_EQ(c.upload(std::vector<unsigned long long>{1}).element(), ir::Scalar::U64);
+  EXPECT_EQ(c.read<long long>(c.upload(std::vector<int64_t>{-5}))[0], -5);
+  // char and structs are not kiln element types: their bytes upload raw.
+  EXPECT_FALSE(c.upload(std::vector<char>{'a'}).element().has_value());
   struct Pair {
     int32_t a, b;
   };
@@ -112,6 +117,17 @@ TEST(Handles, KnowTheirElementType) {
   EXPECT_EQ(h.offset_start(2).element(), ir::Scalar::U16);
   EXPECT_EQ(h.offset_end(2).element(), ir::Scalar::U16);
   EXPECT_FALSE(h.as_bytes().element().has_value());
+  // A typed view moves by whole elements; raw bytes move by bytes.
+  try {
+    (void)h.offset_start(1);
+    ADD_FAILURE() << "expected Error{handle.bad_offset}";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "handle.bad_offset") << e.what();
+    EXPECT_NE(e.message().find("offset_start(1) on a handle of uint16_t elements is not a whole number of 2-byte"),
+              std::string::npos)
+        << e.message();
+  }
+  EXPECT_EQ(h.as_bytes().offset_start(1).size_in_used(), 7u);
 }
 
 TEST(Handles, ViewAsChecksSizeAndAlignment) {
@@ -167,6 +183,8 @@ TEST(Handles, ReadsAndWritesCheckTheElementType) {
   EXPECT_EQ(bools.element(), ir::Scalar::Bool);
   EXPECT_EQ(bools.size_in_used(), 4u);
   EXPECT_EQ(c.read<bool>(bools), (std::vector<bool>{true, false, false, true}));
+  c.write(bools, std::vector<bool>{false, true, true, false});
+  EXPECT_EQ(c.read<bool>(bools), (std::vector<bool>{false, true, true, false}));
 }
 
 }  // namespace

@@ -16,16 +16,26 @@ void for_types(F&& f) {
   (f.template operator()<Ts>(), ...);
 }
 
+// Uploads a host vector for a parameter of element type P: as it is, or, for a bool parameter
+// fed from uint8_t (host_t<bool>), viewed as bool.
+template <class P, class H>
+Handle upload_input(Client& client, const std::vector<H>& host) {
+  Handle h = client.upload(host);
+  if constexpr (std::is_same_v<P, bool> && std::is_same_v<H, uint8_t>) h = h.view_as<bool>();
+  return h;
+}
+
 // Uploads each input, gives NOut poisoned outputs of n elements of O, launches K (checked) with
 // (inputs..., outputs...) over n / width units in cubes of `cube` units, reads the outputs back.
 template <class K, class O, size_t NOut, class... In>
 std::array<std::vector<host_t<O>>, NOut> run_map(Client& client, int width, uint32_t cube, size_t n,
                                                  const std::vector<In>&... ins) {
-  // Host vectors of uint8_t stand for bool parameters (host_t<bool>): view them as K's element.
+  // A host vector of uint8_t stands for a bool parameter (host_t<bool>): only that one is viewed as
+  // the parameter's type; any other mismatch stays launch.type_mismatch.
   std::array<Handle, sizeof...(In)> in_handles;
   [&]<size_t... I>(std::index_sequence<I...>) {
-    ((in_handles[I] = client.upload(ins).view_as(
-          scalar_of<typename param_traits<std::tuple_element_t<I, detail::kernel_params_t<K>>>::scalar>())),
+    ((in_handles[I] = upload_input<typename param_traits<std::tuple_element_t<I, detail::kernel_params_t<K>>>::scalar>(
+          client, ins)),
      ...);
   }(std::index_sequence_for<In...>{});
   std::array<Handle, NOut> outs;

@@ -1,5 +1,6 @@
 // What a device can do, as its backend reports it: the runtime checks launches against it and
-// programs read it through Device::info().
+// programs read it through Device::info(). It lives with the backend interface because backends
+// fill it, and in namespace kiln because it is a program's type (kiln::DeviceInfo).
 #pragma once
 
 #include <array>

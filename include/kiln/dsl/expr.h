@@ -111,6 +111,13 @@ class Expr {
     requires(std::is_same_v<proxy_element_t<P>, T> && !proxy_is_vector<P> && !std::is_same_v<std::remove_cvref_t<P>, Expr>)
   Expr(const P& p) : ref_(read_ref(p)) {}  // NOLINT
   explicit Expr(dsl::ValueRef r) : ref_(r) {}
+  Expr(const Expr& other) : ref_(other.ref_) {}
+  // Rebinds the name, in the region it was made in (else Error{trace.rebind}: use Var<T>).
+  Expr& operator=(const Expr& other) {
+    dsl::Tracer::current().check_rebind(region_);
+    ref_ = other.ref_;
+    return *this;
+  }
 
   const dsl::ValueRef& ref() const { return ref_; }
 
@@ -120,6 +127,7 @@ class Expr {
 
  private:
   dsl::ValueRef ref_;
+  uint32_t region_ = dsl::Tracer::current_region();  // where this name was made
 };
 
 // ---- Vector<T>: a traced vector ----------------------------------------------------------------
@@ -140,6 +148,13 @@ class Vector {
              !std::is_same_v<std::remove_cvref_t<P>, Expr<T>>)
   Vector(const P& p) : ref_(read_ref(p)) {}  // NOLINT
   explicit Vector(dsl::ValueRef r) : ref_(r) {}
+  Vector(const Vector& other) : ref_(other.ref_) {}
+  // Rebinds the name, in the region it was made in (else Error{trace.rebind}: use Var<T>).
+  Vector& operator=(const Vector& other) {
+    dsl::Tracer::current().check_rebind(region_);
+    ref_ = other.ref_;
+    return *this;
+  }
 
   const dsl::ValueRef& ref() const { return ref_; }
   int width() const { return ref_.type.width; }
@@ -155,6 +170,7 @@ class Vector {
 
  private:
   dsl::ValueRef ref_;
+  uint32_t region_ = dsl::Tracer::current_region();  // where this name was made
 };
 
 template <class T>

@@ -70,7 +70,7 @@ class ElementRef {
   using value_proxy = result_proxy_t<scalar, info::is_vector>;
 
   // A copy of an element is its value, loaded here; a copy of a copy shares the value.
-  ElementRef(const ElementRef& other) : value_(other.get().ref()) {}
+  ElementRef(const ElementRef& other) : value_(other.get().ref()), region_(dsl::Tracer::current_region()) {}
 
   // Whether this names an element of an array (what `y[i]` gives), not a copy of its value.
   bool is_element() const { return value_.id == ir::kNoValue; }
@@ -125,6 +125,7 @@ class ElementRef {
     if (is_element()) {
       dsl::Tracer::current().store(array_, index_, v);
     } else {
+      dsl::Tracer::current().check_rebind(region_);  // a copy is a value: Var<T> carries one out of a region
       value_ = v;
     }
     return value_proxy(v);
@@ -133,6 +134,7 @@ class ElementRef {
   dsl::ValueRef array_;
   dsl::ValueRef index_;
   dsl::ValueRef value_;  // a copy's value; none for an element
+  uint32_t region_ = 0;  // where a copy was made
 };
 
 template <class T>

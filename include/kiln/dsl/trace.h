@@ -103,6 +103,18 @@ class Tracer {
   // Error{trace.loop_attribute} when `value` is out of range for the attribute `name`.
   void check_loop_attribute(const char* name, int64_t value);
 
+  // The region being recorded, as a serial unique within the trace. A proxy remembers the region
+  // its name was made in: assigning it in another one is Error{trace.rebind} (check_rebind).
+  uint32_t region() const { return frames_.back().region_serial; }
+  // region() of this thread's tracer; 0 outside a trace (where no proxy can be used anyway).
+  static uint32_t current_region() { return active() ? current().region() : 0; }
+  // A proxy named in region `named_in` is assigned here: fine in the same region; in a region
+  // opened inside it (an If, a For or While body) the assignment could not depend on the region's
+  // condition or iteration, so it is refused with a message that points to Var<T>.
+  void check_rebind(uint32_t named_in) const {
+    if (named_in != region()) fail_rebind();
+  }
+
   // Memory that lives as long as the trace, for what the DSL hands out by reference: the element
   // `y[i]` names is an lvalue, as in CUDA C++ (memory.h). Freed all at once with the tracer, so
   // only trivially destructible objects go here.
@@ -114,6 +126,7 @@ class Tracer {
   // Throws Error{kind} with the kernel's name, the number and name of the op being built.
   [[noreturn]] void fail(const std::string& kind, ir::OpKind op, const std::string& what) const;
   [[noreturn]] void fail(const std::string& kind, const std::string& what) const;
+  [[noreturn]] void fail_rebind() const;
 
  private:
   struct Frame {

@@ -52,13 +52,13 @@ class Client {
   Handle empty(size_t bytes) const { return empty_bytes(bytes); }
   // Raw bytes (no element type).
   Handle upload_bytes(const void* data, size_t bytes) const;
-  // A copy of `data` on the device. The handle's element type is T when T is a kiln element type
-  // (bool, the fixed-width integers, f16, bf16, float, double); other types upload as raw bytes.
+  // A copy of `data` on the device. The handle's element type is T's (element_of: a kiln element
+  // type, or another integer type of the same width); other types upload as raw bytes.
   template <class T>
   Handle upload(std::span<const T> data) const {
     static_assert(std::is_trivially_copyable_v<T>);
     Handle h = upload_bytes(data.data(), data.size_bytes());
-    if constexpr (Element<T>) h = typed(std::move(h), scalar_of<T>());
+    if constexpr (constexpr auto e = element_of<T>(); e.has_value()) h = typed(std::move(h), *e);
     return h;
   }
   template <class T>
@@ -76,7 +76,7 @@ class Client {
   template <class T>
   std::vector<T> read(const Handle& h) const {
     static_assert(std::is_trivially_copyable_v<T>);
-    if constexpr (Element<T>) check_element(h, scalar_of<T>(), "read");
+    if constexpr (constexpr auto e = element_of<T>(); e.has_value()) check_element(h, *e, "read");
     if constexpr (std::is_same_v<T, bool>) {
       std::vector<uint8_t> bytes(h.size_in_used());
       read_bytes(h, bytes.data(), bytes.size());
@@ -90,13 +90,15 @@ class Client {
   void write_bytes(const Handle& h, const void* data, size_t bytes) const;
   template <class T>
   void write(const Handle& h, std::span<const T> data) const {
-    if constexpr (Element<T>) check_element(h, scalar_of<T>(), "write");
+    if constexpr (constexpr auto e = element_of<T>(); e.has_value()) check_element(h, *e, "write");
     write_bytes(h, data.data(), data.size_bytes());
   }
   template <class T>
   void write(const Handle& h, const std::vector<T>& data) const {
     write(h, std::span<const T>(data));
   }
+  // One byte (0 or 1) per bool, as upload(std::vector<bool>) makes them.
+  void write(const Handle& h, const std::vector<bool>& data) const;
 
   // Waits for all work submitted through this client.
   void sync() const;

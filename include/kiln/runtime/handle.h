@@ -21,7 +21,8 @@ class Handle {
  public:
   Handle() = default;
 
-  // A view without the first `bytes` bytes of this one (Error{handle.bad_offset} past its end).
+  // A view without the first `bytes` bytes of this one. Error{handle.bad_offset} past its end, or
+  // when a typed handle would move by part of an element (as_bytes() first to do that).
   Handle offset_start(size_t bytes) const;
   // A view without the last `bytes` bytes of this one: offset_end(8) of 8 floats shows 6.
   Handle offset_end(size_t bytes) const;

@@ -79,6 +79,17 @@ constexpr auto param_label() {
 template <class A>
 inline constexpr bool kNumber = std::is_arithmetic_v<A> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>;
 
+// Whether a number of C++ type A can become a T for some value: a bool only from a bool, an
+// integer from any integer or float (whose value is checked when the launch runs), a float from
+// any number.
+template <class T, class A>
+constexpr bool number_fits() {
+  if constexpr (!kNumber<A>) return false;
+  else if constexpr (std::is_same_v<T, bool>) return std::is_same_v<A, bool>;
+  else if constexpr (std::is_integral_v<T>) return std::is_arithmetic_v<A> && !std::is_same_v<A, bool>;
+  else return true;
+}
+
 // Whether an argument of C++ type A can bind to parameter P for some value.
 template <class P, class A>
 constexpr bool argument_fits() {
@@ -88,17 +99,18 @@ constexpr bool argument_fits() {
   } else if constexpr (traits::kind == ParamKind::Tensor) {
     return std::is_same_v<A, TensorBinding>;
   } else if constexpr (traits::kind == ParamKind::Scalar) {
-    using T = typename traits::scalar;
-    if constexpr (!kNumber<A>) return false;
-    else if constexpr (std::is_same_v<T, bool>) return std::is_same_v<A, bool>;
-    else if constexpr (std::is_integral_v<T>) return !std::is_same_v<A, bool> && std::is_arithmetic_v<A>;
-    else return true;
+    return number_fits<typename traits::scalar, A>();
   } else {
     using T = typename traits::value_type;
     if constexpr (std::is_same_v<A, Comptime<T>> || std::is_same_v<A, T>) return true;
     else if constexpr (requires { typename A::value_type; }) {
-      return std::is_same_v<A, Comptime<typename A::value_type>> && std::is_arithmetic_v<typename A::value_type> &&
-             std::is_arithmetic_v<T>;
+      // comptime(v) of another number type: the Scalar rule (its value is checked at run time).
+      using V = typename A::value_type;
+      if constexpr (std::is_same_v<A, Comptime<V>> && std::is_arithmetic_v<V> && std::is_arithmetic_v<T>) {
+        return number_fits<T, V>();
+      } else {
+        return false;
+      }
     } else {
       return false;
     }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <mutex>
 
 #include "backends/cuda/disk_cache.h"
@@ -36,11 +37,12 @@ class CudaStream : public backend::Stream {
     d.cuStreamDestroy(s);
   }
   CUstream s;
-  // The entry names of the last launches since the stream last synchronised, for the report of a
-  // kernel that failed: pointers into executables the device's cache keeps for its lifetime.
+  // The last launches since the stream last synchronised, for the report of a kernel that failed:
+  // entry names the backend keeps for its lifetime (CudaBackend::names_). Copies of a client share
+  // the stream and may launch from several threads, hence atomics; the report is a best effort.
   static constexpr size_t kRecent = 4;
-  std::array<const std::string*, kRecent> recent{};
-  uint64_t launched = 0;  // launches since the last synchronisation
+  std::array<std::atomic<const std::string*>, kRecent> recent{};
+  std::atomic<uint64_t> launched{0};  // launches since the last synchronisation
 };
 
 CUstream stream_of(backend::Stream& s) { return static_cast<CudaStream&>(s).s; }
@@ -81,6 +83,7 @@ class CudaExecutable : public backend::Executable {
   uint32_t dynamic_shared = 0;
   std::vector<Slot> slots;
   uint32_t param_bytes = 0;
+  const std::string* report_name = nullptr;  // the entry name, kept by the backend for reports
   ~CudaExecutable() override {
     if (module) Driver::get().cuModuleUnload(module);
   }
@@ -147,8 +150,12 @@ class CudaBackend : public backend::Backend {
     check(r, "cuMemAlloc", "memory.out_of_memory");
     return p;
   }
+  // Called from destructors (the last handle to pooled memory, at exit too): never throws. On a lost
+  // or shut-down context the memory goes with the process.
   void deallocate(uint64_t address) override {
-    current();
+    if (lost_.load(std::memory_order_relaxed)) return;
+    CUcontext now = nullptr;
+    if ((d_.cuCtxGetCurrent(&now) != kCudaSuccess || now != ctx_) && d_.cuCtxSetCurrent(ctx_) != kCudaSuccess) return;
     d_.cuMemFree(address);
   }
 
@@ -234,8 +241,8 @@ class CudaBackend : public backend::Backend {
     current();
     check(d_.cuStreamSynchronize(stream_of(st)), "cuStreamSynchronize", "cuda.kernel_failed", &st);
     auto& cs = static_cast<CudaStream&>(st);
-    cs.recent = {};
-    cs.launched = 0;
+    for (auto& e : cs.recent) e.store(nullptr, std::memory_order_relaxed);
+    cs.launched.store(0, std::memory_order_relaxed);
   }
 
   std::shared_ptr<backend::Executable> compile(const ir::Kernel& k) override {
@@ -282,6 +289,10 @@ class CudaBackend : public backend::Backend {
     auto exe = std::make_shared<CudaExecutable>();
     exe->entry = e.entry;
     exe->kernel_name = k.name;
+    {
+      std::lock_guard lock(names_mutex_);
+      exe->report_name = &names_.emplace_back(e.entry);
+    }
     check(d_.cuModuleLoadData(&exe->module, cubin->data()), "cuModuleLoadData", "compile.load");
     check(d_.cuModuleGetFunction(&exe->function, exe->module, e.entry.c_str()), "cuModuleGetFunction",
              "compile.load");
@@ -346,13 +357,13 @@ class CudaBackend : public backend::Backend {
     if (r != kCudaSuccess) {
       profiler_.cancel(mark);
       // A kernel launched earlier may have lost the context; this launch is where it shows.
-      if (context_lost(r)) check(r, "cuLaunchKernel", "launch.cuda", &st);
+      if (context_lost(r)) lose(r, "cuLaunchKernel", &st);
       throw Error("launch.cuda", "cuLaunchKernel of " + exe.entry + " failed: " + d_.describe(r));
     }
     profiler_.end(mark, s, exe.entry);
     auto& cs = static_cast<CudaStream&>(st);
-    cs.recent[cs.launched % CudaStream::kRecent] = &exe.entry;
-    ++cs.launched;
+    uint64_t n = cs.launched.fetch_add(1, std::memory_order_relaxed);
+    cs.recent[n % CudaStream::kRecent].store(exe.report_name, std::memory_order_relaxed);
   }
 
  private:
@@ -364,34 +375,43 @@ class CudaBackend : public backend::Backend {
   };
 
   // Throws for a failed driver call: Error{kind} naming the call, or, when the result says the
-  // context is lost, cuda.kernel_failed once (for the first call that sees it) and
-  // cuda.device_lost from then on. `st` is the stream the call worked on, when there is one.
+  // context is lost, what lose() throws. `st` is the stream the call worked on, when there is one.
   void check(CUresult r, const char* call, const char* kind = "cuda.driver", backend::Stream* st = nullptr) {
     if (r == kCudaSuccess) return;
-    if (!context_lost(r)) d_.check(r, call, kind);
-    std::string what = d_.describe(r);
+    if (context_lost(r)) lose(r, call, st);
+    d_.check(r, call, kind);
+  }
+
+  // A call returned an error that loses the context (a kernel faulted). The first call that meets
+  // it reports cuda.kernel_failed, naming the launches in flight on its stream; the device is lost
+  // from then on, and every later operation is cuda.device_lost (usable()), naming the same.
+  [[noreturn]] void lose(CUresult r, const char* call, backend::Stream* st) {
+    std::string report = std::string(call) + " returned " + d_.describe(r);
+    if (st) {
+      auto& cs = static_cast<CudaStream&>(*st);
+      uint64_t n = cs.launched.load(std::memory_order_relaxed);
+      std::string last;
+      for (const auto& e : cs.recent) {
+        if (const std::string* name = e.load(std::memory_order_relaxed)) last += (last.empty() ? "" : ", ") + *name;
+      }
+      report += "; " + std::to_string(n) + " kernel launch" + (n == 1 ? "" : "es") +
+                " since the failing client last synchronised" + (last.empty() ? "" : " (the last: " + last + ")");
+    }
     {
       std::lock_guard lock(lost_mutex_);
       if (!lost_.load()) {
-        std::string kernels;
-        if (st) {
-          auto& cs = static_cast<CudaStream&>(*st);
-          for (const std::string* e : cs.recent) {
-            if (e) kernels += (kernels.empty() ? "" : ", ") + *e;
-          }
-          kernels = std::to_string(cs.launched) + " kernel launch" + (cs.launched == 1 ? "" : "es") +
-                    " since this client last synchronised" + (kernels.empty() ? "" : " (the last: " + kernels + ")");
-        }
-        lost_reason_ = std::string(call) + " on " + device_name_ + " returned " + what;
+        lost_reason_ = report;
         lost_.store(true);
-        throw Error("cuda.kernel_failed",
-                    "a kernel failed on " + device_name_ + ": " + call + " returned " + what +
-                        (kernels.empty() ? "" : "; " + kernels) + ". The GPU context is lost: the contents of " + device_name_ + "'s buffers are undefined, " +
-                        "and every later operation on " + device_name_ +
-                        " is refused (cuda.device_lost); restart the process to use the GPU again");
+        throw Error("cuda.kernel_failed", "a kernel failed on " + device_name_ + ": " + report +
+                                              ". The GPU context is lost: the contents of " + device_name_ +
+                                              "'s buffers are undefined, and every later operation on " +
+                                              device_name_ +
+                                              " is refused (cuda.device_lost); restart the process to use "
+                                              "the GPU again");
       }
     }
     usable();
+    throw Error("cuda.device_lost", device_name_ + " is unusable");  // not reached: usable() threw
   }
 
   // Error{cuda.device_lost} once a kernel has failed on the device (see check()).
@@ -438,6 +458,10 @@ class CudaBackend : public backend::Backend {
   std::atomic<bool> lost_{false};
   mutable std::mutex lost_mutex_;
   std::string lost_reason_;
+  // Every entry name compiled, for the report of a failed kernel: it must outlive whatever
+  // executable launched it, so the backend keeps its own copy (deque: stable addresses).
+  std::mutex names_mutex_;
+  std::deque<std::string> names_;
 };
 
 }  // namespace

@@ -208,7 +208,7 @@ std::string file_identity(const std::string& path) {
 }  // namespace
 
 std::string compiler_identity() {
-  // Loaded (or loading finished): the very file the loader picked.
+  // Already loaded (a compile has missed the disk cache in this process): the file the loader picked.
   if (g_loaded.load(std::memory_order_acquire)) {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(api().version), &info) && info.dli_fname) {

@@ -4,14 +4,16 @@
 #include "kiln/error.h"
 #include "backend/backend.h"
 #include "common/log.h"
+#include "runtime/device_state.h"
 
 namespace kiln::runtime {
 
-MemoryManager::MemoryManager(backend::Backend& backend, std::string device_name, size_t small_page)
-    : backend_(backend),
-      device_name_(std::move(device_name)),
+MemoryManager::MemoryManager(std::shared_ptr<DeviceState> device, size_t small_page)
+    : device_(std::move(device)),
+      device_name_(device_->name),
       small_page_(small_page),
-      source_{[this](size_t n) { return backend_.allocate(n); }, [this](uint64_t a) { backend_.deallocate(a); }},
+      source_{[this](size_t n) { return device_->backend->allocate(n); },
+              [this](uint64_t a) { device_->backend->deallocate(a); }},
       small_(0, small_page),
       large_(1) {}
 
@@ -47,7 +49,7 @@ Slice MemoryManager::alloc(size_t bytes) {
     throw Error("memory.out_of_memory",
                 "could not allocate " + std::to_string(bytes) + " bytes (" + mib(bytes) + ") on " + device_name_ +
                     "; this client's pool holds " + mib(small_.reserved_bytes() + large_.reserved_bytes()) + " (" +
-                    mib(stats_.in_use_bytes) + " in use) and the device has " + mib(backend_.info().memory_bytes) +
+                    mib(stats_.in_use_bytes) + " in use) and the device has " + mib(device_->backend->info().memory_bytes) +
                     "; free handles you no longer need or allocate less");
   }
   ++stats_.allocations;

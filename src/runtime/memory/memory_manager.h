@@ -9,16 +9,15 @@
 #include "kiln/runtime/client.h"
 #include "runtime/memory/pool.h"
 
-namespace kiln::backend {
-class Backend;
-}
-
 namespace kiln::runtime {
+
+class DeviceState;
 
 class MemoryManager {
  public:
-  // `device_name` is for messages; `small_page` is the page size of the sliced pool.
-  MemoryManager(backend::Backend& backend, std::string device_name, size_t small_page);
+  // `small_page` is the page size of the sliced pool. The manager keeps its device alive: the last
+  // handle to its memory may go after every client, and after kiln's device registry at exit.
+  MemoryManager(std::shared_ptr<DeviceState> device, size_t small_page);
   ~MemoryManager();
   MemoryManager(const MemoryManager&) = delete;
   MemoryManager& operator=(const MemoryManager&) = delete;
@@ -32,7 +31,7 @@ class MemoryManager {
   size_t small_limit() const { return small_page_ / 8; }
 
  private:
-  backend::Backend& backend_;
+  std::shared_ptr<DeviceState> device_;
   std::string device_name_;
   size_t small_page_;
   PageSource source_;
