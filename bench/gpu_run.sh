@@ -90,7 +90,7 @@ done
 if wanted exit; then
   for mode in open launch keep; do
     for device in cuda:0 cpu; do
-      step "exit_${mode}_${device%:*}" env EXIT_LOOP_JOBS=8 bash tests/probes/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
+      step "exit_${mode}_${device%:*}" env EXIT_LOOP_JOBS=${EXIT_LOOP_JOBS:-8} bash tests/probes/exit_loop.sh $bin/kiln_exit_probe 500 $mode $device
       tail -2 "$out/exit_${mode}_${device%:*}.log" | tee -a "$out/summary.txt"
     done
   done
