@@ -13,6 +13,7 @@
 
 #include "backends/cuda/nvrtc.h"
 #include "kiln/kiln.h"
+#include "support/expect_error.h"
 
 using namespace kiln;
 
@@ -43,17 +44,7 @@ struct AddOne {
   }
 };
 
-template <class Fn>
-Error expect_error(Fn&& fn, const std::string& kind) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "expected Error{" << kind << "}";
-  return Error("none", "none");
-}
+using test::expect_error;
 
 class FakeCuda : public ::testing::Test {
  protected:

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kiln/kiln.h"
+#include "support/expect_error.h"
 
 using namespace kiln;
 
@@ -43,17 +44,7 @@ struct Watched {
   void expect_unchanged() const { EXPECT_EQ(client.read<float>(handle), before) << "a failed launch changed a buffer"; }
 };
 
-template <class Fn>
-Error expect_error(Fn&& fn, const std::string& kind) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "expected Error{" << kind << "}";
-  return Error("none", "none");
-}
+using test::expect_error;
 
 // A wrong argument count, or an argument whose C++ type can never bind, does not compile:
 // tests/compile_fail/launch_arguments.cpp. What only values tell is checked at run time, below.
