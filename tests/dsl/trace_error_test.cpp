@@ -683,6 +683,22 @@ struct ShiftAFloat {
 
 TEST(TraceError, ShiftingAFloat) { expect_trace_error<ShiftAFloat>("trace.type", {"'shl'", "takes integers, not f32"}); }
 
+// The tracer and the verifier type an op by the same rule (ir/type_rules.h), so they refuse it in
+// the same words.
+TEST(TraceError, TheTracerAndTheVerifierRefuseInTheSameWords) {
+  TraceFailure traced = trace_failure<ShiftAFloat>(id_of<ShiftAFloat>({32, 1, 1}));
+  std::string verified;
+  try {
+    ir::verify(ir::parse("kernel @k(%f: f32) {cube_dim = [32, 1, 1], mode = checked, address = u32, vector = 1} {\n"
+                         "  %0 = shl %f, %f : f32\n}\n"));
+  } catch (const Error& e) {
+    verified = e.message();
+  }
+  const std::string rule = "'shl': takes integers, not f32";
+  EXPECT_NE(traced.message.find(rule), std::string::npos) << traced.message;
+  EXPECT_NE(verified.find(rule), std::string::npos) << verified;
+}
+
 struct BitcastChangingSize {
   static constexpr std::string_view name = "bitcast_changing_size";
   void operator()(Slice<const float> x, Slice<uint64_t> out) const {
