@@ -72,7 +72,8 @@ struct KernelSignature {
 
 // One parameter of one launch, known at run time, in the order of the kernel's signature. The
 // runtime makes these from the launch's arguments; a tool or test that traces without launching
-// makes them from the signature (KernelSignature::descs) and fills in what a launch would give.
+// makes them from the signature (default_descs, param_descs<K>) and fills in what a launch would
+// give.
 struct ParamDesc {
   ParamKind kind = ParamKind::Scalar;
   ir::Scalar element = ir::Scalar::Bool;  // buffers, tensors, scalars
@@ -143,6 +144,8 @@ ir::KernelFacts kernel_facts(const KernelId& id);
 // Parameter i as launch errors name it: "x: Slice<const f32>" (a C++ kernel's parameter, as its
 // C++ type), "x: buffer<vector<4 x f32>, ro>" (a recorded program's, as its IR type).
 std::string describe_param(const KernelSignature& sig, size_t i);
+// "kernel 'scale', argument 1 (x: Slice<const f32>): ", how every argument error begins.
+std::string argument_head(const KernelSignature& sig, size_t i);
 // Error{launch.arity}: "kernel 'scale' takes 3 arguments (a: Scalar<f32>, ...), 2 were given".
 [[noreturn]] void throw_arity(const KernelSignature& sig, size_t given);
 

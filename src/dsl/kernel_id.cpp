@@ -25,17 +25,13 @@ const char* kind_noun(ParamKind k) {
 
 std::string element_text(ir::Scalar s, int width) { return ir::to_string(ir::Type::vector_of(s, width)); }
 
-std::string head(const KernelSignature& sig, size_t i) {
-  return "kernel '" + std::string(sig.name) + "', argument " + std::to_string(i) + " (" + describe_param(sig, i) + "): ";
-}
-
 // A descriptor that disagrees with its parameter: a caller that describes a launch itself (a tool,
 // a test) made a mistake the runtime's argument checks would have reported about the argument.
 void check_desc(const KernelSignature& sig, const LaunchFacts& facts, size_t i, const ParamDesc& d) {
   const ParamSpec& s = sig.params[i];
   if (d.kind != s.kind) {
-    throw Error("launch.kind_mismatch", head(sig, i) + "described as " + kind_noun(d.kind) + ", the parameter is " +
-                                            kind_noun(s.kind));
+    throw Error("launch.kind_mismatch", argument_head(sig, i) + "described as " + kind_noun(d.kind) +
+                                            ", the parameter is " + kind_noun(s.kind));
   }
   if (s.kind == ParamKind::Comptime) return;
   int width = s.kind == ParamKind::Scalar ? 1 : s.vector ? facts.vector_width : s.width;
@@ -45,7 +41,8 @@ void check_desc(const KernelSignature& sig, const LaunchFacts& facts, size_t i, 
       given += ", rank " + std::to_string(d.rank);
       wanted += ", rank " + std::to_string(s.rank);
     }
-    throw Error("launch.type_mismatch", head(sig, i) + "described as " + given + ", the parameter takes " + wanted);
+    throw Error("launch.type_mismatch",
+                argument_head(sig, i) + "described as " + given + ", the parameter takes " + wanted);
   }
 }
 
@@ -75,6 +72,11 @@ std::string describe_param(const KernelSignature& sig, size_t i) {
       return name + "Comptime<" + elem + ">";
   }
   return name;
+}
+
+std::string argument_head(const KernelSignature& sig, size_t i) {
+  return "kernel '" + std::string(sig.name) + "', argument " + std::to_string(i) + " (" + describe_param(sig, i) +
+         "): ";
 }
 
 void throw_arity(const KernelSignature& sig, size_t given) {

@@ -22,12 +22,8 @@ std::string dims_text(uint32_t x, uint32_t y, uint32_t z) {
   return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
 }
 
-std::string head(const KernelSignature& sig, size_t i) {
-  return "kernel '" + std::string(sig.name) + "', argument " + std::to_string(i) + " (" + describe_param(sig, i) + "): ";
-}
-
 [[noreturn]] void bad_argument(const KernelSignature& sig, size_t i, const std::string& what) {
-  throw Error("launch.bad_argument", head(sig, i) + what);
+  throw Error("launch.bad_argument", argument_head(sig, i) + what);
 }
 
 std::string given_name(const Arg& a) {
@@ -44,7 +40,7 @@ std::string given_name(const Arg& a) {
 [[noreturn]] void kind_mismatch(const KernelSignature& sig, size_t i, const Arg& a) {
   static constexpr const char* kTakes[] = {"a Handle", "a TensorBinding", "a number or a ScalarValue",
                                            "comptime(value) or Arg::comptime_value"};
-  throw Error("launch.kind_mismatch", head(sig, i) + given_name(a) + " was given; the parameter takes " +
+  throw Error("launch.kind_mismatch", argument_head(sig, i) + given_name(a) + " was given; the parameter takes " +
                                           kTakes[size_t(sig.params[i].kind)]);
 }
 
@@ -53,12 +49,12 @@ std::string given_name(const Arg& a) {
   std::string want(cpp_element_name(wanted));
   if (!held) {
     throw Error("launch.type_mismatch",
-                head(sig, i) + "the handle holds raw bytes (made by empty(bytes), upload_bytes, or an upload of a type " +
+                argument_head(sig, i) + "the handle holds raw bytes (made by empty(bytes), upload_bytes, or an upload of a type " +
                     "that is no element type, such as char or a struct), the parameter takes " +
                     std::string(ir::scalar_name(wanted)) + "; make it with empty<" + want + ">(n) or upload a " +
                     "std::vector<" + want + ">, or view the bytes with handle.view_as<" + want + ">()");
   }
-  throw Error("launch.type_mismatch", head(sig, i) + "the handle holds " + std::string(ir::scalar_name(*held)) +
+  throw Error("launch.type_mismatch", argument_head(sig, i) + "the handle holds " + std::string(ir::scalar_name(*held)) +
                                           " elements, the parameter takes " + std::string(ir::scalar_name(wanted)) +
                                           "; pass " + std::string(ir::scalar_name(wanted)) +
                                           " data, or reinterpret the bytes explicitly with handle.view_as<" + want +
@@ -98,8 +94,7 @@ void bind_memory(const KernelSignature& sig, size_t i, const Arg& a, int vector_
     d.rank = t.rank;
   }
   if (!handle->valid()) {
-    throw Error("handle.invalid", "kernel '" + std::string(sig.name) + "', argument " + std::to_string(i) + " (" +
-                                      describe_param(sig, i) + "): the handle is empty (default-constructed)");
+    throw Error("handle.invalid", argument_head(sig, i) + "the handle is empty (default-constructed)");
   }
   if (handle->element() != s.element) type_mismatch(sig, i, handle->element());
   const int width = s.vector ? vector_size : s.width;

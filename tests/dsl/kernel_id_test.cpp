@@ -268,8 +268,8 @@ TEST(KernelId, DescriptorsMustMatchTheSignature) {
   // A vector parameter's width is the launch's.
   std::vector<ParamDesc> s = param_descs<Saxpy<float>>(4);
   EXPECT_NO_THROW(kernel_id<Saxpy<float>>(LaunchFacts{{4, 1, 1}, ir::ExecMode::Checked, ir::AddressType::U32, 4}, s));
-  e = expect_error([&] { kernel_id<Saxpy<float>>(LaunchFacts{{4, 1, 1}, ir::ExecMode::Checked, ir::AddressType::U32, 2}, s); },
-                   "launch.type_mismatch");
+  const LaunchFacts width2{{4, 1, 1}, ir::ExecMode::Checked, ir::AddressType::U32, 2};
+  e = expect_error([&] { kernel_id<Saxpy<float>>(width2, s); }, "launch.type_mismatch");
   EXPECT_NE(e.message().find("described as vector<4 x f32>, the parameter takes vector<2 x f32>"), std::string::npos)
       << e.message();
 }

@@ -43,7 +43,9 @@ struct DTypeEntry {
 template <class F>
 DTypeEntry entry_for() {
   return DTypeEntry{kernel_ref<Axpy<F>>(),
-                    [](const Client& c, const std::vector<double>& v) { return c.upload(std::vector<F>(v.begin(), v.end())); },
+                    [](const Client& c, const std::vector<double>& v) {
+                      return c.upload(std::vector<F>(v.begin(), v.end()));
+                    },
                     [](const Client& c, const Handle& h) {
                       std::vector<F> got = c.read<F>(h);
                       return std::vector<double>(got.begin(), got.end());
@@ -202,6 +204,10 @@ TEST(RuntimeLaunch, AKernelTracedOnceRunsAsAProgram) {
   d[3].comptime = comptime_bits(true);
   KernelRef traced = kernel_ref(define<Axpy<float>>(kernel_id<Axpy<float>>(facts, d)));
   EXPECT_EQ(traced.signature().count, 3) << "the comptime value is baked in";
+  // Traced for another cube dim (which this body does not read): the same program.
+  KernelRef traced32 = kernel_ref(define<Axpy<float>>(kernel_id<Axpy<float>>(LaunchFacts{{32, 1, 1}}, d)));
+  EXPECT_EQ(traced32.program()->text(), traced.program()->text());
+  EXPECT_EQ(traced.program()->text().find("cube_dim = [64"), std::string::npos) << traced.program()->text();
   Client c = Device::cpu().client();
   Handle x = c.upload(std::vector<float>{1, 2, 3}), y = c.upload(std::vector<float>{10, 20, 30});
   launch(c, traced, LaunchConfig{CubeCount{1}, CubeDim{4}}, {2.0f, x, y});
@@ -250,14 +256,12 @@ const KernelRef& scale_ref() {
 TEST(RuntimeLaunchErrors, Arity) {
   Client c = Device::cpu().client();
   Watched x(c, 16, 1), y(c, 16, -7);
-  Error e = expect_error([&] { launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{16}}, {2.0f, x.handle, y.handle}); },
-                         "launch.arity");
+  const LaunchConfig cfg{CubeCount{1}, CubeDim{16}};
+  Error e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, y.handle}); }, "launch.arity");
   EXPECT_EQ(e.message(), "kernel 'rt_scale' takes 4 arguments (a: Scalar<f32>, x: Slice<const f32>, y: Slice<f32>, "
                          "mode: Comptime<enum>), 3 were given");
-  expect_error([&] {
-    launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{16}},
-           {2.0f, x.handle, y.handle, comptime(Scale::Mode::Plain), 1.0f});
-  }, "launch.arity");
+  expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, y.handle, comptime(Scale::Mode::Plain), 1.0f}); },
+               "launch.arity");
   y.expect_unchanged();
 }
 
@@ -280,7 +284,8 @@ TEST(RuntimeLaunchErrors, KindMismatch) {
       << e.message();
   TensorBinding t = tensor_arg(x.handle, {16}, {1});
   expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, t, y.handle, mode}); }, "launch.kind_mismatch");
-  expect_error([&] { launch(c, scale_ref(), cfg, {comptime(2.0f), x.handle, y.handle, mode}); }, "launch.kind_mismatch");
+  expect_error([&] { launch(c, scale_ref(), cfg, {comptime(2.0f), x.handle, y.handle, mode}); },
+               "launch.kind_mismatch");
   y.expect_unchanged();
 }
 
@@ -303,9 +308,9 @@ TEST(RuntimeLaunchErrors, WrongDtypeIsATypeMismatchWithLaunchKsMessage) {
       << listed.message();
   // A dtype table entry of the wrong dtype for the data is refused the same way.
   Handle floats = c.upload(std::vector<float>(8, 1.0f)), out = c.empty<float>(8);
-  expect_error([&] {
-    launch(c, dtype_entry(DType::F64).axpy, LaunchConfig{CubeCount{1}, CubeDim{8}}, {1.0, floats, out, comptime(false)});
-  }, "launch.type_mismatch");
+  const KernelRef& f64 = dtype_entry(DType::F64).axpy;
+  expect_error([&] { launch(c, f64, LaunchConfig{CubeCount{1}, CubeDim{8}}, {1.0, floats, out, comptime(false)}); },
+               "launch.type_mismatch");
   y.expect_unchanged();
 }
 
@@ -343,11 +348,11 @@ TEST(RuntimeLaunchErrors, ValuesThatDoNotFitAreBadArguments) {
   expect_error([&] {
     launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}}, {1.0f, x.handle, y.handle, comptime(0)});
   }, "launch.bad_argument");
-  expect_error([&] {
-    launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}, 3}, {1.0f, x.handle, y.handle, comptime(Scale::Mode::Plain)});
-  }, "launch.bad_argument");
+  const auto plain = comptime(Scale::Mode::Plain), twice = comptime(Scale::Mode::Twice);
+  const LaunchConfig width3{CubeCount{1}, CubeDim{4}, 3};
+  expect_error([&] { launch(c, scale_ref(), width3, {1.0f, x.handle, y.handle, plain}); }, "launch.bad_argument");
   y.expect_unchanged();
-  launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}}, {1.0f, x.handle, y.handle, comptime(Scale::Mode::Twice)});
+  launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}}, {1.0f, x.handle, y.handle, twice});
   EXPECT_EQ(c.read<float>(y.handle), (std::vector<float>{2.0f, 2.5f, 3.0f, 3.5f}));
 }
 
@@ -359,10 +364,11 @@ TEST(RuntimeLaunchErrors, HandlesAndDims) {
   Handle empty;
   Error e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, empty, mode}); }, "handle.invalid");
   EXPECT_NE(e.message().find("argument 2 (y: Slice<f32>): the handle is empty"), std::string::npos) << e.message();
-  e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, foreign.handle, mode}); }, "launch.foreign_handle");
+  e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, foreign.handle, mode}); },
+                   "launch.foreign_handle");
   EXPECT_NE(e.message().find("argument 2"), std::string::npos) << e.message();
-  e = expect_error([&] { launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4096}}, {2.0f, x.handle, y.handle, mode}); },
-                   "launch.bad_dims");
+  const LaunchConfig too_big{CubeCount{1}, CubeDim{4096}};
+  e = expect_error([&] { launch(c, scale_ref(), too_big, {2.0f, x.handle, y.handle, mode}); }, "launch.bad_dims");
   EXPECT_NE(e.message().find("cube dim (4096, 1, 1) has 4096 units"), std::string::npos) << e.message();
   x.expect_unchanged();
   y.expect_unchanged();
@@ -404,7 +410,9 @@ TEST(RuntimeLaunchErrors, ProgramsThatCannotLaunchAreRefusedWhenMade) {
   many.name = "many_params";
   {
     dsl::Tracer t(many);
-    for (int i = 0; i < kMaxParams + 1; ++i) (void)t.param("s" + std::to_string(i), ir::Type::scalar_of(ir::Scalar::I32));
+    for (int i = 0; i < kMaxParams + 1; ++i) {
+      (void)t.param("s" + std::to_string(i), ir::Type::scalar_of(ir::Scalar::I32));
+    }
     t.finish();
   }
   e = expect_error([&] { kernel_ref(std::move(many)); }, "program.bad_params");

@@ -153,9 +153,11 @@ constexpr ir::Scalar comptime_scalar() {
   } else if constexpr (std::is_floating_point_v<T>) {
     return ir::Scalar::F64;
   } else if constexpr (std::is_signed_v<T>) {
-    return sizeof(T) == 1 ? ir::Scalar::I8 : sizeof(T) == 2 ? ir::Scalar::I16 : sizeof(T) == 4 ? ir::Scalar::I32 : ir::Scalar::I64;
+    return sizeof(T) == 1 ? ir::Scalar::I8 : sizeof(T) == 2 ? ir::Scalar::I16 : sizeof(T) == 4 ? ir::Scalar::I32
+                                                                                             : ir::Scalar::I64;
   } else {
-    return sizeof(T) == 1 ? ir::Scalar::U8 : sizeof(T) == 2 ? ir::Scalar::U16 : sizeof(T) == 4 ? ir::Scalar::U32 : ir::Scalar::U64;
+    return sizeof(T) == 1 ? ir::Scalar::U8 : sizeof(T) == 2 ? ir::Scalar::U16 : sizeof(T) == 4 ? ir::Scalar::U32
+                                                                                             : ir::Scalar::U64;
   }
 }
 

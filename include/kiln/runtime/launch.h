@@ -85,12 +85,12 @@ ScalarValue tagged(A v) {
   } else if constexpr (std::is_floating_point_v<A>) {
     return ScalarValue::of(static_cast<double>(v));
   } else if constexpr (std::is_signed_v<A>) {
-    using E = std::conditional_t<sizeof(A) == 1, int8_t,
-                                 std::conditional_t<sizeof(A) == 2, int16_t, std::conditional_t<sizeof(A) == 4, int32_t, int64_t>>>;
+    using E4 = std::conditional_t<sizeof(A) == 4, int32_t, int64_t>;
+    using E = std::conditional_t<sizeof(A) == 1, int8_t, std::conditional_t<sizeof(A) == 2, int16_t, E4>>;
     return ScalarValue::of(static_cast<E>(v));
   } else {
-    using E = std::conditional_t<sizeof(A) == 1, uint8_t,
-                                 std::conditional_t<sizeof(A) == 2, uint16_t, std::conditional_t<sizeof(A) == 4, uint32_t, uint64_t>>>;
+    using E4 = std::conditional_t<sizeof(A) == 4, uint32_t, uint64_t>;
+    using E = std::conditional_t<sizeof(A) == 1, uint8_t, std::conditional_t<sizeof(A) == 2, uint16_t, E4>>;
     return ScalarValue::of(static_cast<E>(v));
   }
 }
