@@ -717,10 +717,9 @@ struct TensorDimOutOfRange {
 };
 
 TEST(TraceError, TensorDimOutsideTheRank) {
-  KernelId id = kernel_id_base<TensorDimOutOfRange>();
-  id.rank[0] = 2;
-  id.finalize();
-  TraceFailure f = trace_failure<TensorDimOutOfRange>(id);
+  std::vector<ParamDesc> d = param_descs<TensorDimOutOfRange>();
+  d[0].rank = 2;
+  TraceFailure f = trace_failure<TensorDimOutOfRange>(kernel_id<TensorDimOutOfRange>(LaunchFacts{}, d));
   EXPECT_EQ(f.kind, "trace.tensor_dim");
   EXPECT_EQ(f.message.rfind("kernel 'tensor_dim_out_of_range'", 0), 0u) << f.message;
   EXPECT_NE(f.message.find("dim 2 is outside a tensor of rank 2"), std::string::npos) << f.message;
