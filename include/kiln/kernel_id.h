@@ -1,7 +1,7 @@
 // KernelId: everything that makes two launches of a kernel compile differently, and the one
 // function that builds it (make_kernel_id) from a kernel's signature and run-time descriptors of its
 // parameters. Equal ids share one compiled kernel; data and Scalar<T> arguments are not in it, so
-// they never recompile. Decision 0XX (kernel ids from descriptors) says what is in an id and why.
+// they never recompile. Decision 014 (kernel ids from descriptors) says what is in an id and why.
 #pragma once
 
 #include <array>
