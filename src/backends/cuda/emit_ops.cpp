@@ -1,6 +1,6 @@
 // What each op becomes in C: lane-wise expressions (constants, arithmetic, bitwise, compare, select,
 // casts, math, vector ops), builtins, memory accesses, atomics, plane ops and printf. Where CUDA
-// C++ differs from docs/ir.md the expression calls a prelude helper (prelude.cpp) that gives the
+// C++ differs from docs/ir.md the expression calls a prelude helper (device/*.cuh) that gives the
 // IR's exact semantics; f32 and f64 ops with matching semantics are written inline.
 #include <charconv>
 #include <cmath>

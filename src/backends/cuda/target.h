@@ -42,6 +42,8 @@ struct CStyleTarget {
 };
 
 const CStyleTarget& cuda_target();
+// The types and helpers every generated kernel starts with: the device library
+// (src/backends/cuda/device/*.cuh), embedded at build time by cmake/embed_cuda_device.cmake.
 std::string_view cuda_prelude();
 
 }  // namespace kiln::cuda
