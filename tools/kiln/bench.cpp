@@ -14,13 +14,10 @@
 #include <random>
 #include <sstream>
 
-#include "backends/cuda/emit.h"
-#include "backends/cuda/nvrtc.h"
 #include "commands.h"
-#include "gallery/kernels.h"
-#include "kiln/ir/text.h"
+#include "kernels.h"
 #include "kiln/kiln.h"
-#include "kiln/passes/passes.h"
+#include "kiln/runtime/cuda.h"
 
 namespace kiln::tool {
 
@@ -215,11 +212,11 @@ int bench(const Args& args) {
     Handle y = c.upload(std::vector<float>(1024, 1.0f));
     std::vector<double> overhead, nvrtc;
     for (int k = 0; k < 5; ++k) {
-      double nvrtc0 = cuda::compile_milliseconds();
+      double nvrtc0 = nvrtc_compile_milliseconds();
       auto t0 = clock_type::now();
       launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(base + k)));
       c.sync();
-      double total = ms_since(t0), compile = cuda::compile_milliseconds() - nvrtc0;
+      double total = ms_since(t0), compile = nvrtc_compile_milliseconds() - nvrtc0;
       overhead.push_back(total - compile);
       nvrtc.push_back(compile);
       if (std::getenv("KILN_BENCH_VERBOSE")) std::printf("fresh %d: first launch %.3f ms, NVRTC %.3f ms\n", k, total, compile);
