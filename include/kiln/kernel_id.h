@@ -32,6 +32,7 @@ struct KernelId {
   ir::Dim3 cube_dim;
   ir::ExecMode mode = ir::ExecMode::Checked;
   ir::AddressType address = ir::AddressType::U32;
+  ir::FastMath fast_math;                // K::fast_math: kernels that differ in it compile apart
   uint8_t vector_width = 1;
   uint8_t param_count = 0;
   uint8_t comptime_count = 0;

@@ -37,6 +37,8 @@ void KernelId::finalize() {
   h.value(cube_dim.z);
   h.value(mode);
   h.value(address);
+  h.value(fast_math.contract);
+  h.value(fast_math.approx);
   h.value(vector_width);
   h.value(param_count);
   h.bytes(element.data(), param_count * sizeof(element[0]));
@@ -54,7 +56,7 @@ bool KernelId::operator==(const KernelId& o) const {
   if (hash != o.hash) return false;
   bool same_type = type == o.type || (type && o.type && *type == *o.type);
   return same_type && name == o.name && cube_dim == o.cube_dim && mode == o.mode && address == o.address &&
-         vector_width == o.vector_width && param_count == o.param_count && comptime_count == o.comptime_count &&
+         fast_math == o.fast_math && vector_width == o.vector_width && param_count == o.param_count && comptime_count == o.comptime_count &&
          element == o.element && rank == o.rank && alias == o.alias && comptime == o.comptime;
 }
 
@@ -70,6 +72,7 @@ std::string KernelId::to_string() const {
   s += "{mode=" + std::string(ir::to_string(mode)) + ", cube_dim=[" + std::to_string(cube_dim.x) + "," +
        std::to_string(cube_dim.y) + "," + std::to_string(cube_dim.z) + "], vector=" + std::to_string(vector_width) +
        ", address=" + std::string(ir::to_string(address));
+  if (fast_math.any()) s += ", fast_math=[" + std::string(ir::to_string(fast_math)) + "]";
   for (int i = 0; i < comptime_count; ++i) s += ", comptime" + std::to_string(i) + "=" + comptime[size_t(i)].to_string();
   for (int i = 0; i < param_count; ++i) {
     if (alias[size_t(i)]) s += ", arg" + std::to_string(i) + " aliases arg" + std::to_string(alias[size_t(i)] - 1);

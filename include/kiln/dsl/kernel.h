@@ -5,6 +5,10 @@
 //     static constexpr std::array<std::string_view, 4> param_names{"x", "y", "out", "relu"};  // optional
 //     void operator()(Slice<const float> x, Slice<const float> y, Slice<float> out, Comptime<bool> relu) const;
 //   };
+//
+// A kernel may also allow faster, less exact float math (docs/decisions/0XX-fast-math.md); without
+// this member it is exact:
+//     static constexpr FastMath fast_math{.contract = true, .approx = true};
 #pragma once
 
 #include <array>
@@ -22,6 +26,9 @@
 namespace kiln {
 
 enum class ParamKind : uint8_t { Buffer, Tensor, Scalar, Comptime };
+
+// K::fast_math's type: which faster float math the kernel allows (contraction, approximations).
+using FastMath = ir::FastMath;
 
 template <class P>
 struct param_traits {
@@ -91,6 +98,18 @@ using kernel_params_t = typename call_traits<decltype(&K::operator())>::args;
 template <class K>
 concept HasParamNames = requires { K::param_names; };
 
+// K::fast_math, or exact math when K does not say.
+template <class K>
+constexpr FastMath fast_math_of() {
+  if constexpr (requires { K::fast_math; }) {
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(K::fast_math)>, FastMath>,
+                  "a kernel's fast_math is a static constexpr FastMath");
+    return K::fast_math;
+  } else {
+    return FastMath{};
+  }
+}
+
 template <class Tuple, size_t I>
 constexpr int comptime_index() {
   int n = 0;
@@ -142,6 +161,7 @@ KernelId kernel_id_base() {
   KernelId id;
   id.type = &typeid(K);
   id.name = K::name;
+  id.fast_math = detail::fast_math_of<K>();
   id.param_count = static_cast<uint8_t>(std::tuple_size_v<Params>);
   [&]<size_t... I>(std::index_sequence<I...>) {
     (
@@ -167,6 +187,7 @@ ir::Kernel define(const KernelId& id) {
   k.facts.mode = id.mode;
   k.facts.address = id.address;
   k.facts.vector_width = id.vector_width;
+  k.facts.fast_math = id.fast_math;
   // The id counts every C++ parameter; the kernel's parameters leave out the comptime ones.
   // facts.alias is by kernel parameter, so translate both the position and the value.
   std::array<int, kMaxParams> ir_index{};

@@ -71,7 +71,7 @@ template <class F> __device__ i64 ftoi_all(F x) {
 extern "C" __global__ void float_test(i64* out, f32 x, f64 d) {
   out[0] = ftoi_all(x) + ftoi_all(d);
   out[1] = kiln_isnan(x) + kiln_isnan(d) + kiln_isinf(x) + kiln_isinf(d);
-  out[2] = (i64)kiln_tanh_approx(x);
+  out[2] = (i64)(kiln_tanh_approx(x) + kiln_exp2_approx(x) + kiln_sqrt_approx(x) + kiln_rcp_approx(x));
 }
 )"},
       {"int_arith", R"(

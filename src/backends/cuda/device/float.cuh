@@ -22,6 +22,9 @@ KILN_DEV bool kiln_isnan(f32 x) { return x != x; }
 KILN_DEV bool kiln_isnan(f64 x) { return x != x; }
 KILN_DEV bool kiln_isinf(f32 x) { return fabsf(x) == __int_as_float(0x7f800000); }
 KILN_DEV bool kiln_isinf(f64 x) { return fabs(x) == __longlong_as_double(0x7ff0000000000000ll); }
+// The hardware's approximations, for kernels that allow them (fast_math = [approx]); CUDA C++ has
+// no intrinsic for these four. None is correctly rounded, and tanh.approx is the coarsest (about
+// 11 bits); subnormals are kept (no .ftz), as everywhere else in kiln.
 KILN_DEV f32 kiln_tanh_approx(f32 x) {
 #if __CUDA_ARCH__ >= 750
   f32 y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y;
@@ -29,3 +32,6 @@ KILN_DEV f32 kiln_tanh_approx(f32 x) {
   return tanhf(x);
 #endif
 }
+KILN_DEV f32 kiln_exp2_approx(f32 x) { f32 y; asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+KILN_DEV f32 kiln_sqrt_approx(f32 x) { f32 y; asm("sqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+KILN_DEV f32 kiln_rcp_approx(f32 x) { f32 y; asm("rcp.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
