@@ -9,8 +9,9 @@
 # raw_cuda_launch.cu): the GPU machine receives the checkout only, so copy them into it first.
 # GPU_RUN_ONLY (e.g. "examples,cache,ctest1,exit,fault,plane") runs only those groups after the
 # build (which always runs, incrementally); GPU_RUN_SKIP (e.g. "peers,sanitize") leaves groups
-# out. Groups: examples cache ctest1 ctest2 ctest3 exit fault plane demo peers sanitize. A device
-# command has 10 minutes: split the batch over calls on a warm machine (the build folder stays).
+# out. Groups: examples cache ctest1 ctest2 ctest3 exit fault plane demo fastmath peers sanitize. A
+# device command has 10 minutes: split the batch over calls on a warm machine (the build folder
+# stays).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -109,6 +110,16 @@ if wanted plane; then
   ran=$(grep -oE "Running [0-9]+ test" "$out/plane_divergence.log" | grep -oE "[0-9]+" | head -1)
   cuda_ran=$(grep -cE "OK \] .*_cuda0" "$out/plane_divergence.log")
   expect "plane cases on cuda:0" "$([ "${cuda_ran:-0}" -gt 0 ] && echo some || echo none) (of ${ran:-0})" "some (of ${ran:-0})"
+fi
+
+# Fast math (docs/decisions/015-fast-math.md): the suite's fast-math cases on the CPU and cuda:0
+# (their tolerances), then the compute-bound benchmark, exact against fast math, with its errors.
+if wanted fastmath; then
+  step fast_math_suite $bin/kiln_suite_tests --gtest_filter='Suite/KernelSuite.Run/*fast_mix*:FastMath.*'
+  grep -E "PASSED|FAILED|tests ran" "$out/fast_math_suite.log" | tee -a "$out/summary.txt"
+  step fast_math_bench $bin/kiln bench --device cuda:0 --only fast_math --json "$out/fast_math.json"
+  cat "$out/fast_math_bench.log"
+  expect "fast math: errors" "$(grep -E 'math_heavy .*max abs error' "$out/fast_math_bench.log" | grep -c met) of 2 within bounds" "2 of 2 within bounds"
 fi
 
 if wanted demo; then

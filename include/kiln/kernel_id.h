@@ -67,6 +67,7 @@ struct KernelSignature {
   ir::Kernel (*define)(const KernelId&) = nullptr;  // traces a C++ kernel
   uint8_t count = 0;                     // parameters, comptime ones included
   uint8_t ir_count = 0;                  // kernel parameters (without the comptime ones)
+  ir::FastMath fast_math{};              // K::fast_math, or a recorded program's own choice
   std::array<ParamSpec, kMaxParams> params{};
 };
 
@@ -104,6 +105,7 @@ struct KernelId {
   ir::Dim3 cube_dim;
   ir::ExecMode mode = ir::ExecMode::Checked;
   ir::AddressType address = ir::AddressType::U32;
+  ir::FastMath fast_math;   // the kernel's own choice: kernels that differ in it compile apart
   uint8_t vector_width = 1;
   uint8_t param_count = 0;  // kernel parameters
   uint8_t comptime_count = 0;

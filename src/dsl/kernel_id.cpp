@@ -98,6 +98,7 @@ KernelId make_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, st
   id.mode = facts.mode;
   id.address = facts.address;
   id.vector_width = facts.vector_width;
+  id.fast_math = sig.fast_math;
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamDesc& d = params[i];
     check_desc(sig, facts, i, d);
@@ -148,6 +149,7 @@ ir::KernelFacts kernel_facts(const KernelId& id) {
   f.mode = id.mode;
   f.address = id.address;
   f.vector_width = id.vector_width;
+  f.fast_math = id.fast_math;
   for (size_t p = 0; p < id.param_count; ++p) {
     if (id.alias[p]) {
       f.alias.assign(id.alias.begin(), id.alias.begin() + id.param_count);
@@ -166,6 +168,7 @@ void KernelId::finalize() {
   h.word(uint64_t(cube_dim.x) | uint64_t(cube_dim.y) << 32);
   h.word(uint64_t(cube_dim.z) | uint64_t(mode) << 32 | uint64_t(address) << 40 | uint64_t(vector_width) << 48 |
          uint64_t(param_count) << 56);
+  h.word(uint64_t(fast_math.contract) | uint64_t(fast_math.approx) << 1);
   auto words = [&](const auto& array) {
     static_assert(sizeof array % 8 == 0);
     for (size_t i = 0; i < sizeof array; i += 8) {
@@ -190,7 +193,7 @@ void KernelId::finalize() {
 bool KernelId::operator==(const KernelId& o) const {
   // On every launch (the cache lookup), so the cheap, likely-different fields go first.
   if (hash != o.hash || kernel_hash != o.kernel_hash || cube_dim != o.cube_dim || mode != o.mode ||
-      address != o.address || vector_width != o.vector_width || param_count != o.param_count ||
+      address != o.address || fast_math != o.fast_math || vector_width != o.vector_width || param_count != o.param_count ||
       comptime_count != o.comptime_count) {
     return false;
   }
@@ -226,6 +229,7 @@ std::string KernelId::to_string() const {
   s += "{mode=" + std::string(ir::to_string(mode)) + ", cube_dim=[" + std::to_string(cube_dim.x) + "," +
        std::to_string(cube_dim.y) + "," + std::to_string(cube_dim.z) + "], vector=" + std::to_string(vector_width) +
        ", address=" + std::string(ir::to_string(address));
+  if (fast_math.any()) s += ", fast_math=[" + std::string(ir::to_string(fast_math)) + "]";
   if (program) s += ", program=" + hex(kernel_hash);
   for (int i = 0; i < comptime_count; ++i) s += ", comptime" + std::to_string(i) + "=" + comptime[size_t(i)].to_string();
   for (int i = 0; i < param_count; ++i) {

@@ -18,8 +18,11 @@ namespace {
 }  // namespace
 
 Program::Program(ir::Kernel k) : kernel_(std::move(k)) {
-  // The launch decides the facts; a program's identity is its parameters and body.
+  // The launch decides the facts; a program's identity is its parameters, its body and its own
+  // choice of fast math (kept in its facts when recorded, like K::fast_math for a C++ kernel).
+  ir::FastMath fast_math = kernel_.facts.fast_math;
   kernel_.facts = ir::KernelFacts{};
+  kernel_.facts.fast_math = fast_math;
   ir::verify(kernel_, "recorded");
   if (kernel_.params.size() > size_t(kMaxParams)) {
     bad_params(kernel_, "it has " + std::to_string(kernel_.params.size()) + " parameters; a kernel takes at most " +
@@ -33,6 +36,7 @@ Program::Program(ir::Kernel k) : kernel_(std::move(k)) {
   sig_.name = kernel_.name;
   sig_.program = this;
   sig_.kernel_hash = hash_;
+  sig_.fast_math = fast_math;
   sig_.count = sig_.ir_count = uint8_t(kernel_.params.size());
   for (size_t i = 0; i < kernel_.params.size(); ++i) {
     const ir::Param& p = kernel_.params[i];

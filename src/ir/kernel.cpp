@@ -54,6 +54,9 @@ void Op::erase_attr(AttrKey k) {
 
 std::string_view to_string(ExecMode m) { return m == ExecMode::Checked ? "checked" : "unchecked"; }
 std::string_view to_string(AddressType a) { return a == AddressType::U32 ? "u32" : "u64"; }
+std::string_view to_string(FastMath f) {
+  return f.contract ? (f.approx ? "contract, approx" : "contract") : f.approx ? "approx" : "";
+}
 
 const Param* Kernel::param_of(Value v) const {
   for (const Param& p : params) {

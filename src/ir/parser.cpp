@@ -267,6 +267,17 @@ class Parser {
             } while (accept(','));
           }
           expect(']');
+        } else if (key == "fast_math") {
+          expect('[');
+          if (peek(']')) fail("fast_math lists 'contract', 'approx' or both; leave it out for exact math");
+          do {
+            std::string m = ident();
+            if (m != "contract" && m != "approx") fail_at(token_, "fast_math lists 'contract' and 'approx', not '" + m + "'");
+            bool& flag = m == "contract" ? f.fast_math.contract : f.fast_math.approx;
+            if (flag) fail_at(token_, "fast_math names '" + m + "' twice");
+            flag = true;
+          } while (accept(','));
+          expect(']');
         } else {
           fail_at(key_at, "unknown kernel fact '" + key + "'");
         }

@@ -63,6 +63,7 @@ class Printer {
       for (size_t i = 0; i < f.alias.size(); ++i) out_ += (i ? ", " : "") + std::to_string(f.alias[i]);
       out_ += "]";
     }
+    if (f.fast_math.any()) out_ += ", fast_math = [" + std::string(to_string(f.fast_math)) + "]";
     out_ += "}";
     if (!f.comptime.empty()) {
       out_ += " comptime {";

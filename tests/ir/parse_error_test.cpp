@@ -166,6 +166,15 @@ TEST(ParseError, UnknownKernelFactAndBadFactValues) {
   expect_parse_error("kernel @k() {address = u16} {\n}\n", 1, 24, "address is 'u32' or 'u64', not 'u16'");
 }
 
+TEST(ParseError, FastMathListsContractAndApproxOnce) {
+  expect_parse_error("kernel @k() {fast_math = [contract, fast]} {\n}\n", 1, 37,
+                     "fast_math lists 'contract' and 'approx', not 'fast'");
+  expect_parse_error("kernel @k() {fast_math = [approx, approx]} {\n}\n", 1, 35, "fast_math names 'approx' twice");
+  expect_parse_error("kernel @k() {fast_math = []} {\n}\n", 1, 27,
+                     "fast_math lists 'contract', 'approx' or both; leave it out for exact math");
+  expect_parse_error("kernel @k() {fast_math = approx} {\n}\n", 1, 26, "expected '['");
+}
+
 TEST(ParseError, MissingElseOrDoKeyword) {
   expect_parse_error(std::string(kHeader) + "  while {\n    %0 = const true : bool\n    condition %0\n  } {\n  }\n}\n",
                      5, 5, "expected 'do'");

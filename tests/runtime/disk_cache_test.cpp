@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "backends/cuda/disk_cache.h"
+#include "kiln/runtime/cuda.h"
+#include "kiln/runtime/device.h"
 
 namespace {
 
@@ -125,6 +128,34 @@ TEST(DiskCache, DefaultFolderFollowsTheEnvironment) {
   setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(DiskCache::default_dir(), "/tmp/xdg/kiln");
   unsetenv("XDG_CACHE_HOME");
+}
+
+// What `kiln cache` uses: the public functions see the same folder and entries as the backend.
+TEST(DiskCache, PublicFunctionsListAndClearTheFolderInUse) {
+  TempDir d;
+  setenv("KILN_CACHE_DIR", d.path.c_str(), 1);
+  DiskCache c(d.path.string());
+  EXPECT_EQ(kiln::disk_cache_dir(), (d.path / "cuda").string());
+  EXPECT_TRUE(kiln::disk_cache_entries().empty());
+  c.store(key("1"), payload(10));
+  c.store(key("2"), payload(20));
+  std::vector<kiln::DiskCacheEntry> entries = kiln::disk_cache_entries();
+  ASSERT_EQ(entries.size(), 2u);
+  std::set<std::string> files{entries[0].file, entries[1].file};
+  EXPECT_TRUE(files.count(entry_file(c, key("1")).filename().string())) << entries[0].file;
+  EXPECT_TRUE(files.count(entry_file(c, key("2")).filename().string())) << entries[1].file;
+  EXPECT_EQ(entries[0].bytes, fs::file_size(fs::path(kiln::disk_cache_dir()) / entries[0].file));
+  EXPECT_EQ(kiln::clear_disk_cache(), 2u);
+  EXPECT_TRUE(c.list().empty());
+  unsetenv("KILN_CACHE_DIR");
+}
+
+// `kiln info` prints the reason exactly when no GPU is listed.
+TEST(CudaTools, UnavailableReasonIsGivenExactlyWhenThereIsNoCudaDevice) {
+  bool gpu = false;
+  for (const kiln::Device& dev : kiln::Device::all()) gpu = gpu || dev.kind() == kiln::DeviceKind::Cuda;
+  std::string why = kiln::cuda_unavailable_reason();
+  EXPECT_EQ(why.empty(), gpu) << why;
 }
 
 }  // namespace

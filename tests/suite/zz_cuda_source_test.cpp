@@ -48,7 +48,9 @@ TEST(SuiteCudaSource, EveryKernelTheSuiteLaunchesCompilesWithNvrtc) {
         ir::Kernel k = define(id);
         passes::run_pipeline(k);
         cuda::EmitResult e = cuda::emit_cuda(k);
-        (void)cuda::compile(e.source, e.entry, options);
+        std::vector<std::string> kernel_options = options;  // and what the source asks for (fast math)
+        kernel_options.insert(kernel_options.end(), e.options.begin(), e.options.end());
+        (void)cuda::compile(e.source, e.entry, kernel_options);
         ++compiled;
       } catch (const Error& err) {
         std::lock_guard lock(m);

@@ -14,13 +14,10 @@
 #include <random>
 #include <sstream>
 
-#include "backends/cuda/emit.h"
-#include "backends/cuda/nvrtc.h"
 #include "commands.h"
-#include "gallery/kernels.h"
-#include "kiln/ir/text.h"
+#include "kernels.h"
 #include "kiln/kiln.h"
-#include "kiln/passes/passes.h"
+#include "kiln/runtime/cuda.h"
 
 namespace kiln::tool {
 
@@ -46,6 +43,38 @@ struct Fresh {
     If(absolute_pos() < y.len(), [&] { y[absolute_pos()] = y[absolute_pos()] * 2.0f + float(salt.get() % 7); });
   }
 };
+
+// Compute-bound: kRounds rounds of v = 0.5 sin(v + r/10) + 0.25 exp(-v^2) + 0.1 v + 0.1 / (2 + v^2)
+// per element, 8 bytes of memory traffic for about 2000 instructions. The map contracts (its
+// derivative stays under 0.85 in magnitude, and |v| < 0.9), so rounding errors do not grow from
+// round to round and one host reference serves the exact and the fast kernel. The same body with
+// and without fast math (docs/decisions/015-fast-math.md).
+template <bool Fast>
+struct MathHeavy {
+  static constexpr std::string_view name = "math_heavy";
+  static constexpr FastMath fast_math{.contract = Fast, .approx = Fast};
+  static constexpr int kRounds = 32;
+  void operator()(Slice<const float> x, Slice<float> y) const {
+    auto i = absolute_pos();
+    If(i < x.len(), [&] {
+      Expr<float> v = x[i];
+      for (int r = 0; r < kRounds; ++r) {  // a C++ loop: unrolled while tracing
+        Expr<float> sq = v * v;
+        v = 0.5f * sin(v + 0.1f * float(r)) + 0.25f * exp(-sq) + 0.1f * v + 0.1f / (2.0f + sq);
+      }
+      y[i] = v;
+    });
+  }
+};
+
+double math_heavy_reference(float x) {
+  double v = x;
+  for (int r = 0; r < MathHeavy<false>::kRounds; ++r) {
+    double sq = v * v;
+    v = 0.5 * std::sin(v + double(0.1f * float(r))) + 0.25 * std::exp(-sq) + 0.1 * v + 0.1 / (2.0 + sq);
+  }
+  return v;
+}
 
 // The median of `reps` timings of `batch` calls of fn, each timing synchronised, in ms per call.
 template <class Fn>
@@ -134,9 +163,11 @@ int child_disk_hit(int64_t salt) {
 }  // namespace
 
 int bench(const Args& args) {
-  const std::string usage = "kiln bench [--device D] [--peers FILE,...] [--json FILE]";
+  const std::string usage = "kiln bench [--device D] [--peers FILE,...] [--json FILE] [--only saxpy,sum,fast_math,launch]";
   std::string device_name, json;
   std::vector<std::string> peers;
+  std::vector<std::string> only;  // empty: every benchmark
+  const std::vector<std::string> groups{"saxpy", "sum", "fast_math", "launch"};
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) usage_error(args[i] + " needs a value", usage);
@@ -144,6 +175,16 @@ int bench(const Args& args) {
     };
     if (args[i] == "--device") device_name = value();
     else if (args[i] == "--json") json = value();
+    else if (args[i] == "--only") {
+      std::stringstream ss(value());
+      std::string g;
+      while (std::getline(ss, g, ',')) {
+        if (std::find(groups.begin(), groups.end(), g) == groups.end()) {
+          usage_error("--only: no benchmark group is named '" + g + "' (saxpy, sum, fast_math, launch)", usage);
+        }
+        only.push_back(g);
+      }
+    }
     else if (args[i] == "--peers") {
       std::stringstream ss(value());
       std::string p;
@@ -164,9 +205,12 @@ int bench(const Args& args) {
   std::vector<Row> rows;
   std::printf("kiln bench on %s (%s)%s\n", device.name().c_str(), device.info().name.c_str(),
               gpu ? "" : ": CPU sizes are reduced; the GPU figures come from cuda:0");
+  auto wanted = [&](const std::string& group) {
+    return only.empty() || std::find(only.begin(), only.end(), group) != only.end();
+  };
 
   // saxpy f32 over 1 GiB vectors.
-  {
+  if (wanted("saxpy")) {
     size_t n = gpu ? size_t(1) << 28 : size_t(1) << 22;
     Handle x = c.upload(random_floats(n, 1)), y = c.upload(random_floats(n, 2));
     uint32_t cubes = uint32_t(n / 4 / 256);
@@ -177,7 +221,7 @@ int bench(const Args& args) {
                     "triton", peer.count("triton_saxpy_GBps") ? peer["triton_saxpy_GBps"] : NAN, true, 0.98});
   }
   // sum of 256M f32.
-  {
+  if (wanted("sum")) {
     size_t n = gpu ? size_t(1) << 28 : size_t(1) << 22;
     Handle x = c.upload(random_floats(n, 3));
     uint32_t cubes = gpu ? uint32_t(device.info().multiprocessors) * 8 : 64;
@@ -191,8 +235,36 @@ int bench(const Args& args) {
     rows.push_back({"sum f32, " + std::to_string(n >> 20) + "M elements", "GB/s", 4.0 * double(n) / ms / 1e6, "pytorch",
                     peer.count("sum_f32_GBps") ? peer["sum_f32_GBps"] : NAN, true, 1.0});
   }
+  // The compute-bound kernel, exact and with fast math: the time of each, their ratio, and each
+  // one's largest error against a double-precision host reference on a sample of the elements.
+  if (wanted("fast_math")) {
+    size_t n = gpu ? size_t(1) << 24 : size_t(1) << 14;
+    std::vector<float> xs = random_floats(n, 4);
+    Handle x = c.upload(xs), y_exact = c.empty<float>(n), y_fast = c.empty<float>(n);
+    uint32_t cubes = uint32_t((n + 255) / 256);
+    auto exact = [&] { launch<MathHeavy<false>>(c, CubeCount{cubes}, CubeDim{256}, 1, x, y_exact); };
+    auto fast = [&] { launch<MathHeavy<true>>(c, CubeCount{cubes}, CubeDim{256}, 1, x, y_fast); };
+    exact();
+    fast();
+    double exact_ms = median_ms(c, 5, gpu ? 20 : 2, exact), fast_ms = median_ms(c, 5, gpu ? 20 : 2, fast);
+    std::vector<float> got_exact = c.read<float>(y_exact), got_fast = c.read<float>(y_fast);
+    double err_exact = 0, err_fast = 0;
+    for (size_t i = 0; i < n; i += gpu ? 61 : 1) {
+      double want = math_heavy_reference(xs[i]);
+      err_exact = std::max(err_exact, std::fabs(double(got_exact[i]) - want));
+      err_fast = std::max(err_fast, std::fabs(double(got_fast[i]) - want));
+    }
+    if (std::isnan(got_exact[0]) || std::isnan(got_fast[0])) err_exact = err_fast = NAN;
+    std::string size = std::to_string(n >> 10) + "K elements x " + std::to_string(MathHeavy<false>::kRounds) + " rounds";
+    rows.push_back({"math_heavy f32 exact, " + size, "ms", exact_ms, "", NAN, false, NAN});
+    // The CPU is exact either way: its ratio is noise, with no target.
+    rows.push_back({"math_heavy f32 fast math, " + size, "ms", fast_ms, "exact", exact_ms, false, gpu ? 1.0 : NAN});
+    // Errors against the reference; the bounds are the ones docs/decisions/015-fast-math.md gives.
+    rows.push_back({"math_heavy exact, max abs error", "", err_exact, "", NAN, false, 1e-5});
+    rows.push_back({"math_heavy fast math, max abs error", "", err_fast, "", NAN, false, 1e-4});
+  }
   // Host time of a cached launch (a tiny kernel, like the raw cuLaunchKernel loop).
-  {
+  if (wanted("launch")) {
     Handle y = c.upload(std::vector<float>(1024, 0.0f));
     auto run = [&] { launch<Tiny>(c, CubeCount{4}, CubeDim{256}, 1, 1.0f, y); };
     for (int i = 0; i < 1000; ++i) run();
@@ -207,7 +279,7 @@ int bench(const Args& args) {
   }
   // First launch of a new kernel beyond the raw NVRTC compile of the same source, and a disk
   // cache hit in a new process.
-  if (gpu) {
+  if (gpu && wanted("launch")) {
     // Five kernels new to this process and to the (fresh) disk cache: each first launch traces,
     // passes, emits, misses the disk cache, compiles with NVRTC, stores, loads and launches. kiln's
     // share is the launch's time less the time NVRTC spent compiling that very source during it.
@@ -215,11 +287,11 @@ int bench(const Args& args) {
     Handle y = c.upload(std::vector<float>(1024, 1.0f));
     std::vector<double> overhead, nvrtc;
     for (int k = 0; k < 5; ++k) {
-      double nvrtc0 = cuda::compile_milliseconds();
+      double nvrtc0 = nvrtc_compile_milliseconds();
       auto t0 = clock_type::now();
       launch<Fresh>(c, CubeCount{4}, CubeDim{256}, 1, y, comptime(int64_t(base + k)));
       c.sync();
-      double total = ms_since(t0), compile = cuda::compile_milliseconds() - nvrtc0;
+      double total = ms_since(t0), compile = nvrtc_compile_milliseconds() - nvrtc0;
       overhead.push_back(total - compile);
       nvrtc.push_back(compile);
       if (std::getenv("KILN_BENCH_VERBOSE")) std::printf("fresh %d: first launch %.3f ms, NVRTC %.3f ms\n", k, total, compile);
@@ -263,9 +335,13 @@ int bench(const Args& args) {
     bool ok = std::isnan(r.target) ? true
               : !std::isnan(ratio)  ? (r.higher_is_better ? ratio >= r.target : ratio <= r.target)
                                     : (r.higher_is_better ? r.kiln >= r.target : r.kiln <= r.target);
-    char target[32];
-    std::snprintf(target, sizeof target, "%s%.2f", r.higher_is_better ? ">=" : "<=", r.target);
-    std::printf("%-62s %8.2f %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), r.kiln, r.unit.c_str(),
+    // Errors are small numbers: those print in scientific notation.
+    bool tiny = r.kiln != 0 && std::fabs(r.kiln) < 0.01;
+    char target[32], figure[32];
+    std::snprintf(target, sizeof target, r.target < 0.01 ? "%s%.0e" : "%s%.2f", r.higher_is_better ? ">=" : "<=", r.target);
+    if (std::isnan(r.target)) target[0] = 0;
+    std::snprintf(figure, sizeof figure, tiny ? "%8.1e" : "%8.2f", r.kiln);
+    std::printf("%-62s %s %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), figure, r.unit.c_str(),
                 r.peer_name.c_str(), r.peer, ratio, target,
                 std::isnan(r.peer) && !r.peer_name.empty() ? "(no peer figure)" : ok ? "met" : "MISSED");
     auto num = [](double v) {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "gallery/gallery.h"
+#include "gallery.h"
 #include "kiln/runtime.h"
 
 namespace kiln::tool {

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "gallery/gallery.h"
+#include "gallery.h"
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 #include "kiln/passes/passes.h"

@@ -3,7 +3,7 @@
 
 #include "commands.h"
 #include "kiln/runtime.h"
-#include "runtime/cuda_devices.h"
+#include "kiln/runtime/cuda.h"
 
 namespace kiln::tool {
 
@@ -17,7 +17,7 @@ int info(const Args& args) {
                 double(i.memory_bytes) / (1024.0 * 1024 * 1024), i.multiprocessors, i.max_cube_units,
                 i.max_cube_dim[0], i.max_cube_dim[1], i.max_cube_dim[2], i.max_shared_bytes / 1024, i.plane_dim);
   }
-  if (runtime::cuda_device_count() == 0) std::printf("cuda: %s\n", runtime::cuda_unavailable_reason().c_str());
+  if (std::string why = cuda_unavailable_reason(); !why.empty()) std::printf("cuda: %s\n", why.c_str());
   std::printf("default device: %s\n", Device::default_device().name().c_str());
   return 0;
 }

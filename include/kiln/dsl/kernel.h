@@ -6,6 +6,10 @@
 //     static constexpr std::array<std::string_view, 4> param_names{"x", "y", "out", "relu"};  // optional
 //     void operator()(Slice<const float> x, Slice<const float> y, Slice<float> out, Comptime<bool> relu) const;
 //   };
+//
+// A kernel may also allow faster, less exact float math (docs/decisions/015-fast-math.md); without
+// this member it is exact:
+//     static constexpr FastMath fast_math{.contract = true, .approx = true};
 #pragma once
 
 #include <array>
@@ -24,6 +28,9 @@
 #include "kiln/kernel_ref.h"
 
 namespace kiln {
+
+// K::fast_math's type: which faster float math the kernel allows (contraction, approximations).
+using FastMath = ir::FastMath;
 
 template <class P>
 struct param_traits {
@@ -92,6 +99,18 @@ using kernel_params_t = typename call_traits<decltype(&K::operator())>::args;
 
 template <class K>
 concept HasParamNames = requires { K::param_names; };
+
+// K::fast_math, or exact math when K does not say.
+template <class K>
+constexpr FastMath fast_math_of() {
+  if constexpr (requires { K::fast_math; }) {
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(K::fast_math)>, FastMath>,
+                  "a kernel's fast_math is a static constexpr FastMath");
+    return K::fast_math;
+  } else {
+    return FastMath{};
+  }
+}
 
 template <class Tuple, size_t I>
 constexpr int comptime_index() {
@@ -196,6 +215,7 @@ KernelSignature make_signature() {
   sig.define = &define<K>;
   sig.count = uint8_t(n);
   sig.ir_count = uint8_t(n - size_t(comptime_index<Params, n>()));
+  sig.fast_math = fast_math_of<K>();
   [&]<size_t... I>(std::index_sequence<I...>) {
     ((sig.params[I] = param_spec<K, std::tuple_element_t<I, Params>, I>()), ...);
   }(std::make_index_sequence<n>{});

@@ -98,12 +98,25 @@ struct Dim3 {
   friend bool operator==(const Dim3&, const Dim3&) = default;
 };
 
+// The math a kernel lets a backend compute faster than docs/ir.md's rounding of each op
+// (docs/decisions/015-fast-math.md). Exact unless the kernel asks; the CPU backend is exact always.
+struct FastMath {
+  bool contract = false;  // a float mul whose result feeds an add or sub may fuse with it into one fma
+  bool approx = false;    // f32 division and math functions (f16 and bf16 ones too, through f32) may
+                          // use the hardware's approximations
+  bool any() const { return contract || approx; }
+  friend bool operator==(const FastMath&, const FastMath&) = default;
+};
+// "contract, approx", "contract", "approx" or "" (exact): the list the text form prints.
+std::string_view to_string(FastMath f);
+
 // What the kernel was specialised for: the compile-time facts of its launch.
 struct KernelFacts {
   Dim3 cube_dim;
   ExecMode mode = ExecMode::Checked;
   AddressType address = AddressType::U32;
   int vector_width = 1;
+  FastMath fast_math;  // the kernel's choice (K::fast_math), not the launch's
   // Per parameter: 0, or 1 + the lowest index of another parameter whose memory this one overlaps
   // (an in-place launch); every overlapping parameter has an entry. Empty when no parameters
   // alias. Backends may assume that a buffer with entry 0 overlaps no other.

@@ -258,6 +258,7 @@ class CudaBackend : public backend::Backend {
                                          std::to_string(info_.max_shared_bytes));
     }
     std::vector<std::string> options = default_compile_options(arch_);
+    options.insert(options.end(), e.options.begin(), e.options.end());
     CacheKey key;
     key.source = e.source;
     for (const std::string& o : options) key.options += o + " ";

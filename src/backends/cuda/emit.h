@@ -44,6 +44,9 @@ struct EmitResult {
                                       // to it when it passes 48 KiB)
   uint32_t units_per_cube = 1;        // cube_dim total, the entry's __launch_bounds__
   std::vector<AbiArg> args;           // the C parameters, in order
+  // NVRTC options the source relies on, after the architecture's (default_compile_options):
+  // --fmad=true for a kernel that allows contraction (its float mul is a plain `*`), else none.
+  std::vector<std::string> options;
 };
 
 // Emits CUDA C++ for `k`. Throws Error{emit.unsupported} for IR the CUDA backend cannot express

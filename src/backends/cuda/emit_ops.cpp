@@ -1,6 +1,6 @@
 // What each op becomes in C: lane-wise expressions (constants, arithmetic, bitwise, compare, select,
 // casts, math, vector ops), builtins, memory accesses, atomics, plane ops and printf. Where CUDA
-// C++ differs from docs/ir.md the expression calls a prelude helper (prelude.cpp) that gives the
+// C++ differs from docs/ir.md the expression calls a prelude helper (device/*.cuh) that gives the
 // IR's exact semantics; f32 and f64 ops with matching semantics are written inline.
 #include <charconv>
 #include <cmath>
@@ -215,12 +215,20 @@ std::string Emitter::arith(const ir::Op& op, Scalar s, const std::vector<std::st
   K k = op.kind;
   if (s == Scalar::F32 || s == Scalar::F64) {
     bool d = s == Scalar::F64;
+    const ir::FastMath& fast = k_.facts.fast_math;
     switch (k) {
       case K::Add: return "(" + a[0] + " + " + a[1] + ")";
       case K::Sub: return "(" + a[0] + " - " + a[1] + ")";
-      // __fmul_rn is never contracted with an add into an fma: each op rounds, as the IR says.
-      case K::Mul: return std::string(d ? "__dmul_rn(" : "__fmul_rn(") + a[0] + ", " + a[1] + ")";
-      case K::Div: return std::string(d ? "__ddiv_rn(" : "__fdiv_rn(") + a[0] + ", " + a[1] + ")";
+      // __fmul_rn is never contracted with an add into an fma: each op rounds, as the IR says. A
+      // plain `*` may be, under --fmad=true (EmitResult::options), where the kernel allows it.
+      case K::Mul:
+        if (fast.contract) return "(" + a[0] + " * " + a[1] + ")";
+        return std::string(d ? "__dmul_rn(" : "__fmul_rn(") + a[0] + ", " + a[1] + ")";
+      // __fdividef: within 2 ulp for divisors below 2^126 in magnitude, 0 past that. f64 has no
+      // faster division.
+      case K::Div:
+        if (fast.approx && !d) return "__fdividef(" + a[0] + ", " + a[1] + ")";
+        return std::string(d ? "__ddiv_rn(" : "__fdiv_rn(") + a[0] + ", " + a[1] + ")";
       case K::Rem: return std::string(d ? "fmod(" : "fmodf(") + a[0] + ", " + a[1] + ")";
       case K::Neg: return "(-" + a[0] + ")";
       case K::Abs: return std::string(d ? "fabs(" : "fabsf(") + a[0] + ")";
@@ -291,7 +299,7 @@ std::string Emitter::math(const ir::Op& op, Scalar s, const std::vector<std::str
     if (n.kind == op.kind) m = &n;
   }
   if (!m) unsupported(op, "has no function for this math op");
-  bool fast = op.flag(ir::AttrKey::FastMath);
+  bool fast = op.flag(ir::AttrKey::FastMath) || k_.facts.fast_math.approx;
   std::string fn(s == Scalar::F64 ? m->f64 : fast ? m->f32_fast : m->f32);
   bool predicate = op.kind == OpKind::IsNan || op.kind == OpKind::IsInf;
   std::string args;

@@ -39,6 +39,8 @@ struct NvrtcApi {
   NvrtcResult (*get_program_log)(NvrtcProgram, char*) = nullptr;
   NvrtcResult (*get_cubin_size)(NvrtcProgram, size_t*) = nullptr;
   NvrtcResult (*get_cubin)(NvrtcProgram, char*) = nullptr;
+  NvrtcResult (*get_ptx_size)(NvrtcProgram, size_t*) = nullptr;
+  NvrtcResult (*get_ptx)(NvrtcProgram, char*) = nullptr;
 };
 
 template <class F>
@@ -80,6 +82,8 @@ bool load(const std::vector<std::string>& candidates, NvrtcApi& api, std::string
     ok = bind(h, "nvrtcGetProgramLog", a.get_program_log, missing) && ok;
     ok = bind(h, "nvrtcGetCUBINSize", a.get_cubin_size, missing) && ok;
     ok = bind(h, "nvrtcGetCUBIN", a.get_cubin, missing) && ok;
+    ok = bind(h, "nvrtcGetPTXSize", a.get_ptx_size, missing) && ok;
+    ok = bind(h, "nvrtcGetPTX", a.get_ptx, missing) && ok;
     if (!ok) {
       tried += "\n  " + name + ": opened, but lacks " + missing;
       dlclose(h);
@@ -246,12 +250,14 @@ std::string compiler_identity() {
   return "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor);
 }
 
-CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options) {
-  const NvrtcApi& a = api();
+namespace {
+// Creates and compiles the program held by `prog`; its log goes to `log`. Throws Error{compile.nvrtc}
+// with the log and the written source when NVRTC refuses it.
+void compile_program(const NvrtcApi& a, ProgramGuard& prog, std::string_view source, std::string_view name,
+                     const std::vector<std::string>& options, std::string& log) {
   CompileTimer timer;
   std::string src(source);
   std::string prog_name = std::string(name) + ".cu";
-  ProgramGuard prog{a};
   NvrtcResult r = a.create_program(&prog.p, src.c_str(), prog_name.c_str(), 0, nullptr, nullptr);
   if (r != kNvrtcSuccess) {
     throw Error("compile.nvrtc", "nvrtcCreateProgram failed for '" + std::string(name) + "': " + result_text(a, r) +
@@ -262,22 +268,29 @@ CompileResult compile(std::string_view source, std::string_view name, const std:
   for (const std::string& o : options) opts.push_back(o.c_str());
   NvrtcResult compiled = a.compile_program(prog.p, static_cast<int>(opts.size()), opts.data());
 
-  CompileResult out;
   size_t log_size = 0;
   if (a.get_program_log_size(prog.p, &log_size) == kNvrtcSuccess && log_size > 1) {
-    out.log.resize(log_size);
-    if (a.get_program_log(prog.p, out.log.data()) != kNvrtcSuccess) out.log.clear();
-    while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n')) out.log.pop_back();
+    log.resize(log_size);
+    if (a.get_program_log(prog.p, log.data()) != kNvrtcSuccess) log.clear();
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   }
   if (compiled != kNvrtcSuccess) {
     std::string opt_text;
     for (const std::string& o : options) opt_text += " " + o;
     throw Error("compile.nvrtc", "NVRTC could not compile kernel '" + std::string(name) + "' (" +
-                                     result_text(a, compiled) + ", options:" + opt_text + "):\n" + out.log +
+                                     result_text(a, compiled) + ", options:" + opt_text + "):\n" + log +
                                      "\nsource written to " + write_failed_source(source));
   }
+}
+}  // namespace
+
+CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options) {
+  const NvrtcApi& a = api();
+  ProgramGuard prog{a};
+  CompileResult out;
+  compile_program(a, prog, source, name, options, out.log);
   size_t cubin_size = 0;
-  r = a.get_cubin_size(prog.p, &cubin_size);
+  NvrtcResult r = a.get_cubin_size(prog.p, &cubin_size);
   if (r != kNvrtcSuccess || cubin_size == 0) {
     throw Error("compile.nvrtc", "NVRTC compiled kernel '" + std::string(name) +
                                      "' but gave no CUBIN (the options must name a real architecture, "
@@ -288,6 +301,23 @@ CompileResult compile(std::string_view source, std::string_view name, const std:
   r = a.get_cubin(prog.p, out.cubin.data());
   if (r != kNvrtcSuccess) throw Error("compile.nvrtc", "nvrtcGetCUBIN failed: " + result_text(a, r));
   return out;
+}
+
+std::string compile_ptx(std::string_view source, std::string_view name, const std::vector<std::string>& options) {
+  const NvrtcApi& a = api();
+  ProgramGuard prog{a};
+  std::string log;
+  compile_program(a, prog, source, name, options, log);
+  size_t size = 0;
+  NvrtcResult r = a.get_ptx_size(prog.p, &size);
+  if (r != kNvrtcSuccess || size == 0) {
+    throw Error("compile.nvrtc", "NVRTC compiled kernel '" + std::string(name) + "' but gave no PTX: " + result_text(a, r));
+  }
+  std::string ptx(size, '\0');
+  r = a.get_ptx(prog.p, ptx.data());
+  if (r != kNvrtcSuccess) throw Error("compile.nvrtc", "nvrtcGetPTX failed: " + result_text(a, r));
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return ptx;
 }
 
 namespace detail {

@@ -24,8 +24,9 @@ NvrtcVersion nvrtc_version();
 std::vector<std::string> nvrtc_candidates();
 
 // The options kiln compiles with for `arch` ("sm_90a"): the architecture and the language level.
-// The generated source does not depend on the math flags (it spells IEEE rounding with intrinsics),
-// so none are passed.
+// The generated source of an exact kernel does not depend on the math flags (it spells IEEE
+// rounding with intrinsics), so none are passed; a kernel that allows contraction adds --fmad=true
+// (EmitResult::options).
 std::vector<std::string> default_compile_options(std::string_view arch);
 
 struct CompileResult {
@@ -38,6 +39,11 @@ struct CompileResult {
 // Throws Error{compile.nvrtc} with the log and the path of a file holding the failing source, or
 // Error{device.unavailable} when NVRTC cannot be loaded.
 CompileResult compile(std::string_view source, std::string_view name, const std::vector<std::string>& options);
+
+// Compiles `source` to PTX, the text of what the compiler made of it: for tests that check the
+// instructions a kernel becomes (an fma where a kernel allows contraction, none where it does not).
+// Errors as compile().
+std::string compile_ptx(std::string_view source, std::string_view name, const std::vector<std::string>& options);
 
 // Names the NVRTC build that compiles (the library file's real path, size and time), for the
 // disk cache's key. It does not load NVRTC when it is not loaded yet: a disk-cache hit in a new

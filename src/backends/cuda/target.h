@@ -13,8 +13,9 @@
 
 namespace kiln::cuda {
 
-// One float math op's function names: for f32, f32 under {fast_math}, and f64. f16 and bf16 use
-// the f32 names on values widened to f32 and round the result back.
+// One float math op's function names: for f32, f32 where approximations are allowed (the op's
+// {fast_math}, or the kernel's fast_math = [approx]), and f64. f16 and bf16 use the f32 names on
+// values widened to f32 and round the result back.
 struct MathName {
   ir::OpKind kind;
   std::string_view f32;
@@ -43,6 +44,8 @@ struct CStyleTarget {
 };
 
 const CStyleTarget& cuda_target();
+// The types and helpers every generated kernel starts with: the device library
+// (src/backends/cuda/device/*.cuh), embedded at build time by cmake/embed_cuda_device.cmake.
 std::string_view cuda_prelude();
 
 }  // namespace kiln::cuda

@@ -1,0 +1,362 @@
+// The CUDA device library (src/backends/cuda/device/*.cuh) on its own: each file compiles with
+// NVRTC from the folder by itself, and inside the embedded prelude, with a small kernel that
+// calls every helper it defines (templates are only checked where they are instantiated); the
+// integer helpers, compiled here by the host compiler, agree with the CPU backend lane for lane.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <type_traits>
+
+#include "backend/backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cuda/target.h"
+#include "cuda_test_util.h"
+#include "kiln/ir/text.h"
+#include "kiln/ir/verifier.h"
+#include "kiln/passes/passes.h"
+
+// The integer helpers for the host: CUDA's qualifiers mean nothing here, and the four bit-counting
+// intrinsics they call are given their documented results (__clz(0) is 32, __clzll(0) is 64).
+// Inside a namespace, so that the device typedefs (i8, u32, ...) stay out of the global one.
+namespace device {
+#define __device__
+#define __forceinline__ inline
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+#include "backends/cuda/device/int_arith.cuh"
+#undef __device__
+#undef __forceinline__
+}  // namespace device
+
+namespace kiln::cuda::testing {
+namespace {
+
+// A kernel per device file that calls each of its helpers on every type it is defined for.
+const std::map<std::string, std::string>& kernels() {
+  static const std::map<std::string, std::string> k = {
+      {"types", R"(
+extern "C" __global__ void types_test(u32* out, f32 x) {
+  // Trivial types: they live in shared arrays.
+  __shared__ f16 h[4];
+  __shared__ kiln_vec<bf16, 8> hv[2];
+  kiln_vec<f32, 4> v = {{x, x, x, x}};
+  kiln_uint<i16>::type u = (kiln_uint<i16>::type)65535u;
+  h[threadIdx.x & 3u] = f16{u};
+  hv[0].v[threadIdx.x & 7u] = bf16{(u16)(u >> 1)};
+  i8 a = -1; i32 b = -2; i64 c = -3; u8 d = 1; u64 e = 2;
+  static_assert(sizeof(kiln_vec<f64, 2>) == 16 && alignof(kiln_vec<f64, 2>) == 16, "vector alignment");
+  static_assert(sizeof(kiln_uint<i64>::type) == 8 && (kiln_uint<i8>::type)-1 > 0, "unsigned twin");
+  out[0] = kiln_bitcast<u32>(v.v[3]) + h[0].bits + hv[0].v[1].bits + (u32)(a + b + c + d + e);
+}
+)"},
+      {"half", R"(
+extern "C" __global__ void half_test(f32* out, f32 x, f64 d, i64 i, u64 u) {
+  out[0] = kiln_f32(kiln_f16(x)) + kiln_f32(kiln_bf16(x));
+  out[1] = kiln_f32_odd(d) + kiln_f32_odd(i) + kiln_f32_odd(u) + kiln_odd(x, x > 0.0f);
+}
+)"},
+      {"float", R"(
+template <class F> __device__ i64 ftoi_all(F x) {
+  return (i64)kiln_ftoi_i8(x) + kiln_ftoi_i16(x) + kiln_ftoi_i32(x) + kiln_ftoi_i64(x) +
+         (i64)kiln_ftoi_u8(x) + kiln_ftoi_u16(x) + kiln_ftoi_u32(x) + (i64)kiln_ftoi_u64(x);
+}
+extern "C" __global__ void float_test(i64* out, f32 x, f64 d) {
+  out[0] = ftoi_all(x) + ftoi_all(d);
+  out[1] = kiln_isnan(x) + kiln_isnan(d) + kiln_isinf(x) + kiln_isinf(d);
+  out[2] = (i64)(kiln_tanh_approx(x) + kiln_exp2_approx(x) + kiln_sqrt_approx(x) + kiln_rcp_approx(x));
+}
+)"},
+      {"int_arith", R"(
+template <class T> __device__ u64 int_ops(T a, T b) {
+  return (u64)kiln_add(a, b) + (u64)kiln_sub(a, b) + (u64)kiln_mul(a, b) + (u64)kiln_neg(a) +
+         (u64)kiln_min(a, b) + (u64)kiln_max(a, b) + (u64)kiln_abs(a) + (u64)kiln_div(a, b) +
+         (u64)kiln_rem(a, b) + (u64)kiln_shl(a, b) + (u64)kiln_shr(a, b) + kiln_popcount(a) +
+         kiln_leading_zeros(a);
+}
+extern "C" __global__ void int_arith_test(u64* out, const i64* in) {
+  i64 a = in[0], b = in[1];
+  out[0] = int_ops((i8)a, (i8)b) + int_ops((i16)a, (i16)b) + int_ops((i32)a, (i32)b) + int_ops(a, b) +
+           int_ops((u8)a, (u8)b) + int_ops((u16)a, (u16)b) + int_ops((u32)a, (u32)b) + int_ops((u64)a, (u64)b);
+}
+)"},
+      {"float_arith", R"(
+template <class T> __device__ T ops(T a, T b) { return kiln_max(kiln_min(kiln_mul(kiln_add(a, b), b), a), b); }
+template <class H> __device__ H half_ops(H a, H b) {
+  H r = ops(a, b);
+  r = kiln_abs(kiln_neg(kiln_rem(kiln_div(kiln_sub(r, a), b), a)));
+  return kiln_fma(r, a, b);
+}
+extern "C" __global__ void float_arith_test(f32* out, f32 x, f64 d) {
+  kiln_vec<f32, 4> v = {{x, x, x, x}};
+  kiln_vec<f64, 2> dv = {{d, d}};
+  kiln_vec<i32, 2> iv = {{1, 2}};
+  kiln_vec<f16, 8> hv;
+  for (int i = 0; i < 8; ++i) hv.v[i] = kiln_f16(x);
+  v = ops(v, v); dv = ops(dv, dv); iv = ops(iv, iv); hv = ops(hv, hv);
+  out[0] = ops(x, x) + (f32)ops(d, d) + v.v[1] + (f32)dv.v[1] + (f32)iv.v[1] + kiln_f32(hv.v[2]);
+  out[1] = kiln_f32(half_ops(kiln_f16(x), kiln_f16(x))) + kiln_f32(half_ops(kiln_bf16(x), kiln_bf16(x)));
+}
+)"},
+      {"atomics", R"(
+template <class T> __device__ T int_atomics(T* p, T v) {
+  return kiln_atomic_add(p, v) + kiln_atomic_sub(p, v) + kiln_atomic_min(p, v) + kiln_atomic_max(p, v) +
+         kiln_atomic_and(p, v) + kiln_atomic_or(p, v) + kiln_atomic_xor(p, v) + kiln_atomic_exchange(p, v) +
+         kiln_atomic_cas(p, v, v);
+}
+template <class T> __device__ T float_atomics(T* p, T v) {
+  return kiln_atomic_add(p, v) + kiln_atomic_sub(p, v) + kiln_atomic_exchange(p, v);
+}
+extern "C" __global__ void atomics_test(i32* a, u32* b, i64* c, u64* d, f32* e, f64* f) {
+  a[1] = int_atomics(a, 1); b[1] = int_atomics(b, 1u); c[1] = int_atomics(c, 1ll); d[1] = int_atomics(d, 1ull);
+  e[1] = float_atomics(e, 1.0f); f[1] = float_atomics(f, 1.0);
+}
+)"},
+      {"plane", R"(
+template <class T> __device__ T plane_ops(u32 m, T v) {
+  T r = kiln_plane_reduce<kiln_op_add>(m, v);
+  r = kiln_plane_reduce<kiln_op_mul>(m, r);
+  r = kiln_plane_reduce<kiln_op_min>(m, r);
+  r = kiln_plane_reduce<kiln_op_max>(m, r);
+  r = kiln_plane_scan(m, r, true);
+  r = kiln_plane_scan(m, r, false);
+  r = kiln_shfl_idx(m, r, 3u);
+  r = kiln_shfl_xor(m, r, 1u);
+  r = kiln_shfl_up(m, r, 2u);
+  return kiln_shfl_down(m, r, 2u);
+}
+template <class T> __device__ T shuffled(u32 m, T v) { return kiln_shfl_idx(m, v, 0u); }
+extern "C" __global__ void plane_test(i64* out, f32 x) {
+  u32 m = kiln_plane_lanes(threadIdx.x, blockDim.x);
+  kiln_narrow(m, threadIdx.x % 3u != 0u);
+  kiln_vec<f32, 4> v = {{x, x, x, x}};
+  out[threadIdx.x] = plane_ops(m, (i32)x) + plane_ops(m, (u32)x) + plane_ops(m, (i64)x) + plane_ops(m, (u64)x) +
+                     (i64)plane_ops(m, x) + (i64)plane_ops(m, (f64)x) + (i64)kiln_f32(plane_ops(m, kiln_f16(x))) +
+                     shuffled(m, (i8)x) + shuffled(m, (i16)x) + shuffled(m, (u8)x) + shuffled(m, (u16)x) +
+                     shuffled(m, x > 0.0f) + shuffled(m, kiln_bf16(x)).bits + (i64)shuffled(m, v).v[2] +
+                     kiln_plane_all(m, x > 0.0f) + kiln_plane_any(m, x > 0.0f) + kiln_plane_ballot(m, x > 0.0f) +
+                     kiln_plane_elect(m) + kiln_lane();
+}
+)"},
+  };
+  return k;
+}
+
+std::filesystem::path device_dir() { return KILN_CUDA_DEVICE_DIR; }
+
+std::vector<std::string> device_files() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(device_dir())) {
+    if (e.path().extension() == ".cuh") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(DeviceLibrary, EveryFileHasATestKernel) {
+  std::vector<std::string> names = device_files();
+  ASSERT_FALSE(names.empty()) << device_dir();
+  for (const std::string& n : names) {
+    EXPECT_TRUE(kernels().count(n)) << n << ".cuh has no kernel in this test that calls its helpers";
+  }
+  for (const auto& [n, source] : kernels()) {
+    EXPECT_TRUE(std::filesystem::exists(device_dir() / (n + ".cuh"))) << "a test kernel for a missing " << n << ".cuh";
+  }
+}
+
+// The prelude is the files in their CMake order with the lines for a file on its own left out: the
+// text kernels see holds every file, no #include and no #pragma once.
+TEST(DeviceLibrary, ThePreludeHoldsEveryFileAndNoInclude) {
+  std::string_view prelude = cuda_prelude();
+  EXPECT_EQ(prelude.find("#include"), std::string_view::npos);
+  EXPECT_EQ(prelude.find("#pragma once"), std::string_view::npos);
+  EXPECT_TRUE(prelude.starts_with("// ---- kiln prelude (declared by kiln; no toolkit header) ----\n"));
+  EXPECT_TRUE(prelude.ends_with("\n// ---- end of the kiln prelude ----\n"));
+  for (const std::string& n : device_files()) {
+    std::string text = read_text((device_dir() / (n + ".cuh")).string());
+    std::string first_line = text.substr(0, text.find('\n') + 1);
+    EXPECT_NE(prelude.find(first_line), std::string_view::npos) << n << ".cuh is not in the prelude";
+  }
+}
+
+class DeviceFile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceFile, CompilesOnItsOwn) {
+  KILN_REQUIRE_NVRTC();
+  const std::string& name = GetParam();
+  std::vector<std::string> options = default_compile_options(kArch);
+  options.push_back("--include-path=" + device_dir().string());
+  std::string source = "#include \"" + name + ".cuh\"\n" + kernels().at(name);
+  CompileResult r = compile(source, name + "_test", options);
+  EXPECT_FALSE(r.cubin.empty());
+  EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
+}
+
+TEST_P(DeviceFile, CompilesInThePrelude) {
+  KILN_REQUIRE_NVRTC();
+  const std::string& name = GetParam();
+  std::string source = std::string(cuda_prelude()) + kernels().at(name);
+  CompileResult r = compile(source, name + "_test", default_compile_options(kArch));
+  EXPECT_FALSE(r.cubin.empty());
+  EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, DeviceFile, ::testing::ValuesIn(device_files()),
+                         [](const auto& info) { return info.param; });
+
+// ---- int_arith.cuh on the host against the CPU backend ----
+
+template <class T> constexpr std::string_view ir_name() {
+  if constexpr (std::is_same_v<T, device::i8>) return "i8";
+  else if constexpr (std::is_same_v<T, device::i16>) return "i16";
+  else if constexpr (std::is_same_v<T, device::i32>) return "i32";
+  else if constexpr (std::is_same_v<T, device::i64>) return "i64";
+  else if constexpr (std::is_same_v<T, device::u8>) return "u8";
+  else if constexpr (std::is_same_v<T, device::u16>) return "u16";
+  else if constexpr (std::is_same_v<T, device::u32>) return "u32";
+  else return "u64";
+}
+
+// The IR op, and the prelude helper the CUDA emitter writes for it.
+struct IntOp {
+  std::string_view name;
+  int operands;
+  bool counts;     // the result is u32 (popcount, leading_zeros)
+  bool nonzero_b;  // b == 0 is left out: the CPU reports it as an error, a GPU leaves it unspecified
+};
+constexpr IntOp kIntOps[] = {
+    {"add", 2, false, false}, {"sub", 2, false, false}, {"mul", 2, false, false},
+    {"min", 2, false, false}, {"max", 2, false, false}, {"div", 2, false, true},
+    {"rem", 2, false, true},  {"shl", 2, false, false}, {"shr", 2, false, false},
+    {"neg", 1, false, false}, {"abs", 1, false, false}, {"popcount", 1, true, false},
+    {"leading_zeros", 1, true, false},
+};
+
+template <class T> uint64_t on_host(std::string_view op, T a, T b) {
+  using namespace device;
+  auto bits = [](auto v) { return uint64_t(typename kiln_uint<decltype(v)>::type(v)); };
+  if (op == "add") return bits(kiln_add(a, b));
+  if (op == "sub") return bits(kiln_sub(a, b));
+  if (op == "mul") return bits(kiln_mul(a, b));
+  if (op == "min") return bits(kiln_min(a, b));
+  if (op == "max") return bits(kiln_max(a, b));
+  if (op == "div") return bits(kiln_div(a, b));
+  if (op == "rem") return bits(kiln_rem(a, b));
+  if (op == "shl") return bits(kiln_shl(a, b));
+  if (op == "shr") return bits(kiln_shr(a, b));
+  if (op == "neg") return bits(kiln_neg(a));
+  if (op == "abs") return bits(kiln_abs(a));
+  if (op == "popcount") return kiln_popcount(a);
+  if (op == "leading_zeros") return kiln_leading_zeros(a);
+  ADD_FAILURE() << "no host helper for " << op;
+  return 0;
+}
+
+// Operand values: the edges of the type (0, +-1, MIN, MAX and their neighbours), shift amounts
+// around the width, and random values; every pair of them.
+template <class T> std::vector<T> operand_values() {
+  using L = std::numeric_limits<T>;
+  std::set<T> v;
+  for (T x : {T(0), T(1), T(2), T(3), T(-1), T(-2), L::min(), T(L::min() + 1), L::max(), T(L::max() - 1)}) v.insert(x);
+  const int width = int(sizeof(T) * 8);
+  for (int s : {width - 1, width, width + 1, 2 * width, 7, 8, 9}) v.insert(T(s));
+  std::mt19937_64 rng(sizeof(T) * 131 + std::is_signed_v<T>);
+  while (v.size() < 40) v.insert(T(rng()));
+  return std::vector<T>(v.begin(), v.end());
+}
+
+std::vector<unsigned char> run_cpu(const std::string& text, std::vector<std::vector<unsigned char>> bufs,
+                                   const std::vector<uint32_t>& lens, uint32_t cubes) {
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k, "test");
+  passes::run_pipeline(k);
+  auto cpu = cpu::make_cpu_backend();
+  auto stream = cpu->create_stream();
+  std::vector<backend::ArgBinding> args;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    backend::ArgBinding a;
+    a.kind = backend::ArgBinding::Kind::Buffer;
+    a.address = cpu->allocate(bufs[i].size());
+    a.bytes = bufs[i].size();
+    a.len = lens[i];
+    cpu->copy_to_device(*stream, a.address, bufs[i].data(), bufs[i].size());
+    args.push_back(a);
+  }
+  auto exe = cpu->compile(k);
+  cpu->launch(*exe, backend::LaunchDims{ir::Dim3{cubes, 1, 1}, k.facts.cube_dim}, args, *stream);
+  std::vector<unsigned char> out(bufs.back().size());
+  cpu->copy_to_host(*stream, out.data(), args.back().address, out.size());
+  cpu->sync(*stream);
+  for (const auto& a : args) cpu->deallocate(a.address);
+  return out;
+}
+
+template <class T> void agree_with_the_cpu() {
+  const std::string t(ir_name<T>());
+  const std::vector<T> values = operand_values<T>();
+  for (const IntOp& op : kIntOps) {
+    if (op.name == "neg" && !std::is_signed_v<T>) continue;  // the IR has no neg of an unsigned type
+    SCOPED_TRACE(std::string(op.name) + " on " + t);
+    std::vector<T> as, bs;
+    for (T a : values) {
+      for (T b : values) {
+        if (op.nonzero_b && b == T(0)) continue;
+        as.push_back(a);
+        bs.push_back(b);
+      }
+    }
+    // Whole cubes: a unit past the end would divide by the zero that a checked load gives it.
+    const uint32_t dim = 64;
+    while (as.size() % dim) {
+      as.push_back(T(1));
+      bs.push_back(T(1));
+    }
+    const uint32_t n = uint32_t(as.size()), cubes = n / dim;
+    const std::string rt = op.counts ? "u32" : t;
+    const std::string apply = op.operands == 2 ? std::string(op.name) + " %1, %2" : std::string(op.name) + " %1";
+    std::string text = "kernel @int_op(%a: buffer<" + t + ", ro>, %b: buffer<" + t + ", ro>, %out: buffer<" + rt +
+                       ", rw>) {cube_dim = [" + std::to_string(dim) +
+                       ", 1, 1], mode = checked, address = u32, vector = 1} {\n"
+                       "  %0 = builtin.absolute_pos : u32\n"
+                       "  %1 = load %a, %0 {checked} : " + t + "\n"
+                       "  %2 = load %b, %0 {checked} : " + t + "\n"
+                       "  %3 = " + apply + " : " + rt + "\n"
+                       "  store %out, %0, %3 {checked}\n"
+                       "}\n";
+    const size_t out_size = op.counts ? 4 : sizeof(T);
+    std::vector<std::vector<unsigned char>> bufs(3);
+    bufs[0].resize(n * sizeof(T));
+    bufs[1].resize(n * sizeof(T));
+    bufs[2].resize(n * out_size);
+    std::memcpy(bufs[0].data(), as.data(), bufs[0].size());
+    std::memcpy(bufs[1].data(), bs.data(), bufs[1].size());
+    std::vector<unsigned char> out = run_cpu(text, bufs, {n, n, n}, cubes);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t cpu = 0;
+      std::memcpy(&cpu, out.data() + i * out_size, out_size);
+      ASSERT_EQ(on_host<T>(op.name, as[i], bs[i]), cpu)
+          << "a = " << int64_t(as[i]) << ", b = " << int64_t(bs[i]) << ": the prelude's helper, then the CPU";
+    }
+  }
+}
+
+TEST(DeviceLibraryOnHost, IntegerHelpersAgreeWithTheCpuBackend) {
+  agree_with_the_cpu<device::i8>();
+  agree_with_the_cpu<device::i16>();
+  agree_with_the_cpu<device::i32>();
+  agree_with_the_cpu<device::i64>();
+  agree_with_the_cpu<device::u8>();
+  agree_with_the_cpu<device::u16>();
+  agree_with_the_cpu<device::u32>();
+  agree_with_the_cpu<device::u64>();
+}
+
+}  // namespace
+}  // namespace kiln::cuda::testing
