@@ -112,44 +112,60 @@ uint32_t loop_begin(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
-template <class I>
+// The loop test for every unit still in the loop: i < hi. IU/HU: i/hi are uniform (a uniform i
+// has uniform bounds). Written as byte loops over __restrict masks, like merge, to vectorise.
+template <class I, bool IU, bool HU>
 uint32_t for_test(Exec& e, const Instr& in, uint32_t pc) {
   const ForTest& x = in.as<ForTest>();
-  const I* i = e.slot<I>(x.index.slot);
-  const I* hi = e.slot<I>(x.hi.slot);
-  const uint32_t is = stride(x.index), hs = stride(x.hi);
-  uint8_t* saved = e.saved(x.depth);
-  uint8_t* done = e.m1(x.depth);
-  uint8_t* cont = e.m2(x.depth);
-  for (uint32_t u = 0; u < e.units; ++u) {
-    cont[u] = 0;
-    uint8_t live = saved[u] & uint8_t(!done[u]) & uint8_t(!e.terminated[u]);
-    uint8_t go = live & uint8_t(i[u * is] < hi[u * hs]);
-    done[u] |= live & uint8_t(!go);
-    e.cur[u] = go;
+  const uint32_t n = e.units;
+  const I* __restrict i = e.slot<I>(x.index.slot);
+  const I* __restrict hi = e.slot<I>(x.hi.slot);
+  const uint8_t* __restrict saved = e.saved(x.depth);
+  const uint8_t* __restrict term = e.terminated;
+  uint8_t* __restrict done = e.m1(x.depth);
+  uint8_t* __restrict cur = e.cur;
+  std::memset(e.m2(x.depth), 0, n);  // nobody has continued in the new iteration
+  if constexpr (IU) {
+    const uint8_t go_all = uint8_t(i[0] < hi[0]);
+    for (uint32_t u = 0; u < n; ++u) {
+      const uint8_t live = saved[u] & uint8_t(!(done[u] | term[u]));
+      done[u] |= live & uint8_t(!go_all);
+      cur[u] = live & go_all;
+    }
+  } else {
+    for (uint32_t u = 0; u < n; ++u) {
+      const uint8_t live = saved[u] & uint8_t(!(done[u] | term[u]));
+      const uint8_t go = live & uint8_t(i[u] < (HU ? hi[0] : hi[u]));
+      done[u] |= live & uint8_t(!go);
+      cur[u] = go;
+    }
   }
   return e.refresh() ? pc + 1 : x.end_pc;
 }
 
-template <class I>
+// i += step for every unit still in the loop (including those that ran `continue`).
+template <class I, bool IU, bool SU>
 uint32_t for_next(Exec& e, const Instr& in, uint32_t) {
   const ForNext& x = in.as<ForNext>();
-  I* i = e.slot<I>(x.index.slot);
-  const I* step = e.slot<I>(x.step.slot);
   using U = std::make_unsigned_t<I>;
-  auto add = [](I a, I b) { return static_cast<I>(static_cast<U>(a) + static_cast<U>(b)); };
-  if (x.index.uniform) {
+  I* __restrict i = e.slot<I>(x.index.slot);
+  const I* __restrict step = e.slot<I>(x.step.slot);
+  if constexpr (IU) {
     // Every unit still in the loop holds the same i (uniform.cpp): advance the row once.
-    for (uint32_t j = 0; j < kRowLanes; ++j) i[j] = add(i[j], step[j]);
+    for (uint32_t j = 0; j < kRowLanes; ++j) i[j] = static_cast<I>(static_cast<U>(i[j]) + static_cast<U>(step[j]));
+    return x.test_pc;
+  } else {
+    const uint32_t n = e.units;
+    const uint8_t* __restrict saved = e.saved(x.depth);
+    const uint8_t* __restrict done = e.m1(x.depth);
+    const uint8_t* __restrict term = e.terminated;
+    for (uint32_t u = 0; u < n; ++u) {
+      const U live = U(saved[u] & uint8_t(!(done[u] | term[u])));
+      const U s = static_cast<U>(SU ? step[0] : step[u]);
+      i[u] = static_cast<I>(static_cast<U>(i[u]) + s * live);
+    }
     return x.test_pc;
   }
-  const uint32_t ss = stride(x.step);
-  const uint8_t* saved = e.saved(x.depth);
-  const uint8_t* done = e.m1(x.depth);
-  for (uint32_t u = 0; u < e.units; ++u) {
-    if (saved[u] && !done[u] && !e.terminated[u]) i[u] = add(i[u], step[u * ss]);
-  }
-  return x.test_pc;
 }
 
 // Calls fn.template operator()<I>() with I the storage type of integer scalar s.
@@ -235,12 +251,17 @@ void plan_for(Planner& p, const ir::Op& op) {
   p.track_depth(ctx.depth);
   piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, i, p.operand(op, 0), uint32_t(ir::scalar_bytes(s))});
   const size_t test_pc = p.pc();
-  piece(p, op, number, on_index_type(s, []<class I>() -> InstrFn { return &for_test<I>; }), ForTest{ctx.depth, i, p.operand(op, 1), 0});
+  const Ref hi = p.operand(op, 1);
+  piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
+          return i.uniform ? &for_test<I, true, true> : hi.uniform ? &for_test<I, false, true> : &for_test<I, false, false>;
+        }), ForTest{ctx.depth, i, hi, 0});
   const Ref step = p.operand(op, 2);
   std::vector<Pending> body_ends;
   p.region(op.regions[0], Ctx{ctx.depth + 1, ctx.depth, -1}, body_ends);
   const size_t next_pc = p.pc();
-  piece(p, op, number, on_index_type(s, []<class I>() -> InstrFn { return &for_next<I>; }), ForNext{ctx.depth, i, step, uint32_t(test_pc)});
+  piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
+          return i.uniform ? &for_next<I, true, true> : step.uniform ? &for_next<I, false, true> : &for_next<I, false, false>;
+        }), ForNext{ctx.depth, i, step, uint32_t(test_pc)});
   p.patch(body_ends, uint32_t(next_pc));
   const size_t end_pc = p.pc();
   piece(p, op, number, &merge_instr, Merge{ctx.depth, ctx.loop, 0});

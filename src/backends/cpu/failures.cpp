@@ -216,6 +216,10 @@ class Analysis {
       case OpKind::UnitPosPlane: out = {0, std::min<__int128>(31, units - 1)}; break;
       case OpKind::PlaneDim: out = {32, 32}; break;
       case OpKind::CubeDim: out = axis < 0 ? Range{units, units} : Range{dim_of(axis), dim_of(axis)}; break;
+      // A launch of no cubes runs nothing, so a running cube sees at least one on each axis.
+      case OpKind::CubeCount:
+        if (axis >= 0) out = {1, full.hi};
+        break;
       case OpKind::Add: {
         Range a = r(0), b = r(1);
         if (a.known() && b.known()) out = fit({a.lo + b.lo, a.hi + b.hi});
