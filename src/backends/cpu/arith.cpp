@@ -207,13 +207,11 @@ struct Binary {
   struct At {
     static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
       const Elementwise& x = in.as<Elementwise>();
-      const T* a = e.slot<T>(x.a.slot);
-      const T* b = e.slot<T>(x.b.slot);
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
       using D = stored_t<decltype(Op::template apply<T>(T{}, T{}))>;
       D* d = e.slot<D>(in.dst.slot);
-      for_elements<UA || UB>(e, x.width, [&](uint32_t i, uint32_t j) {
-        d[i] = D(Op::template apply<T>(elem<UA>(a, i, j), elem<UB>(b, i, j)));
-      });
+      for_elements<UA || UB>(e, x.width, [&](uint32_t i, uint32_t j) { d[i] = D(Op::template apply<T>(a(i, j), b(i, j))); });
       return pc + 1;
     }
   };
@@ -236,19 +234,19 @@ struct Divide {
   struct At {
     static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
       const Elementwise& x = in.as<Elementwise>();
-      const T* a = e.slot<T>(x.a.slot);
-      const T* b = e.slot<T>(x.b.slot);
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
       T* d = e.slot<T>(in.dst.slot);
       const uint32_t w = x.width;
       if constexpr (is_float_v<T>) {
         for_elements<UA || UB>(e, w, [&](uint32_t i, uint32_t j) {
-          auto p = num<T>::get(elem<UA>(a, i, j));
-          auto q = num<T>::get(elem<UB>(b, i, j));
+          auto p = num<T>::get(a(i, j));
+          auto q = num<T>::get(b(i, j));
           d[i] = num<T>::put(Rem ? std::fmod(p, q) : p / q);
         });
       } else {
         for_elements<UA || UB>(e, w, [&](uint32_t i, uint32_t j) {
-          const T p = elem<UA>(a, i, j), q = elem<UB>(b, i, j);
+          const T p = a(i, j), q = b(i, j);
           if (q == T(0)) {
             fail(e, in, i / w, "arith.division_by_zero",
                  std::string(Rem ? "remainder" : "division") + " of an integer by zero");
@@ -273,34 +271,33 @@ struct Fma {
   struct At {
     static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
       const Elementwise& x = in.as<Elementwise>();
-      const T* a = e.slot<T>(x.a.slot);
-      const T* b = e.slot<T>(x.b.slot);
-      const T* c = e.slot<T>(x.c.slot);
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
+      const Operand<T, UC> c(e, x.c);
       T* d = e.slot<T>(in.dst.slot);
       for_elements<UA || UB || UC>(e, x.width, [&](uint32_t i, uint32_t j) {
-        d[i] = num<T>::put(std::fma(num<T>::get(elem<UA>(a, i, j)), num<T>::get(elem<UB>(b, i, j)),
-                                    num<T>::get(elem<UC>(c, i, j))));
+        d[i] = num<T>::put(std::fma(num<T>::get(a(i, j)), num<T>::get(b(i, j)), num<T>::get(c(i, j))));
       });
       return pc + 1;
     }
   };
 };
 
-// select: a condition of one lane per unit picks whole vectors (element i's unit is i / width).
 template <class T, bool LaneCond>
 struct SelectInstr {
   template <bool UC, bool UX, bool UY>
   struct At {
     static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
       const Select& s = in.as<Select>();
-      const uint8_t* c = e.slot<uint8_t>(s.cond.slot);
-      const T* x = e.slot<T>(s.if_true.slot);
-      const T* y = e.slot<T>(s.if_false.slot);
+      const Operand<uint8_t, UC> c(e, s.cond);
+      const Operand<T, UX> x(e, s.if_true);
+      const Operand<T, UY> y(e, s.if_false);
       T* d = e.slot<T>(in.dst.slot);
       const uint32_t w = s.width;
       for_elements<UC || UX || UY>(e, w, [&](uint32_t i, uint32_t j) {
-        const uint8_t t = UC ? c[j] : LaneCond ? c[i] : c[i / w];
-        d[i] = t ? elem<UX>(x, i, j) : elem<UY>(y, i, j);
+        // A condition of one lane per unit picks whole vectors: element i's unit is i / w.
+        const uint8_t t = UC || LaneCond ? c(i, j) : c(i / w, 0);
+        d[i] = t ? x(i, j) : y(i, j);
       });
       return pc + 1;
     }

@@ -39,15 +39,19 @@ bool merge(Exec& e, const uint8_t* __restrict saved, int loop) {
 // A one-lane operand's unit stride: 0 for a uniform one.
 uint32_t stride(Ref r) { return r.uniform ? 0 : 1; }
 
+// The condition's units go to the then-region, the others to the else-region. A uniform
+// condition sends every active unit one way.
+template <bool Uniform>
 uint32_t if_begin(Exec& e, const Instr& in, uint32_t pc) {
   const IfBegin& x = in.as<IfBegin>();
-  const uint32_t n = e.units, cs = stride(x.cond);
+  const uint32_t n = e.units;
   const uint8_t* __restrict c = e.slot<uint8_t>(x.cond.slot);
   uint8_t* __restrict saved = e.saved(x.depth);
   uint8_t* __restrict other = e.m1(x.depth);
   uint8_t* __restrict cur = e.cur;
+  const uint8_t all = uint8_t(c[0] != 0);
   for (uint32_t u = 0; u < n; ++u) {
-    uint8_t was = cur[u], t = uint8_t(c[u * cs] != 0);  // a bool byte loaded from memory may hold 2
+    uint8_t was = cur[u], t = Uniform ? all : uint8_t(c[u] != 0);  // a bool byte loaded from memory may hold 2
     saved[u] = was;
     other[u] = was & uint8_t(!t);
     cur[u] = was & t;
@@ -225,7 +229,8 @@ void plan_if(Planner& p, const ir::Op& op) {
   const Ctx ctx = p.ctx();
   const uint32_t number = p.op_number();
   const size_t begin_pc = p.pc();
-  piece(p, op, number, &if_begin, IfBegin{p.operand(op, 0), ctx.depth, 0});
+  const Ref cond = p.operand(op, 0);
+  piece(p, op, number, cond.uniform ? &if_begin<true> : &if_begin<false>, IfBegin{cond, ctx.depth, 0});
   p.track_depth(ctx.depth);
   const Ctx inner{ctx.depth + 1, ctx.loop, -1};
   std::vector<Pending> then_ends;

@@ -61,11 +61,11 @@ struct Pow {
   struct At {
     static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
       const Elementwise& x = in.as<Elementwise>();
-      const T* a = e.slot<T>(x.a.slot);
-      const T* b = e.slot<T>(x.b.slot);
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
       T* d = e.slot<T>(in.dst.slot);
       for_elements<UA || UB>(e, x.width, [&](uint32_t i, uint32_t j) {
-        d[i] = num<T>::put(std::pow(num<T>::get(elem<UA>(a, i, j)), num<T>::get(elem<UB>(b, i, j))));
+        d[i] = num<T>::put(std::pow(num<T>::get(a(i, j)), num<T>::get(b(i, j))));
       });
       return pc + 1;
     }
