@@ -79,8 +79,9 @@ TEST(UniformValues, VectorOpsMixRowsAndUnits) {
   for (float a : {-2.5f, 0.75f, 3.0f}) {
     for (uint32_t s : {0u, 20u, 200u}) {
       SCOPED_TRACE("a = " + std::to_string(a) + ", s = " + std::to_string(s));
-      Outcome o = run_both(k, {Arg::value(a), Arg::value(s), Arg::buffer(x), Arg::buffer(std::vector<float>(units * 4)),
-                               Arg::buffer(std::vector<uint32_t>(units))},
+      Outcome o = run_both(k,
+                           {Arg::value(a), Arg::value(s), Arg::buffer(x), Arg::buffer(std::vector<float>(units * 4)),
+                            Arg::buffer(std::vector<uint32_t>(units))},
                            {cubes, 1, 1});
       EXPECT_EQ(o.error_kind, "");
       std::vector<uint32_t> outs = as<uint32_t>(o.after[4]);
@@ -137,8 +138,9 @@ TEST(UniformValues, MasksIndicesAndStoredValuesInEitherForm) {
   std::vector<uint32_t> x = random_u32(rng, units, 1000), w = random_u32(rng, 16, 1000);
   for (uint32_t s : {0u, 5u, 6u}) {
     SCOPED_TRACE("s = " + std::to_string(s));
-    Outcome o = run_both(k, {Arg::value(s), Arg::buffer(x), Arg::buffer(w), Arg::buffer(std::vector<uint32_t>(units * 4, 7))},
-                         {cubes, 1, 1});
+    Outcome o =
+        run_both(k, {Arg::value(s), Arg::buffer(x), Arg::buffer(w), Arg::buffer(std::vector<uint32_t>(units * 4, 7))},
+                 {cubes, 1, 1});
     EXPECT_EQ(o.error_kind, "");
     std::vector<uint32_t> out = as<uint32_t>(o.after[3]);
     for (uint32_t u = 0; u < units; ++u) {
@@ -226,8 +228,9 @@ TEST(UniformValues, ControlFlowVarsPlaneOpsAndAtomics) {
   std::vector<uint32_t> x = random_u32(rng, units, 100);
   for (uint32_t n : {0u, 1u, 6u}) {
     SCOPED_TRACE("n = " + std::to_string(n));
-    Outcome o = run_both(k, {Arg::value(n), Arg::buffer(x), Arg::buffer(std::vector<uint32_t>{5, 5}),
-                             Arg::buffer(std::vector<uint32_t>(units))},
+    Outcome o = run_both(k,
+                         {Arg::value(n), Arg::buffer(x), Arg::buffer(std::vector<uint32_t>{5, 5}),
+                          Arg::buffer(std::vector<uint32_t>(units))},
                          {cubes, 1, 1});
     EXPECT_EQ(o.error_kind, "");
     std::vector<uint32_t> acc = as<uint32_t>(o.after[2]);
@@ -260,8 +263,9 @@ TEST(UniformValues, AUniformDivisionByZeroNamesTheFirstActiveUnit) {
   std::vector<uint32_t> before(100, 1);
   Outcome o = run_both(k, {Arg::value(uint32_t(0)), Arg::buffer(before)}, {2, 1, 1});
   EXPECT_EQ(o.error_kind, "arith.division_by_zero");
-  EXPECT_EQ(o.error_message,
-            "kernel 'uniform_division' (unchecked): op #8 'div' in unit 8 of cube (0, 0, 0): division of an integer by zero");
+  EXPECT_EQ(
+      o.error_message,
+      "kernel 'uniform_division' (unchecked): op #8 'div' in unit 8 of cube (0, 0, 0): division of an integer by zero");
   EXPECT_EQ(as<uint32_t>(o.after[1]), before) << "the failed launch put the buffer back";
   o = run_both(k, {Arg::value(uint32_t(3)), Arg::buffer(before)}, {2, 1, 1});
   EXPECT_EQ(o.error_kind, "");
