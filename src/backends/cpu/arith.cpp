@@ -194,6 +194,10 @@ struct LeadingZerosOp : Ints {
   template <class T>
   static uint32_t apply(T a) { return uint32_t(std::countl_zero(static_cast<std::make_unsigned_t<T>>(a))); }
 };
+struct TrailingZerosOp : Ints {
+  template <class T>
+  static uint32_t apply(T a) { return uint32_t(std::countr_zero(static_cast<std::make_unsigned_t<T>>(a))); }
+};
 
 // ---- executors -------------------------------------------------------------------------------
 
@@ -394,6 +398,7 @@ bool plan_arith(Planner& p, const ir::Op& op) {
     case OpKind::Shr: return binary<ShrOp>(p, op);
     case OpKind::Popcount: return unary_op<PopcountOp>(p, op);
     case OpKind::LeadingZeros: return unary_op<LeadingZerosOp>(p, op);
+    case OpKind::TrailingZeros: return unary_op<TrailingZerosOp>(p, op);
     case OpKind::Eq: return binary<EqOp>(p, op);
     case OpKind::Ne: return binary<NeOp>(p, op);
     case OpKind::Lt: return binary<LtOp>(p, op);

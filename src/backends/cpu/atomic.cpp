@@ -141,7 +141,7 @@ bool plan_atomic(Planner& p, const ir::Op& op) {
     default: return false;
   }
   const bool cas = op.kind == OpKind::AtomicCas;
-  Access x = plan_access(p, op, cas ? 4 : 3);
+  Access x = plan_access(p, op);
   if (cas) x.desired = p.operand(op, 3);
   InstrFn fn = x.space == ArraySpace::Shared   ? pick_space<ArraySpace::Shared>(op.kind, op.type.scalar)
                : x.space == ArraySpace::Global ? pick_space<ArraySpace::Global>(op.kind, op.type.scalar)

@@ -151,7 +151,7 @@ class Analysis {
     const ir::Type& at = k_.type_of(op.operands[0]);
     ir::Value index = op.operands[1];
     if (at.is_global()) {
-      size_t mask_at = op.kind == OpKind::Load ? 2 : op.kind == OpKind::AtomicCas ? 4 : 3;
+      const size_t mask_at = size_t(op.info().mask_operand);
       return op.operands.size() <= mask_at || !implies_in_bounds(op.operands[mask_at], op.operands[0], index);
     }
     Range r = ranges_[index];

@@ -2,8 +2,8 @@
 // ones, f16 and bf16 compute in float and round back: the same shape the CUDA emitter uses, so the
 // backends differ only by their libm's last-place errors.
 //
-// Adding a math op: one row in KILN_CPU_UNARY_MATH (what one lane computes from x), or a case in
-// plan_math for other shapes.
+// Adding a math op: one row in KILN_CPU_UNARY_MATH (what one lane computes from x) or
+// KILN_CPU_BINARY_MATH (from x and y), or a case in plan_math for other shapes.
 #include <cmath>
 
 #include "backends/cpu/lanes.h"
@@ -34,12 +34,28 @@ using ir::OpKind;
   X(Round, std::round(x))        \
   X(Trunc, std::trunc(x))
 
+// X(kind, the result for lanes x and y)
+#define KILN_CPU_BINARY_MATH(X) \
+  X(Pow, std::pow(x, y))        \
+  X(CopySign, std::copysign(x, y))
+
 template <OpKind K, class C>
 C apply_math(C x) {
   switch (K) {
 #define KILN_X(kind, expr) \
   case OpKind::kind: return expr;
     KILN_CPU_UNARY_MATH(KILN_X)
+#undef KILN_X
+    default: return x;
+  }
+}
+
+template <OpKind K, class C>
+C apply_math(C x, C y) {
+  switch (K) {
+#define KILN_X(kind, expr) \
+  case OpKind::kind: return expr;
+    KILN_CPU_BINARY_MATH(KILN_X)
 #undef KILN_X
     default: return x;
   }
@@ -55,8 +71,8 @@ uint32_t unary_math(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
-template <class T>
-struct Pow {
+template <class T, OpKind K>
+struct BinaryMath {
   template <bool UA, bool UB>
   struct At {
     static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
@@ -65,7 +81,7 @@ struct Pow {
       const Operand<T, UB> b(e, x.b);
       T* d = e.slot<T>(in.dst.slot);
       for_elements<UA || UB>(e, x.width, [&](uint32_t i, uint32_t j) {
-        d[i] = num<T>::put(std::pow(num<T>::get(a(i, j)), num<T>::get(b(i, j))));
+        d[i] = num<T>::put(apply_math<K>(num<T>::get(a(i, j)), num<T>::get(b(i, j))));
       });
       return pc + 1;
     }
@@ -111,13 +127,16 @@ bool plan_math(Planner& p, const ir::Op& op) {
 #undef KILN_X
     case OpKind::IsNan: fn = on_floats(s, []<class T>() -> InstrFn { return &class_instr<T, true>; }); break;
     case OpKind::IsInf: fn = on_floats(s, []<class T>() -> InstrFn { return &class_instr<T, false>; }); break;
-    case OpKind::Pow: {
-      x.b = p.operand(op, 1);
-      const bool ua = p.operand(op, 0).uniform && !p.uniform(op.result);
-      const bool ub = x.b.uniform && !p.uniform(op.result);
-      fn = on_floats(s, [&]<class T>() -> InstrFn { return by_rows<Pow<T>::template At>(ua, ub); });
-      break;
-    }
+#define KILN_X(kind, expr)                                                                                \
+  case OpKind::kind: {                                                                                    \
+    x.b = p.operand(op, 1);                                                                               \
+    const bool ua = p.operand(op, 0).uniform && !p.uniform(op.result);                                    \
+    const bool ub = x.b.uniform && !p.uniform(op.result);                                                 \
+    fn = on_floats(s, [&]<class T>() -> InstrFn { return by_rows<BinaryMath<T, OpKind::kind>::template At>(ua, ub); }); \
+    break;                                                                                                \
+  }
+    KILN_CPU_BINARY_MATH(KILN_X)
+#undef KILN_X
     default: return false;
   }
   x.a = p.operand(op, 0);

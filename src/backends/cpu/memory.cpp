@@ -174,8 +174,8 @@ uint32_t tensor_meta_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 }  // namespace
 
-// The fields of a load, store or atomic on array operand 0: index, value, mask in IR order.
-Access plan_access(Planner& p, const ir::Op& op, size_t mask_at) {
+Access plan_access(Planner& p, const ir::Op& op) {
+  const size_t mask_at = size_t(op.info().mask_operand);
   const ArrayRef& a = p.array(op.operands[0]);
   Access x;
   x.space = a.space;
@@ -211,7 +211,7 @@ bool plan_memory(Planner& p, const ir::Op& op) {
     case OpKind::Load:
     case OpKind::Store: {
       const bool load = op.kind == OpKind::Load;
-      Access x = plan_access(p, op, load ? 2 : 3);
+      Access x = plan_access(p, op);
       p.emit(op, load ? pick_access<true>(x.space, x.element_bytes, x.index_type)
                       : pick_access<false>(x.space, x.element_bytes, x.index_type),
              x);

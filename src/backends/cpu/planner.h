@@ -1,8 +1,8 @@
 // What a family file sees while the plan is built: slots for values, arrays, and emitting
 // instructions. Each family file (arith.cpp, math.cpp, memory.cpp, ...) holds, for every op it
 // runs, both the planning (a case of its plan_* function) and the executor: adding an op to the
-// CPU backend is one case in one family file. plan.cpp walks the kernel and offers each op to the
-// families in turn (kFamilies there).
+// CPU backend is one case in one family file. plan.cpp walks the kernel and hands each op to the
+// file of its family in the op table (planner_of there).
 #pragma once
 
 #include <unordered_map>
@@ -92,14 +92,15 @@ class Planner {
 };
 
 // The fields of a load, store or atomic (memory.cpp): array operand 0, index 1, value 2 (stores,
-// atomics), mask at `mask_at` when present.
-Access plan_access(Planner& p, const ir::Op& op, size_t mask_at);
+// atomics), and the mask where the op table puts it, when present.
+Access plan_access(Planner& p, const ir::Op& op);
 
-// The families: each takes the ops it knows (returns true) and leaves the others (false).
-bool plan_values(Planner& p, const ir::Op& op);   // values.cpp: const, vectors, bitcast, builtins, vars
+// The family files: each plans the ops it knows (returns true); an op it does not know is
+// Error{compile.unsupported} (returns false).
+bool plan_values(Planner& p, const ir::Op& op);   // values.cpp: constants, vectors, builtins, vars
 bool plan_arith(Planner& p, const ir::Op& op);    // arith.cpp: arithmetic, bitwise, compare, select
 bool plan_math(Planner& p, const ir::Op& op);     // math.cpp: float math
-bool plan_cast(Planner& p, const ir::Op& op);     // cast.cpp
+bool plan_cast(Planner& p, const ir::Op& op);     // cast.cpp: cast, bitcast
 bool plan_memory(Planner& p, const ir::Op& op);   // memory.cpp: arrays, len, loads, stores
 bool plan_atomic(Planner& p, const ir::Op& op);   // atomic.cpp
 bool plan_plane(Planner& p, const ir::Op& op);    // plane.cpp

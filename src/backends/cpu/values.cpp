@@ -1,5 +1,5 @@
-// Constants, vector shuffling, bitcasts, builtins and vars: planning and executors of the ops that
-// move bytes or compute positions, independent of arithmetic.
+// Constants, vector shuffling, builtins and vars: planning and executors of the ops that move bytes
+// or compute positions, independent of arithmetic.
 #include <cstring>
 
 #include "backends/cpu/lanes.h"
@@ -67,19 +67,6 @@ uint32_t construct_instr(Exec& e, const Instr& in, uint32_t pc) {
   for_active(e, [&](uint32_t u) {
     for (uint32_t l = 0; l < w; ++l) std::memcpy(d + (size_t(u) * w + l) * b, unit_bytes(e, lanes[l], u, b), b);
   });
-  return pc + 1;
-}
-
-// bitcast: the operand's bytes, unit by unit.
-uint32_t bitcast_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const unsigned char* a = e.slot<unsigned char>(in.as<Elementwise>().a.slot);
-  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
-  const uint32_t b = in.dst_width * in.dst_lane_bytes;
-  if (e.all_active) {
-    std::memmove(d, a, size_t(b) * e.units);
-  } else {
-    for_active(e, [&](uint32_t u) { std::memmove(d + size_t(u) * b, a + size_t(u) * b, b); });
-  }
   return pc + 1;
 }
 
@@ -188,7 +175,6 @@ bool plan_values(Planner& p, const ir::Op& op) {
       p.emit(op, &construct_instr, Construct{uint32_t(p.plan().operand_lists.size() - 1), op.type.width, lane_bytes});
       return true;
     }
-    case OpKind::Bitcast: p.emit(op, &bitcast_instr, Elementwise{p.operand(op, 0), {}, {}, op.type.width}); return true;
     case OpKind::AbsolutePos: p.emit(op, &builtin_instr<OpKind::AbsolutePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
     case OpKind::UnitPos: p.emit(op, &builtin_instr<OpKind::UnitPos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
     case OpKind::CubePos: p.emit(op, &builtin_instr<OpKind::CubePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
