@@ -1,7 +1,8 @@
-// Errors the CPU backend finds while a kernel runs: out-of-range accesses in unchecked mode,
-// division by zero, barriers under divergent control flow. Each names the kernel, op, unit and
-// numbers involved, and a failed launch leaves every buffer as it was (also when many cubes ran
-// and wrote before the failing one).
+// Errors the CPU backend finds while a kernel runs: out-of-range accesses (global in unchecked
+// mode, shared and local in any mode, atomics), division and remainder by zero, barriers under
+// divergent control flow. Each names the kernel, op, unit and numbers involved, and a failed
+// launch leaves every buffer as it was (also when many cubes ran and wrote before the failing
+// one, and when the failing store had written for earlier units).
 #include <gtest/gtest.h>
 
 #include "kiln/kiln.h"
@@ -112,6 +113,163 @@ TEST(CpuErrors, SharedArrayOutOfRangeInAnyMode) {
     EXPECT_NE(e.message().find("(length 16)"), std::string::npos);
   }
   EXPECT_EQ(c.read<float>(out), std::vector<float>(32, 5.0f));
+}
+
+// Every other way a CPU launch stops midway, each after other cubes (or earlier units of the
+// same store) wrote: the buffers come back as they were (decision 005 lists the failure points).
+
+struct LocalOverrun {
+  static constexpr std::string_view name = "local_overrun";
+  void operator()(Slice<const uint32_t> k, Slice<uint32_t> out) const {
+    LocalArray<uint32_t> scratch(4);
+    out[absolute_pos()] = 7u;
+    scratch[k[absolute_pos()]] = 1u;
+    out[absolute_pos()] = scratch[0u];
+  }
+};
+
+TEST(CpuErrors, LocalArrayOutOfRangeRestoresEveryBuffer) {
+  Client c = Device::cpu().client();
+  std::vector<uint32_t> k(256, 0u), before(256, 9u);
+  k[200] = 4;  // cube 3 (of 64 units) indexes past the 4 elements
+  Handle hk = c.upload(k), out = c.upload(before);
+  try {
+    launch<LocalOverrun>(c, CubeCount{4}, CubeDim{64}, 1, hk, out);
+    FAIL() << "expected bounds.out_of_range";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "bounds.out_of_range");
+    EXPECT_NE(e.message().find("in unit 8 of cube (3, 0, 0): index 4 is out of range of the local array of op #"),
+              std::string::npos)
+        << e.message();
+  }
+  EXPECT_EQ(c.read<uint32_t>(out), before);
+}
+
+struct CountInto {
+  static constexpr std::string_view name = "count_into";
+  void operator()(Slice<const uint32_t> bin, Slice<uint32_t> counts, Slice<uint32_t> seen) const {
+    seen[absolute_pos()] = 1u;
+    atomic_add(counts[bin[absolute_pos()]], 1u);
+  }
+};
+
+TEST(CpuErrors, AtomicOutOfRangeRestoresEveryBuffer) {
+  Client c = Device::cpu().client();
+  std::vector<uint32_t> bins(128);
+  for (size_t i = 0; i < bins.size(); ++i) bins[i] = uint32_t(i % 8);
+  bins[100] = 8;  // past the 8 counters, in cube 3 of 32 units
+  std::vector<uint32_t> counts(8, 0u), seen(128, 0u);
+  Handle hb = c.upload(bins), hc = c.upload(counts), hs = c.upload(seen);
+  try {
+    launch_unchecked<CountInto>(c, CubeCount{4}, CubeDim{32}, 1, hb, hc, hs);
+    FAIL() << "expected bounds.out_of_range";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "bounds.out_of_range");
+    EXPECT_NE(e.message().find("'atomic.add' in unit 4 of cube (3, 0, 0): index 8 is out of range of argument 1"),
+              std::string::npos)
+        << e.message();
+  }
+  EXPECT_EQ(c.read<uint32_t>(hc), counts);
+  EXPECT_EQ(c.read<uint32_t>(hs), seen);
+}
+
+struct Scatter {
+  static constexpr std::string_view name = "scatter";
+  void operator()(Slice<const uint32_t> to, Slice<float> out) const { out[to[absolute_pos()]] = 1.0f; }
+};
+
+TEST(CpuErrors, AStoreThatFailsPartWayThroughACubeRestoresTheUnitsBeforeIt) {
+  // One cube: units 0..9 store, unit 10 is out of range; the store's own earlier writes go back.
+  Client c = Device::cpu().client();
+  std::vector<uint32_t> to(32);
+  for (uint32_t i = 0; i < 32; ++i) to[i] = 31 - i;
+  to[10] = 32;
+  std::vector<float> before(32, -1.0f);
+  Handle ht = c.upload(to), out = c.upload(before);
+  try {
+    launch_unchecked<Scatter>(c, CubeCount{1}, CubeDim{32}, 1, ht, out);
+    FAIL() << "expected bounds.out_of_range";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "bounds.out_of_range");
+    EXPECT_NE(e.message().find("in unit 10 of cube (0, 0, 0): index 32"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.read<float>(out), before);
+}
+
+struct Modulo {
+  static constexpr std::string_view name = "modulo";
+  void operator()(Slice<const int32_t> a, Slice<const int32_t> b, Slice<int32_t> out) const {
+    If(absolute_pos() < out.len(), [&] { out[absolute_pos()] = a[absolute_pos()] % b[absolute_pos()]; });
+  }
+};
+
+TEST(CpuErrors, RemainderByZeroInALaterCubeRestoresEveryBuffer) {
+  Client c = Device::cpu().client();
+  std::vector<int32_t> a(300), b(300, 7), before(300, -5);
+  for (int i = 0; i < 300; ++i) a[size_t(i)] = i * 3 - 100;
+  b[290] = 0;  // cube 4 of 64 units
+  Handle ha = c.upload(a), hb = c.upload(b), out = c.upload(before);
+  try {
+    launch<Modulo>(c, CubeCount{5}, CubeDim{64}, 1, ha, hb, out);
+    FAIL() << "expected arith.division_by_zero";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "arith.division_by_zero");
+    EXPECT_NE(e.message().find("in unit 34 of cube (4, 0, 0): remainder of an integer by zero"), std::string::npos)
+        << e.message();
+  }
+  EXPECT_EQ(c.read<int32_t>(out), before);
+}
+
+struct ScaleInPlace {
+  static constexpr std::string_view name = "scale_in_place";
+  void operator()(Slice<const int32_t> x, Slice<const int32_t> d, Slice<int32_t> out) const {
+    If(absolute_pos() < out.len(),
+       [&] { out[absolute_pos()] = x[absolute_pos()] / (d[0u] + cast<int32_t>(cube_pos())); });
+  }
+};
+
+TEST(CpuErrors, AFailedInPlaceLaunchRestoresTheSharedBuffer) {
+  // out is x (one buffer, two parameters). The divisor d[0] + cube_pos is the same for every unit
+  // of a cube (a uniform value in the plan, computed once per cube); it is zero in cube 2, after
+  // cubes 0 and 1 wrote.
+  Client c = Device::cpu().client();
+  std::vector<int32_t> xs(200);
+  for (int i = 0; i < 200; ++i) xs[size_t(i)] = i * 10;
+  Handle x = c.upload(xs), d = c.upload(std::vector<int32_t>{-2});
+  try {
+    launch<ScaleInPlace>(c, CubeCount{4}, CubeDim{64}, 1, x, d, x);
+    FAIL() << "expected arith.division_by_zero";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "arith.division_by_zero");
+    EXPECT_NE(e.message().find("in unit 0 of cube (2, 0, 0)"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.read<int32_t>(x), xs);
+  c.write(d, std::vector<int32_t>{5});
+  launch<ScaleInPlace>(c, CubeCount{4}, CubeDim{64}, 1, x, d, x);
+  std::vector<int32_t> got = c.read<int32_t>(x);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(got[size_t(i)], i * 10 / (5 + i / 64)) << i;
+}
+
+struct LateDivergentBarrier {
+  static constexpr std::string_view name = "late_divergent_barrier";
+  void operator()(Slice<float> out) const {
+    out[absolute_pos()] = 2.0f;
+    If(cube_pos() == 2u && unit_pos() < 5u, [&] { sync_cube(); });
+  }
+};
+
+TEST(CpuErrors, ADivergentBarrierInALaterCubeRestoresEveryBuffer) {
+  Client c = Device::cpu().client();
+  std::vector<float> before(256, 5.0f);
+  Handle out = c.upload(before);
+  try {
+    launch<LateDivergentBarrier>(c, CubeCount{4}, CubeDim{64}, 1, out);
+    FAIL() << "expected sync.divergent";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "sync.divergent");
+    EXPECT_NE(e.message().find("of cube (2, 0, 0)"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.read<float>(out), before);
 }
 
 // What the CPU backend cannot run is compile.unsupported, found before anything runs.

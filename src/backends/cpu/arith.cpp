@@ -1,11 +1,16 @@
-// Arithmetic, bitwise and compare instructions, with the IR's exact integer semantics (wrapping,
-// clamped shifts, no trap on MIN / -1) written out where C++ would leave them undefined.
+// Arithmetic, bitwise, compare and select: planning and executors, with the IR's exact integer
+// semantics (wrapping, clamped shifts, no trap on MIN / -1) written out where C++ would leave them
+// undefined.
+//
+// Adding an elementwise op here: a struct saying which scalars it `takes` and what one lane
+// computes (`apply`), and one case in plan_arith. An operand may be uniform (a row, plan.h); the
+// executors below read either form, and a uniform result runs them for one unit (run_uniform).
 #include <bit>
 #include <cmath>
 #include <limits>
 
 #include "backends/cpu/lanes.h"
-#include "kiln/error.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -54,91 +59,102 @@ T shift_right(T a, T n) {
   }
 }
 
-template <class Op>
-struct BinaryInstr {
+template <class T>
+constexpr bool kIsBool = std::is_same_v<T, bool>;
+template <class T>
+constexpr bool kIsInt = std::is_integral_v<T> && !kIsBool<T>;
+
+// ---- the ops: which scalars each takes and what one lane computes ----------------------------
+
+// Floats compute in num<T>::calc (f16/bf16 in float, rounded back); integers as written.
+#define KILN_FLOAT_OR(T, float_expr, int_expr) \
+  if constexpr (is_float_v<T>) {               \
+    using C = typename num<T>::calc;           \
+    C x = num<T>::get(a), y = num<T>::get(b);  \
+    return num<T>::put(float_expr);            \
+  } else {                                     \
+    return int_expr;                           \
+  }
+
+struct Numbers {
   template <class T>
-  static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
-    const T* a = e.slot<T>(in.a);
-    const T* b = e.slot<T>(in.b);
-    if constexpr (Op::compare) {
-      uint8_t* d = e.slot<uint8_t>(in.dst);
-      for_lanes(e, in.width, [&](uint32_t i) { d[i] = Op::template apply<T>(a[i], b[i]) ? 1 : 0; });
-    } else {
-      T* d = e.slot<T>(in.dst);
-      for_lanes(e, in.width, [&](uint32_t i) { d[i] = Op::template apply<T>(a[i], b[i]); });
-    }
-    return pc + 1;
-  }
+  static constexpr bool takes = !kIsBool<T>;
+};
+struct IntsAndBool {
+  template <class T>
+  static constexpr bool takes = std::is_integral_v<T>;
+};
+struct Ints {
+  template <class T>
+  static constexpr bool takes = kIsInt<T>;
+};
+struct Floats {
+  template <class T>
+  static constexpr bool takes = is_float_v<T>;
+};
+struct Any {
+  template <class T>
+  static constexpr bool takes = true;
 };
 
-#define KILN_FLOAT_OR(T, float_expr, int_expr)                        \
-  if constexpr (is_float_v<T>) {                                      \
-    using C = typename num<T>::calc;                                  \
-    C x = num<T>::get(a), y = num<T>::get(b);                         \
-    return num<T>::put(float_expr);                                   \
-  } else {                                                            \
-    return int_expr;                                                  \
-  }
-
-struct AddOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) { KILN_FLOAT_OR(T, x + y, wrap_add(a, b)) }
+struct AddOp : Numbers {
+  template <class T>
+  static T apply(T a, T b) { KILN_FLOAT_OR(T, x + y, wrap_add(a, b)) }
 };
-struct SubOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) { KILN_FLOAT_OR(T, x - y, wrap_sub(a, b)) }
+struct SubOp : Numbers {
+  template <class T>
+  static T apply(T a, T b) { KILN_FLOAT_OR(T, x - y, wrap_sub(a, b)) }
 };
-struct MulOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) { KILN_FLOAT_OR(T, x * y, wrap_mul(a, b)) }
+struct MulOp : Numbers {
+  template <class T>
+  static T apply(T a, T b) { KILN_FLOAT_OR(T, x * y, wrap_mul(a, b)) }
 };
-struct MinOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) { KILN_FLOAT_OR(T, std::fmin(x, y), (b < a ? b : a)) }
+struct MinOp : Numbers {
+  template <class T>
+  static T apply(T a, T b) { KILN_FLOAT_OR(T, std::fmin(x, y), (b < a ? b : a)) }
 };
-struct MaxOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) { KILN_FLOAT_OR(T, std::fmax(x, y), (a < b ? b : a)) }
+struct MaxOp : Numbers {
+  template <class T>
+  static T apply(T a, T b) { KILN_FLOAT_OR(T, std::fmax(x, y), (a < b ? b : a)) }
 };
-struct AndOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) {
-    if constexpr (std::is_same_v<T, bool>) return a && b;
+struct AndOp : IntsAndBool {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (kIsBool<T>) return a && b;
     else return static_cast<T>(a & b);
   }
 };
-struct OrOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) {
-    if constexpr (std::is_same_v<T, bool>) return a || b;
+struct OrOp : IntsAndBool {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (kIsBool<T>) return a || b;
     else return static_cast<T>(a | b);
   }
 };
-struct XorOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) {
-    if constexpr (std::is_same_v<T, bool>) return a != b;
+struct XorOp : IntsAndBool {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (kIsBool<T>) return a != b;
     else return static_cast<T>(a ^ b);
   }
 };
-struct ShlOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) { return shift_left(a, b); }
+struct ShlOp : Ints {
+  template <class T>
+  static T apply(T a, T b) { return shift_left(a, b); }
 };
-struct ShrOp {
-  static constexpr bool compare = false;
-  template <class T> static T apply(T a, T b) { return shift_right(a, b); }
+struct ShrOp : Ints {
+  template <class T>
+  static T apply(T a, T b) { return shift_right(a, b); }
 };
-
-#define KILN_COMPARE_OP(Name, expr)                                         \
-  struct Name {                                                             \
-    static constexpr bool compare = true;                                   \
-    template <class T>                                                      \
-    static bool apply(T a, T b) {                                           \
-      auto x = num<T>::get(a);                                              \
-      auto y = num<T>::get(b);                                              \
-      return expr;                                                          \
-    }                                                                       \
+// Compares give bool with the operands' lanes; IEEE on floats.
+#define KILN_COMPARE_OP(Name, expr)  \
+  struct Name : Any {                \
+    template <class T>               \
+    static bool apply(T a, T b) {    \
+      auto x = num<T>::get(a);       \
+      auto y = num<T>::get(b);       \
+      return expr;                   \
+    }                                \
   };
 KILN_COMPARE_OP(EqOp, x == y)
 KILN_COMPARE_OP(NeOp, x != y)
@@ -148,162 +164,250 @@ KILN_COMPARE_OP(GtOp, x > y)
 KILN_COMPARE_OP(GeOp, x >= y)
 #undef KILN_COMPARE_OP
 
-// Integer division and remainder: zero divisors are an error, MIN / -1 wraps.
-template <bool Rem>
-struct DivInstr {
+struct NegOp : Numbers {
   template <class T>
-  static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
-    const T* a = e.slot<T>(in.a);
-    const T* b = e.slot<T>(in.b);
-    T* d = e.slot<T>(in.dst);
-    if constexpr (is_float_v<T>) {
-      for_lanes(e, in.width, [&](uint32_t i) {
-        auto x = num<T>::get(a[i]);
-        auto y = num<T>::get(b[i]);
-        d[i] = num<T>::put(Rem ? std::fmod(x, y) : x / y);
-      });
-    } else {
-      for_lanes(e, in.width, [&](uint32_t i) {
-        if (b[i] == T(0)) {
-          fail(e, in, i / in.width, "arith.division_by_zero",
-               std::string(Rem ? "remainder" : "division") + " of an integer by zero");
-        }
-        if constexpr (std::is_signed_v<T>) {
-          if (a[i] == std::numeric_limits<T>::min() && b[i] == T(-1)) {
-            d[i] = Rem ? T(0) : a[i];
-            return;
+  static T apply(T a) {
+    if constexpr (is_float_v<T>) return num<T>::put(-num<T>::get(a));
+    else return wrap_sub(T(0), a);
+  }
+};
+struct AbsOp : Numbers {
+  template <class T>
+  static T apply(T a) {
+    if constexpr (is_float_v<T>) return num<T>::put(std::fabs(num<T>::get(a)));
+    else if constexpr (std::is_signed_v<T>) return a < 0 ? wrap_sub(T(0), a) : a;
+    else return a;
+  }
+};
+struct NotOp : IntsAndBool {
+  template <class T>
+  static T apply(T a) {
+    if constexpr (kIsBool<T>) return !a;
+    else return static_cast<T>(~a);
+  }
+};
+struct PopcountOp : Ints {
+  template <class T>
+  static uint32_t apply(T a) { return uint32_t(std::popcount(static_cast<std::make_unsigned_t<T>>(a))); }
+};
+struct LeadingZerosOp : Ints {
+  template <class T>
+  static uint32_t apply(T a) { return uint32_t(std::countl_zero(static_cast<std::make_unsigned_t<T>>(a))); }
+};
+struct TrailingZerosOp : Ints {
+  template <class T>
+  static uint32_t apply(T a) { return uint32_t(std::countr_zero(static_cast<std::make_unsigned_t<T>>(a))); }
+};
+
+// ---- executors -------------------------------------------------------------------------------
+
+// What an op's apply gives, as stored: bool results are bytes.
+template <class R>
+using stored_t = std::conditional_t<std::is_same_v<R, bool>, uint8_t, R>;
+
+template <class Op, class T>
+struct Binary {
+  template <bool UA, bool UB>
+  struct At {
+    static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
+      const Elementwise& x = in.as<Elementwise>();
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
+      using D = stored_t<decltype(Op::template apply<T>(T{}, T{}))>;
+      D* d = e.slot<D>(in.dst.slot);
+      for_elements<UA || UB>(e, x.width, [&](uint32_t i, uint32_t j) { d[i] = D(Op::template apply<T>(a(i, j), b(i, j))); });
+      return pc + 1;
+    }
+  };
+};
+
+template <class Op, class T>
+uint32_t unary(Exec& e, const Instr& in, uint32_t pc) {
+  const Elementwise& x = in.as<Elementwise>();
+  const T* a = e.slot<T>(x.a.slot);
+  using D = stored_t<decltype(Op::template apply<T>(T{}))>;
+  D* d = e.slot<D>(in.dst.slot);
+  for_lanes(e, x.width, [&](uint32_t i) { d[i] = D(Op::template apply<T>(a[i])); });
+  return pc + 1;
+}
+
+// Integer division and remainder: zero divisors are an error, MIN / -1 wraps. Float `rem` is fmod.
+template <bool Rem, class T>
+struct Divide {
+  template <bool UA, bool UB>
+  struct At {
+    static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
+      const Elementwise& x = in.as<Elementwise>();
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
+      T* d = e.slot<T>(in.dst.slot);
+      const uint32_t w = x.width;
+      if constexpr (is_float_v<T>) {
+        for_elements<UA || UB>(e, w, [&](uint32_t i, uint32_t j) {
+          auto p = num<T>::get(a(i, j));
+          auto q = num<T>::get(b(i, j));
+          d[i] = num<T>::put(Rem ? std::fmod(p, q) : p / q);
+        });
+      } else {
+        for_elements<UA || UB>(e, w, [&](uint32_t i, uint32_t j) {
+          const T p = a(i, j), q = b(i, j);
+          if (q == T(0)) {
+            fail(e, in, i / w, "arith.division_by_zero",
+                 std::string(Rem ? "remainder" : "division") + " of an integer by zero");
           }
-        }
-        d[i] = static_cast<T>(Rem ? a[i] % b[i] : a[i] / b[i]);
+          if constexpr (std::is_signed_v<T>) {
+            if (p == std::numeric_limits<T>::min() && q == T(-1)) {
+              d[i] = Rem ? T(0) : p;
+              return;
+            }
+          }
+          d[i] = static_cast<T>(Rem ? p % q : p / q);
+        });
+      }
+      return pc + 1;
+    }
+  };
+};
+
+template <class T>
+struct Fma {
+  template <bool UA, bool UB, bool UC>
+  struct At {
+    static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
+      const Elementwise& x = in.as<Elementwise>();
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
+      const Operand<T, UC> c(e, x.c);
+      T* d = e.slot<T>(in.dst.slot);
+      for_elements<UA || UB || UC>(e, x.width, [&](uint32_t i, uint32_t j) {
+        d[i] = num<T>::put(std::fma(num<T>::get(a(i, j)), num<T>::get(b(i, j)), num<T>::get(c(i, j))));
       });
+      return pc + 1;
     }
-    return pc + 1;
-  }
+  };
 };
 
-template <class T>
-uint32_t neg_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  T* d = e.slot<T>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) {
-    if constexpr (is_float_v<T>) d[i] = num<T>::put(-num<T>::get(a[i]));
-    else d[i] = wrap_sub(T(0), a[i]);
-  });
-  return pc + 1;
-}
-
-template <class T>
-uint32_t abs_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  T* d = e.slot<T>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) {
-    if constexpr (is_float_v<T>) d[i] = num<T>::put(std::fabs(num<T>::get(a[i])));
-    else if constexpr (std::is_signed_v<T>) d[i] = a[i] < 0 ? wrap_sub(T(0), a[i]) : a[i];
-    else d[i] = a[i];
-  });
-  return pc + 1;
-}
-
-template <class T>
-uint32_t not_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  T* d = e.slot<T>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) {
-    if constexpr (std::is_same_v<T, bool>) d[i] = !a[i];
-    else d[i] = static_cast<T>(~a[i]);
-  });
-  return pc + 1;
-}
-
-template <class T, OpKind K>
-uint32_t bits_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  uint32_t* d = e.slot<uint32_t>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) {
-    auto u = static_cast<std::make_unsigned_t<T>>(a[i]);
-    d[i] = static_cast<uint32_t>(K == OpKind::LeadingZeros    ? std::countl_zero(u)
-                                 : K == OpKind::TrailingZeros ? std::countr_zero(u)
-                                                              : std::popcount(u));
-  });
-  return pc + 1;
-}
-
-template <class T>
-uint32_t fma_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  const T* b = e.slot<T>(in.b);
-  const T* c = e.slot<T>(in.c);
-  T* d = e.slot<T>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) {
-    d[i] = num<T>::put(std::fma(num<T>::get(a[i]), num<T>::get(b[i]), num<T>::get(c[i])));
-  });
-  return pc + 1;
-}
-
-template <class T>
-uint32_t select_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const uint8_t* c = e.slot<uint8_t>(in.a);
-  const T* x = e.slot<T>(in.b);
-  const T* y = e.slot<T>(in.c);
-  T* d = e.slot<T>(in.dst);
-  // in.d: 1 when the condition has one lane per unit (broadcast over the vector's lanes).
-  uint32_t w = in.width;
-  bool scalar_cond = in.d == 1;
-  for_lanes(e, w, [&](uint32_t i) { d[i] = (scalar_cond ? c[i / w] : c[i]) ? x[i] : y[i]; });
-  return pc + 1;
-}
-
-struct Picker {
-  OpKind kind;
-  template <class T>
-  InstrFn operator()() const {
-    constexpr bool is_bool = std::is_same_v<T, bool>;
-    constexpr bool is_int = std::is_integral_v<T> && !is_bool;
-    switch (kind) {
-      case OpKind::Add: if constexpr (!is_bool) return &BinaryInstr<AddOp>::run<T>; break;
-      case OpKind::Sub: if constexpr (!is_bool) return &BinaryInstr<SubOp>::run<T>; break;
-      case OpKind::Mul: if constexpr (!is_bool) return &BinaryInstr<MulOp>::run<T>; break;
-      case OpKind::Div: if constexpr (!is_bool) return &DivInstr<false>::run<T>; break;
-      case OpKind::Rem: if constexpr (!is_bool) return &DivInstr<true>::run<T>; break;
-      case OpKind::Min: if constexpr (!is_bool) return &BinaryInstr<MinOp>::run<T>; break;
-      case OpKind::Max: if constexpr (!is_bool) return &BinaryInstr<MaxOp>::run<T>; break;
-      case OpKind::Neg: if constexpr (!is_bool) return &neg_instr<T>; break;
-      case OpKind::Abs: if constexpr (!is_bool) return &abs_instr<T>; break;
-      case OpKind::Fma: if constexpr (is_float_v<T>) return &fma_instr<T>; break;
-      case OpKind::And: if constexpr (is_int || is_bool) return &BinaryInstr<AndOp>::run<T>; break;
-      case OpKind::Or: if constexpr (is_int || is_bool) return &BinaryInstr<OrOp>::run<T>; break;
-      case OpKind::Xor: if constexpr (is_int || is_bool) return &BinaryInstr<XorOp>::run<T>; break;
-      case OpKind::Not: if constexpr (is_int || is_bool) return &not_instr<T>; break;
-      case OpKind::Shl: if constexpr (is_int) return &BinaryInstr<ShlOp>::run<T>; break;
-      case OpKind::Shr: if constexpr (is_int) return &BinaryInstr<ShrOp>::run<T>; break;
-      case OpKind::Popcount: if constexpr (is_int) return &bits_instr<T, OpKind::Popcount>; break;
-      case OpKind::LeadingZeros: if constexpr (is_int) return &bits_instr<T, OpKind::LeadingZeros>; break;
-      case OpKind::TrailingZeros: if constexpr (is_int) return &bits_instr<T, OpKind::TrailingZeros>; break;
-      case OpKind::Eq: return &BinaryInstr<EqOp>::run<T>;
-      case OpKind::Ne: return &BinaryInstr<NeOp>::run<T>;
-      case OpKind::Lt: return &BinaryInstr<LtOp>::run<T>;
-      case OpKind::Le: return &BinaryInstr<LeOp>::run<T>;
-      case OpKind::Gt: return &BinaryInstr<GtOp>::run<T>;
-      case OpKind::Ge: return &BinaryInstr<GeOp>::run<T>;
-      default: break;
+template <class T, bool LaneCond>
+struct SelectInstr {
+  template <bool UC, bool UX, bool UY>
+  struct At {
+    static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
+      const Select& s = in.as<Select>();
+      const Operand<uint8_t, UC> c(e, s.cond);
+      const Operand<T, UX> x(e, s.if_true);
+      const Operand<T, UY> y(e, s.if_false);
+      T* d = e.slot<T>(in.dst.slot);
+      const uint32_t w = s.width;
+      for_elements<UC || UX || UY>(e, w, [&](uint32_t i, uint32_t j) {
+        // A condition of one lane per unit picks whole vectors: element i's unit is i / w.
+        const uint8_t t = UC || LaneCond ? c(i, j) : c(i / w, 0);
+        d[i] = t ? x(i, j) : y(i, j);
+      });
+      return pc + 1;
     }
-    return nullptr;
-  }
+  };
 };
+
+// ---- planning --------------------------------------------------------------------------------
+
+// Whether the executor of op reads operand r as a row: r is uniform and op's result is not (a
+// uniform result runs for one unit, whose element of each row is the row's first).
+bool row(Planner& p, const ir::Op& op, Ref r) { return r.uniform && !p.uniform(op.result); }
+
+template <class Op>
+bool binary(Planner& p, const ir::Op& op) {
+  Elementwise x{p.operand(op, 0), p.operand(op, 1), {}, p.operand_type(op, 0).width};
+  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
+  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+    if constexpr (Op::template takes<T>) return by_rows<Binary<Op, T>::template At>(ua, ub);
+    else return nullptr;
+  });
+  p.emit(op, require(fn, op.kind, s), x);
+  return true;
+}
+
+template <class Op>
+bool unary_op(Planner& p, const ir::Op& op) {
+  Elementwise x{p.operand(op, 0), {}, {}, p.operand_type(op, 0).width};
+  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+    if constexpr (Op::template takes<T>) return &unary<Op, T>;
+    else return nullptr;
+  });
+  p.emit(op, require(fn, op.kind, s), x);
+  return true;
+}
+
+template <bool Rem>
+bool divide(Planner& p, const ir::Op& op) {
+  Elementwise x{p.operand(op, 0), p.operand(op, 1), {}, p.operand_type(op, 0).width};
+  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
+  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+    if constexpr (!kIsBool<T>) return by_rows<Divide<Rem, T>::template At>(ua, ub);
+    else return nullptr;
+  });
+  p.emit(op, require(fn, op.kind, s), x);
+  return true;
+}
+
+bool fma(Planner& p, const ir::Op& op) {
+  Elementwise x{p.operand(op, 0), p.operand(op, 1), p.operand(op, 2), p.operand_type(op, 0).width};
+  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  const bool ua = row(p, op, x.a), ub = row(p, op, x.b), uc = row(p, op, x.c);
+  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+    if constexpr (is_float_v<T>) return by_rows<Fma<T>::template At>(ua, ub, uc);
+    else return nullptr;
+  });
+  p.emit(op, require(fn, op.kind, s), x);
+  return true;
+}
+
+bool select(Planner& p, const ir::Op& op) {
+  Select s{p.operand(op, 0), p.operand(op, 1), p.operand(op, 2), op.type.width, false};
+  s.lane_cond = p.operand_type(op, 0).width == op.type.width;
+  const bool uc = row(p, op, s.cond), ux = row(p, op, s.if_true), uy = row(p, op, s.if_false);
+  InstrFn fn = dispatch_scalar(op.type.scalar, [&]<class T>() -> InstrFn {
+    return s.lane_cond ? by_rows<SelectInstr<T, true>::template At>(uc, ux, uy)
+                       : by_rows<SelectInstr<T, false>::template At>(uc, ux, uy);
+  });
+  p.emit(op, fn, s);
+  return true;
+}
 
 }  // namespace
 
-InstrFn pick_arith(OpKind kind, ir::Scalar s) {
-  InstrFn fn = dispatch_scalar(s, Picker{kind});
-  if (!fn) {
-    throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(kind)) + "' on " +
-                                           std::string(ir::scalar_name(s)));
+bool plan_arith(Planner& p, const ir::Op& op) {
+  switch (op.kind) {
+    case OpKind::Add: return binary<AddOp>(p, op);
+    case OpKind::Sub: return binary<SubOp>(p, op);
+    case OpKind::Mul: return binary<MulOp>(p, op);
+    case OpKind::Div: return divide<false>(p, op);
+    case OpKind::Rem: return divide<true>(p, op);
+    case OpKind::Min: return binary<MinOp>(p, op);
+    case OpKind::Max: return binary<MaxOp>(p, op);
+    case OpKind::Neg: return unary_op<NegOp>(p, op);
+    case OpKind::Abs: return unary_op<AbsOp>(p, op);
+    case OpKind::Fma: return fma(p, op);
+    case OpKind::And: return binary<AndOp>(p, op);
+    case OpKind::Or: return binary<OrOp>(p, op);
+    case OpKind::Xor: return binary<XorOp>(p, op);
+    case OpKind::Not: return unary_op<NotOp>(p, op);
+    case OpKind::Shl: return binary<ShlOp>(p, op);
+    case OpKind::Shr: return binary<ShrOp>(p, op);
+    case OpKind::Popcount: return unary_op<PopcountOp>(p, op);
+    case OpKind::LeadingZeros: return unary_op<LeadingZerosOp>(p, op);
+    case OpKind::TrailingZeros: return unary_op<TrailingZerosOp>(p, op);
+    case OpKind::Eq: return binary<EqOp>(p, op);
+    case OpKind::Ne: return binary<NeOp>(p, op);
+    case OpKind::Lt: return binary<LtOp>(p, op);
+    case OpKind::Le: return binary<LeOp>(p, op);
+    case OpKind::Gt: return binary<GtOp>(p, op);
+    case OpKind::Ge: return binary<GeOp>(p, op);
+    case OpKind::Select: return select(p, op);
+    default: return false;
   }
-  return fn;
-}
-
-InstrFn pick_select(ir::Scalar s) {
-  return dispatch_scalar(s, []<class T>() -> InstrFn { return &select_instr<T>; });
 }
 
 }  // namespace kiln::cpu

@@ -1,11 +1,11 @@
-// Atomic instructions. Cubes run on several host threads, so atomics on global buffers use
-// std::atomic_ref; a cube's units run on one thread in unit order, so shared-memory atomics are
-// plain read-modify-writes, applied lane after lane.
+// Atomics: planning and executors. Cubes run on several host threads, so atomics on global
+// buffers use std::atomic_ref; a cube's units run on one thread in unit order, so shared-memory
+// atomics are plain read-modify-writes, applied lane after lane.
 #include <atomic>
 #include <cstring>
 
 #include "backends/cpu/lanes.h"
-#include "kiln/error.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -47,47 +47,46 @@ T combine_wrapping(OpKind k, T old, T v) {
 
 template <class T, OpKind K, ArraySpace S>
 uint32_t atomic_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* v = e.slot<T>(in.c);
-  const T* desired = K == OpKind::AtomicCas ? e.slot<T>(in.extra) : nullptr;
-  const uint8_t* mask = in.flag ? e.slot<uint8_t>(in.d) : nullptr;
-  T* d = e.slot<T>(in.dst);
+  const Access& x = in.as<Access>();
+  T* d = e.slot<T>(in.dst.slot);
   for_active(e, [&](uint32_t u) {
-    if (mask && !mask[u]) {
+    if (x.masked && !unit_value<uint8_t>(e, x.mask, u)) {
       d[u] = T(0);
       return;
     }
-    uint64_t index = read_index(e, in.b, in.scalar2, u);
+    const uint64_t index = read_index(e, x.index, x.index_type, u);
+    const T v = unit_value<T>(e, x.value, u);
     T* p;
     uint64_t len;
     if constexpr (S == ArraySpace::Global) {
-      const backend::ArgBinding& arg = e.args[in.a];
+      const backend::ArgBinding& arg = e.args[x.array];
       len = arg.len;
       p = reinterpret_cast<T*>(arg.address) + index;
     } else {
-      len = uint64_t(in.imm);
-      p = reinterpret_cast<T*>(e.shared + in.a) + index;
+      len = x.length;
+      p = reinterpret_cast<T*>(e.shared + x.array) + index;
     }
     if (index >= len) fail_bounds(e, in, u, index, len);
     if constexpr (S == ArraySpace::Global) {
       std::atomic_ref<T> ref(*p);
       if constexpr (K == OpKind::AtomicCas) {
-        T expected = v[u];
-        ref.compare_exchange_strong(expected, desired[u], std::memory_order_relaxed);
+        T expected = v;
+        ref.compare_exchange_strong(expected, unit_value<T>(e, x.desired, u), std::memory_order_relaxed);
         d[u] = expected;
       } else if constexpr (K == OpKind::AtomicExchange) {
-        d[u] = ref.exchange(v[u], std::memory_order_relaxed);
+        d[u] = ref.exchange(v, std::memory_order_relaxed);
       } else {
         T old = ref.load(std::memory_order_relaxed);
-        while (!ref.compare_exchange_weak(old, combine_wrapping(K, old, v[u]), std::memory_order_relaxed)) {
+        while (!ref.compare_exchange_weak(old, combine_wrapping(K, old, v), std::memory_order_relaxed)) {
         }
         d[u] = old;
       }
     } else {
       T old = *p;
       if constexpr (K == OpKind::AtomicCas) {
-        if (old == v[u]) *p = desired[u];
+        if (old == v) *p = unit_value<T>(e, x.desired, u);
       } else {
-        *p = combine_wrapping(K, old, v[u]);
+        *p = combine_wrapping(K, old, v);
       }
       d[u] = old;
     }
@@ -128,14 +127,27 @@ InstrFn pick_space(OpKind k, ir::Scalar s) {
 
 }  // namespace
 
-InstrFn pick_atomic(OpKind kind, ir::Scalar s, ArraySpace space) {
-  InstrFn fn = space == ArraySpace::Shared ? pick_space<ArraySpace::Shared>(kind, s)
-                                           : pick_space<ArraySpace::Global>(kind, s);
-  if (!fn || space == ArraySpace::Local) {
-    throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(kind)) + "' on " +
-                                           std::string(ir::scalar_name(s)));
+bool plan_atomic(Planner& p, const ir::Op& op) {
+  switch (op.kind) {
+    case OpKind::AtomicAdd:
+    case OpKind::AtomicSub:
+    case OpKind::AtomicMin:
+    case OpKind::AtomicMax:
+    case OpKind::AtomicAnd:
+    case OpKind::AtomicOr:
+    case OpKind::AtomicXor:
+    case OpKind::AtomicExchange:
+    case OpKind::AtomicCas: break;
+    default: return false;
   }
-  return fn;
+  const bool cas = op.kind == OpKind::AtomicCas;
+  Access x = plan_access(p, op);
+  if (cas) x.desired = p.operand(op, 3);
+  InstrFn fn = x.space == ArraySpace::Shared   ? pick_space<ArraySpace::Shared>(op.kind, op.type.scalar)
+               : x.space == ArraySpace::Global ? pick_space<ArraySpace::Global>(op.kind, op.type.scalar)
+                                               : nullptr;
+  p.emit(op, require(fn, op.kind, op.type.scalar), x);
+  return true;
 }
 
 }  // namespace kiln::cpu

@@ -1,9 +1,12 @@
-// Cast instructions for every (from, to) pair, with docs/ir.md's rules where C++ has none:
-// float to int truncates and saturates (NaN gives 0); to bool is `!= 0`.
+// cast and bitcast: planning and executors. Casts exist for every (from, to) pair, with
+// docs/ir.md's rules where C++ has none: float to int truncates and saturates (NaN gives 0); to
+// bool is `!= 0`.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "backends/cpu/lanes.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -40,18 +43,39 @@ To convert(From v) {
 
 template <class From, class To>
 uint32_t cast_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const From* a = e.slot<From>(in.a);
-  To* d = e.slot<To>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) { d[i] = convert<To>(a[i]); });
+  const Elementwise& x = in.as<Elementwise>();
+  const From* a = e.slot<From>(x.a.slot);
+  To* d = e.slot<To>(in.dst.slot);
+  for_lanes(e, x.width, [&](uint32_t i) { d[i] = convert<To>(a[i]); });
+  return pc + 1;
+}
+
+// bitcast: the operand's bytes, unit by unit.
+uint32_t bitcast_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const unsigned char* a = e.slot<unsigned char>(in.as<Elementwise>().a.slot);
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  const uint32_t b = in.dst_width * in.dst_lane_bytes;
+  if (e.all_active) {
+    std::memmove(d, a, size_t(b) * e.units);
+  } else {
+    for_active(e, [&](uint32_t u) { std::memmove(d + size_t(u) * b, a + size_t(u) * b, b); });
+  }
   return pc + 1;
 }
 
 }  // namespace
 
-InstrFn pick_cast(ir::Scalar from, ir::Scalar to) {
-  return dispatch_scalar(from, [&]<class F>() {
-    return dispatch_scalar(to, []<class T>() -> InstrFn { return &cast_instr<F, T>; });
+bool plan_cast(Planner& p, const ir::Op& op) {
+  if (op.kind == ir::OpKind::Bitcast) {
+    p.emit(op, &bitcast_instr, Elementwise{p.operand(op, 0), {}, {}, op.type.width});
+    return true;
+  }
+  if (op.kind != ir::OpKind::Cast) return false;
+  InstrFn fn = dispatch_scalar(p.operand_type(op, 0).scalar, [&]<class F>() {
+    return dispatch_scalar(op.type.scalar, []<class T>() -> InstrFn { return &cast_instr<F, T>; });
   });
+  p.emit(op, fn, Elementwise{p.operand(op, 0), {}, {}, op.type.width});
+  return true;
 }
 
 }  // namespace kiln::cpu

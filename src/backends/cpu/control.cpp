@@ -1,15 +1,17 @@
-// Structured control flow as masks and jumps. Every control op at nesting depth d owns three
-// masks: saved (the active units on entry), m1 (an if's else-units, a loop's finished units) and
-// m2 (a loop's units that ran `continue` this iteration). Break, continue and terminate remove the
-// active units and jump to the end of their region, whose closing instruction recomputes the
-// active mask from the frame; a merge that leaves no unit active jumps on to the enclosing end.
-#include <cstdio>
+// Structured control flow as masks and jumps: planning and executors. Every control op at nesting
+// depth d owns three masks: saved (the active units on entry), m1 (an if's else-units, a loop's
+// finished units) and m2 (a loop's units that ran `continue` this iteration). Break, continue and
+// terminate remove the active units and jump to the end of their region, whose closing
+// instruction recomputes the active mask from the frame; a merge that leaves no unit active jumps
+// on to the enclosing end, so no instruction ever runs with no unit active.
+//
+// Conditions and loop bounds may be uniform (one row, plan.h): executors read them with a stride
+// of 0. A for loop whose bounds are uniform has a uniform induction value, advanced once.
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "backends/cpu/lanes.h"
-#include "kiln/error.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -34,29 +36,50 @@ bool merge(Exec& e, const uint8_t* __restrict saved, int loop) {
   return e.refresh();
 }
 
+// A one-lane operand's unit stride: 0 for a uniform one.
+uint32_t stride(Ref r) { return r.uniform ? 0 : 1; }
+
+// The condition's units go to the then-region, the others to the else-region. A uniform
+// condition sends every active unit one way.
+template <bool Uniform>
 uint32_t if_begin(Exec& e, const Instr& in, uint32_t pc) {
+  const IfBegin& x = in.as<IfBegin>();
   const uint32_t n = e.units;
-  const uint8_t* __restrict c = e.slot<uint8_t>(in.a);
-  uint8_t* __restrict saved = e.saved(in.depth);
-  uint8_t* __restrict other = e.m1(in.depth);
+  const uint8_t* __restrict c = e.slot<uint8_t>(x.cond.slot);
+  uint8_t* __restrict saved = e.saved(x.depth);
+  uint8_t* __restrict other = e.m1(x.depth);
   uint8_t* __restrict cur = e.cur;
+  const uint8_t all = uint8_t(c[0] != 0);
   for (uint32_t u = 0; u < n; ++u) {
-    uint8_t was = cur[u], t = uint8_t(c[u] != 0);  // a bool byte loaded from memory may hold 2
+    uint8_t was = cur[u], t = Uniform ? all : uint8_t(c[u] != 0);  // a bool byte loaded from memory may hold 2
     saved[u] = was;
     other[u] = was & uint8_t(!t);
     cur[u] = was & t;
   }
-  return e.refresh() ? pc + 1 : in.target;
+  return e.refresh() ? pc + 1 : x.else_pc;
 }
 
-uint32_t break_instr(Exec& e, const Instr& in, uint32_t) {
-  uint8_t* m = in.kind == OpKind::Break ? e.m1(in.loop) : in.kind == OpKind::Continue ? e.m2(in.loop) : e.terminated;
+uint32_t if_else(Exec& e, const Instr& in, uint32_t pc) {
+  const IfElse& x = in.as<IfElse>();
+  std::memcpy(e.cur, e.m1(x.depth), e.units);
+  return e.refresh() ? pc + 1 : x.end_pc;
+}
+
+// The end of an if or a loop.
+uint32_t merge_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const Merge& x = in.as<Merge>();
+  return merge(e, e.saved(x.depth), x.loop) ? pc + 1 : x.empty_target;
+}
+
+uint32_t leave_instr(Exec& e, const Instr& in, uint32_t) {
+  const Leave& x = in.as<Leave>();
+  uint8_t* m = in.kind == OpKind::Break ? e.m1(x.loop) : in.kind == OpKind::Continue ? e.m2(x.loop) : e.terminated;
   for (uint32_t u = 0; u < e.units; ++u) {
     m[u] |= e.cur[u];
     e.cur[u] = 0;
   }
   e.all_active = e.units == 0;
-  return in.target;
+  return x.target;
 }
 
 uint32_t sync_cube(Exec& e, const Instr& in, uint32_t pc) {
@@ -74,206 +97,227 @@ uint32_t sync_cube(Exec& e, const Instr& in, uint32_t pc) {
 
 uint32_t sync_plane(Exec&, const Instr&, uint32_t pc) { return pc + 1; }
 
-uint32_t condition_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const uint8_t* c = e.slot<uint8_t>(in.a);
-  uint8_t* done = e.m1(in.depth);
-  for (uint32_t u = 0; u < e.units; ++u) {
-    uint8_t t = uint8_t(c[u] != 0);
-    done[u] |= e.cur[u] & uint8_t(!t);
-    e.cur[u] &= t;
-  }
-  return e.refresh() ? pc + 1 : in.target;
-}
-
-template <class I>
-uint32_t for_test(Exec& e, const Instr& in, uint32_t pc) {
-  const I* i = e.slot<I>(in.dst);
-  const I* hi = e.slot<I>(in.b);
-  uint8_t* saved = e.saved(in.depth);
-  uint8_t* done = e.m1(in.depth);
-  uint8_t* cont = e.m2(in.depth);
-  for (uint32_t u = 0; u < e.units; ++u) {
-    cont[u] = 0;
-    uint8_t live = saved[u] & uint8_t(!done[u]) & uint8_t(!e.terminated[u]);
-    uint8_t go = live & uint8_t(i[u] < hi[u]);
-    done[u] |= live & uint8_t(!go);
-    e.cur[u] = go;
-  }
-  return e.refresh() ? pc + 1 : in.target;
-}
-
-template <class I>
-uint32_t for_next(Exec& e, const Instr& in, uint32_t) {
-  I* i = e.slot<I>(in.dst);
-  const I* step = e.slot<I>(in.c);
-  const uint8_t* saved = e.saved(in.depth);
-  const uint8_t* done = e.m1(in.depth);
-  using U = std::make_unsigned_t<I>;
-  for (uint32_t u = 0; u < e.units; ++u) {
-    if (saved[u] && !done[u] && !e.terminated[u]) i[u] = static_cast<I>(static_cast<U>(i[u]) + static_cast<U>(step[u]));
-  }
-  return in.target;
-}
-
-std::mutex g_print_mutex;
-
-// Formats one conversion of a debug.print format with one argument.
-void format_one(std::string& out, const std::string& spec, char conv, ir::Scalar s, const unsigned char* p) {
-  char buf[128];
-  std::string f = spec;
-  bool float_conv = conv == 'f' || conv == 'F' || conv == 'e' || conv == 'E' || conv == 'g' || conv == 'G' ||
-                    conv == 'a' || conv == 'A';
-  double d = 0;
-  long long i = 0;
-  unsigned long long u = 0;
-  switch (s) {
-    case ir::Scalar::Bool: u = *p; i = *p; d = *p; break;
-    case ir::Scalar::I8: i = *reinterpret_cast<const int8_t*>(p); break;
-    case ir::Scalar::I16: i = *reinterpret_cast<const int16_t*>(p); break;
-    case ir::Scalar::I32: i = *reinterpret_cast<const int32_t*>(p); break;
-    case ir::Scalar::I64: i = *reinterpret_cast<const int64_t*>(p); break;
-    case ir::Scalar::U8: u = *p; break;
-    case ir::Scalar::U16: u = *reinterpret_cast<const uint16_t*>(p); break;
-    case ir::Scalar::U32: u = *reinterpret_cast<const uint32_t*>(p); break;
-    case ir::Scalar::U64: u = *reinterpret_cast<const uint64_t*>(p); break;
-    case ir::Scalar::F16: d = static_cast<float>(*reinterpret_cast<const f16*>(p)); break;
-    case ir::Scalar::BF16: d = static_cast<float>(*reinterpret_cast<const bf16*>(p)); break;
-    case ir::Scalar::F32: d = *reinterpret_cast<const float*>(p); break;
-    case ir::Scalar::F64: d = *reinterpret_cast<const double*>(p); break;
-  }
-  bool is_float = ir::is_float(s);
-  if (ir::is_signed_int(s)) u = static_cast<unsigned long long>(i), d = double(i);
-  if (ir::is_unsigned_int(s)) i = static_cast<long long>(u), d = double(u);
-  if (is_float) i = static_cast<long long>(d), u = static_cast<unsigned long long>(i);
-  if (float_conv) {
-    std::snprintf(buf, sizeof buf, (f + conv).c_str(), d);
-  } else if (conv == 'c') {
-    std::snprintf(buf, sizeof buf, (f + conv).c_str(), int(i));
-  } else if (conv == 'd' || conv == 'i') {
-    std::snprintf(buf, sizeof buf, (f + "ll" + conv).c_str(), i);
-  } else {
-    std::snprintf(buf, sizeof buf, (f + "ll" + conv).c_str(), u);
-  }
-  out += buf;
-}
-
-}  // namespace
-
-uint32_t exec_if_else(Exec& e, const Instr& in, uint32_t pc) {
-  std::memcpy(e.cur, e.m1(in.depth), e.units);
-  return e.refresh() ? pc + 1 : in.target;
-}
-
-uint32_t exec_if_end(Exec& e, const Instr& in, uint32_t pc) {
-  return merge(e, e.saved(in.depth), in.loop) ? pc + 1 : in.target2;
-}
-
-uint32_t exec_loop_begin(Exec& e, const Instr& in, uint32_t pc) {
-  std::memcpy(e.saved(in.depth), e.cur, e.units);
-  std::memset(e.m1(in.depth), 0, e.units);
-  std::memset(e.m2(in.depth), 0, e.units);
-  if (in.bytes) {  // a for loop: i = lo
-    const unsigned char* lo = e.slot<unsigned char>(in.a);
-    unsigned char* i = e.slot<unsigned char>(in.dst);
-    std::memcpy(i, lo, size_t(in.bytes) * e.units);
+uint32_t loop_begin(Exec& e, const Instr& in, uint32_t pc) {
+  const LoopBegin& x = in.as<LoopBegin>();
+  std::memcpy(e.saved(x.depth), e.cur, e.units);
+  std::memset(e.m1(x.depth), 0, e.units);
+  std::memset(e.m2(x.depth), 0, e.units);
+  if (const uint32_t b = x.index_bytes) {  // a for loop: i = lo
+    const unsigned char* lo = e.slot<unsigned char>(x.lo.slot);
+    unsigned char* i = e.slot<unsigned char>(x.index.slot);
+    if (x.index.uniform) {
+      std::memcpy(i, lo, size_t(b) * kRowLanes);
+    } else if (!x.lo.uniform) {
+      std::memcpy(i, lo, size_t(b) * e.units);
+    } else {
+      for (uint32_t u = 0; u < e.units; ++u) std::memcpy(i + size_t(u) * b, lo, b);
+    }
   }
   return pc + 1;
 }
 
-uint32_t exec_while_head(Exec& e, const Instr& in, uint32_t pc) {
-  const uint8_t* saved = e.saved(in.depth);
-  const uint8_t* done = e.m1(in.depth);
-  uint8_t* cont = e.m2(in.depth);
+// The loop test for every unit still in the loop: i < hi. IU/HU: i/hi are uniform (a uniform i
+// has uniform bounds). Written as byte loops over __restrict masks, like merge, to vectorise.
+template <class I, bool IU, bool HU>
+uint32_t for_test(Exec& e, const Instr& in, uint32_t pc) {
+  const ForTest& x = in.as<ForTest>();
+  const uint32_t n = e.units;
+  const I* __restrict i = e.slot<I>(x.index.slot);
+  const I* __restrict hi = e.slot<I>(x.hi.slot);
+  const uint8_t* __restrict saved = e.saved(x.depth);
+  const uint8_t* __restrict term = e.terminated;
+  uint8_t* __restrict done = e.m1(x.depth);
+  uint8_t* __restrict cur = e.cur;
+  std::memset(e.m2(x.depth), 0, n);  // nobody has continued in the new iteration
+  if constexpr (IU) {
+    const uint8_t go_all = uint8_t(i[0] < hi[0]);
+    for (uint32_t u = 0; u < n; ++u) {
+      const uint8_t live = saved[u] & uint8_t(!(done[u] | term[u]));
+      done[u] |= live & uint8_t(!go_all);
+      cur[u] = live & go_all;
+    }
+  } else {
+    for (uint32_t u = 0; u < n; ++u) {
+      const uint8_t live = saved[u] & uint8_t(!(done[u] | term[u]));
+      const uint8_t go = live & uint8_t(i[u] < (HU ? hi[0] : hi[u]));
+      done[u] |= live & uint8_t(!go);
+      cur[u] = go;
+    }
+  }
+  return e.refresh() ? pc + 1 : x.end_pc;
+}
+
+// i += step for every unit still in the loop (including those that ran `continue`).
+template <class I, bool IU, bool SU>
+uint32_t for_next(Exec& e, const Instr& in, uint32_t) {
+  const ForNext& x = in.as<ForNext>();
+  using U = std::make_unsigned_t<I>;
+  I* __restrict i = e.slot<I>(x.index.slot);
+  const I* __restrict step = e.slot<I>(x.step.slot);
+  if constexpr (IU) {
+    // Every unit still in the loop holds the same i (uniform.cpp): advance the row once.
+    for (uint32_t j = 0; j < kRowLanes; ++j) i[j] = static_cast<I>(static_cast<U>(i[j]) + static_cast<U>(step[j]));
+    return x.test_pc;
+  } else {
+    const uint32_t n = e.units;
+    const uint8_t* __restrict saved = e.saved(x.depth);
+    const uint8_t* __restrict done = e.m1(x.depth);
+    const uint8_t* __restrict term = e.terminated;
+    for (uint32_t u = 0; u < n; ++u) {
+      const U live = U(saved[u] & uint8_t(!(done[u] | term[u])));
+      const U s = static_cast<U>(SU ? step[0] : step[u]);
+      i[u] = static_cast<I>(static_cast<U>(i[u]) + s * live);
+    }
+    return x.test_pc;
+  }
+}
+
+// Calls fn.template operator()<I>() with I the storage type of integer scalar s.
+template <class Fn>
+InstrFn on_index_type(ir::Scalar s, Fn&& fn) {
+  switch (s) {
+    case ir::Scalar::I8: return fn.template operator()<int8_t>();
+    case ir::Scalar::I16: return fn.template operator()<int16_t>();
+    case ir::Scalar::I32: return fn.template operator()<int32_t>();
+    case ir::Scalar::I64: return fn.template operator()<int64_t>();
+    case ir::Scalar::U8: return fn.template operator()<uint8_t>();
+    case ir::Scalar::U16: return fn.template operator()<uint16_t>();
+    case ir::Scalar::U32: return fn.template operator()<uint32_t>();
+    default: return fn.template operator()<uint64_t>();
+  }
+}
+
+uint32_t while_head(Exec& e, const Instr& in, uint32_t pc) {
+  const WhileHead& x = in.as<WhileHead>();
+  const uint8_t* saved = e.saved(x.depth);
+  const uint8_t* done = e.m1(x.depth);
+  uint8_t* cont = e.m2(x.depth);
   for (uint32_t u = 0; u < e.units; ++u) {
     cont[u] = 0;
     e.cur[u] = saved[u] & uint8_t(!done[u]) & uint8_t(!e.terminated[u]);
   }
-  return e.refresh() ? pc + 1 : in.target;
+  return e.refresh() ? pc + 1 : x.end_pc;
 }
 
-uint32_t exec_loop_next(Exec&, const Instr& in, uint32_t) { return in.target; }
-
-uint32_t exec_loop_end(Exec& e, const Instr& in, uint32_t pc) {
-  return merge(e, e.saved(in.depth), in.loop) ? pc + 1 : in.target2;
-}
-
-InstrFn pick_for_test(ir::Scalar s) {
-  switch (s) {
-    case ir::Scalar::I8: return &for_test<int8_t>;
-    case ir::Scalar::I16: return &for_test<int16_t>;
-    case ir::Scalar::I32: return &for_test<int32_t>;
-    case ir::Scalar::I64: return &for_test<int64_t>;
-    case ir::Scalar::U8: return &for_test<uint8_t>;
-    case ir::Scalar::U16: return &for_test<uint16_t>;
-    case ir::Scalar::U32: return &for_test<uint32_t>;
-    default: return &for_test<uint64_t>;
+uint32_t condition_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const Condition& x = in.as<Condition>();
+  const uint8_t* c = e.slot<uint8_t>(x.cond.slot);
+  const uint32_t cs = stride(x.cond);
+  uint8_t* done = e.m1(x.depth);
+  for (uint32_t u = 0; u < e.units; ++u) {
+    uint8_t t = uint8_t(c[u * cs] != 0);
+    done[u] |= e.cur[u] & uint8_t(!t);
+    e.cur[u] &= t;
   }
+  return e.refresh() ? pc + 1 : x.end_pc;
 }
 
-InstrFn pick_for_next(ir::Scalar s) {
-  switch (s) {
-    case ir::Scalar::I8: return &for_next<int8_t>;
-    case ir::Scalar::I16: return &for_next<int16_t>;
-    case ir::Scalar::I32: return &for_next<int32_t>;
-    case ir::Scalar::I64: return &for_next<int64_t>;
-    case ir::Scalar::U8: return &for_next<uint8_t>;
-    case ir::Scalar::U16: return &for_next<uint16_t>;
-    case ir::Scalar::U32: return &for_next<uint32_t>;
-    default: return &for_next<uint64_t>;
-  }
+uint32_t jump_instr(Exec&, const Instr& in, uint32_t) { return in.as<Jump>().target; }
+
+using Pending = Planner::Pending;
+using Ctx = Planner::Ctx;
+
+// An instruction of control op `op` (number `number`: the planner's count has moved on to the
+// ops of its regions).
+Instr& piece(Planner& p, const ir::Op& op, uint32_t number, InstrFn fn, Args args) {
+  Instr& in = p.emit_piece(op, fn, std::move(args));
+  in.op_number = number;
+  return in;
 }
 
-InstrFn pick_control(OpKind kind, ir::Scalar) {
-  switch (kind) {
-    case OpKind::If: return &if_begin;
+void plan_if(Planner& p, const ir::Op& op) {
+  const Ctx ctx = p.ctx();
+  const uint32_t number = p.op_number();
+  const size_t begin_pc = p.pc();
+  const Ref cond = p.operand(op, 0);
+  piece(p, op, number, cond.uniform ? &if_begin<true> : &if_begin<false>, IfBegin{cond, ctx.depth, 0});
+  p.track_depth(ctx.depth);
+  const Ctx inner{ctx.depth + 1, ctx.loop, -1};
+  std::vector<Pending> then_ends;
+  p.region(op.regions[0], inner, then_ends);
+  const size_t else_pc = p.pc();
+  piece(p, op, number, &if_else, IfElse{ctx.depth, 0});
+  std::get<IfBegin>(p.at(begin_pc).args).else_pc = uint32_t(else_pc);
+  p.patch(then_ends, uint32_t(else_pc));
+  std::vector<Pending> else_ends;
+  p.region(op.regions[1], inner, else_ends);
+  const size_t end_pc = p.pc();
+  piece(p, op, number, &merge_instr, Merge{ctx.depth, ctx.loop, 0});
+  std::get<IfElse>(p.at(else_pc).args).end_pc = uint32_t(end_pc);
+  p.patch(else_ends, uint32_t(end_pc));
+  p.ends().push_back(Pending{end_pc});
+}
+
+void plan_for(Planner& p, const ir::Op& op) {
+  const Ctx ctx = p.ctx();
+  const uint32_t number = p.op_number();
+  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  const Ref i = p.ref(op.regions[0].args[0]);
+  p.track_depth(ctx.depth);
+  piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, i, p.operand(op, 0), uint32_t(ir::scalar_bytes(s))});
+  const size_t test_pc = p.pc();
+  const Ref hi = p.operand(op, 1);
+  piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
+          return i.uniform ? &for_test<I, true, true> : hi.uniform ? &for_test<I, false, true> : &for_test<I, false, false>;
+        }), ForTest{ctx.depth, i, hi, 0});
+  const Ref step = p.operand(op, 2);
+  std::vector<Pending> body_ends;
+  p.region(op.regions[0], Ctx{ctx.depth + 1, ctx.depth, -1}, body_ends);
+  const size_t next_pc = p.pc();
+  piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
+          return i.uniform ? &for_next<I, true, true> : step.uniform ? &for_next<I, false, true> : &for_next<I, false, false>;
+        }), ForNext{ctx.depth, i, step, uint32_t(test_pc)});
+  p.patch(body_ends, uint32_t(next_pc));
+  const size_t end_pc = p.pc();
+  piece(p, op, number, &merge_instr, Merge{ctx.depth, ctx.loop, 0});
+  std::get<ForTest>(p.at(test_pc).args).end_pc = uint32_t(end_pc);
+  p.ends().push_back(Pending{end_pc});
+}
+
+void plan_while(Planner& p, const ir::Op& op) {
+  const Ctx ctx = p.ctx();
+  const uint32_t number = p.op_number();
+  p.track_depth(ctx.depth);
+  piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, {}, {}, 0});
+  const size_t head_pc = p.pc();
+  piece(p, op, number, &while_head, WhileHead{ctx.depth, 0});
+  std::vector<Pending> cond_ends;
+  p.region(op.regions[0], Ctx{ctx.depth + 1, ctx.loop, ctx.depth}, cond_ends);
+  // The condition region ends with its `condition` op, the last instruction emitted.
+  const size_t cond_pc = p.pc() - 1;
+  p.patch(cond_ends, uint32_t(cond_pc));
+  std::vector<Pending> body_ends;
+  p.region(op.regions[1], Ctx{ctx.depth + 1, ctx.depth, -1}, body_ends);
+  const size_t next_pc = p.pc();
+  piece(p, op, number, &jump_instr, Jump{uint32_t(head_pc)});
+  p.patch(body_ends, uint32_t(next_pc));
+  const size_t end_pc = p.pc();
+  piece(p, op, number, &merge_instr, Merge{ctx.depth, ctx.loop, 0});
+  std::get<WhileHead>(p.at(head_pc).args).end_pc = uint32_t(end_pc);
+  std::get<Condition>(p.at(cond_pc).args).end_pc = uint32_t(end_pc);
+  p.ends().push_back(Pending{end_pc});
+}
+
+}  // namespace
+
+bool plan_control(Planner& p, const ir::Op& op) {
+  switch (op.kind) {
+    case OpKind::If: plan_if(p, op); return true;
+    case OpKind::For: plan_for(p, op); return true;
+    case OpKind::While: plan_while(p, op); return true;
+    case OpKind::Condition:  // end_pc is patched by the while
+      p.emit(op, &condition_instr, Condition{p.operand(op, 0), p.ctx().while_depth, 0});
+      return true;
     case OpKind::Break:
     case OpKind::Continue:
-    case OpKind::Terminate: return &break_instr;
-    case OpKind::SyncCube: return &sync_cube;
-    case OpKind::SyncPlane: return &sync_plane;
-    case OpKind::Condition: return &condition_instr;
-    default: return nullptr;
+    case OpKind::Terminate:
+      p.emit(op, &leave_instr, Leave{p.ctx().loop, 0});
+      p.ends().push_back(Pending{p.pc() - 1});
+      return true;
+    case OpKind::SyncCube: p.emit(op, &sync_cube); return true;
+    case OpKind::SyncPlane: p.emit(op, &sync_plane); return true;
+    default: return false;
   }
-}
-
-uint32_t exec_debug_print(Exec& e, const Instr& in, uint32_t pc) {
-  const std::string& fmt = e.plan->formats[size_t(in.imm)];
-  const auto& slots = e.plan->operand_lists[size_t(in.imm)];
-  const auto& types = e.plan->operand_types[size_t(in.imm)];
-  std::string out;
-  for_active(e, [&](uint32_t u) {
-    size_t arg = 0;
-    for (size_t i = 0; i < fmt.size(); ++i) {
-      if (fmt[i] != '%') {
-        out += fmt[i];
-        continue;
-      }
-      if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
-        out += '%';
-        ++i;
-        continue;
-      }
-      // %[flags][width][.precision][length]conversion; length modifiers are ours to choose.
-      std::string spec = "%";
-      size_t j = i + 1;
-      while (j < fmt.size() && std::strchr("-+ #0123456789.", fmt[j])) spec += fmt[j++];
-      while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) ++j;
-      if (j >= fmt.size()) break;
-      char conv = fmt[j];
-      i = j;
-      if (arg >= slots.size()) {
-        out += "<missing>";
-        continue;
-      }
-      uint32_t bytes = uint32_t(ir::scalar_bytes(types[arg]));
-      format_one(out, spec, conv, types[arg], e.slot<unsigned char>(slots[arg]) + size_t(u) * bytes);
-      ++arg;
-    }
-  });
-  std::lock_guard lock(g_print_mutex);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-  return pc + 1;
 }
 
 }  // namespace kiln::cpu

@@ -1,8 +1,9 @@
-// The CPU backend: host memory, plan compilation, and launches. A launch that can fail midway
-// (unchecked accesses, shared memory, integer division, barriers) first snapshots the writable
-// buffers and restores them when it fails, so a failed launch leaves every buffer as it was.
+// The CPU backend: host memory, plan compilation, and launches. A launch of a kernel that can fail
+// midway (failures.cpp) first copies the buffers the kernel writes and puts them back when it
+// fails, so a failed launch leaves every buffer as it was (decision 005).
 #include "backends/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -40,28 +41,46 @@ struct AlignedBytes {
 struct CubeState {
   AlignedBytes regs, shared, masks;
   explicit CubeState(const Plan& p)
-      : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (2 + 3 * p.frame_depth)) {}
+      : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (2 + 3 * p.frame_depth)) {
+    for (const Plan::Constant& c : p.constants) std::memcpy(regs.p + c.slot, c.bytes.data(), c.bytes.size());
+  }
 };
+
+// At most this many host threads run a launch (thread_count's limit).
+constexpr unsigned kMaxThreads = 1024;
 
 class CpuExecutable : public backend::Executable {
  public:
   explicit CpuExecutable(Plan p) : plan(std::move(p)) {}
   std::string_view entry_name() const override { return plan.kernel_name; }
 
-  std::unique_ptr<CubeState> take() {
+  // Takes n cube states (making the ones missing) into out[0..n), before any cube runs: running
+  // out of memory for them then fails the launch before anything is written.
+  void take(unsigned n, CubeState** out) {
+    unsigned have = 0;
     {
       std::lock_guard lock(m_);
-      if (!free_.empty()) {
-        auto s = std::move(free_.back());
+      // Room for every state out now to come back: give() runs in a destructor and must not throw.
+      free_.reserve(free_.size() + out_ + n);
+      out_ += n;
+      while (have < n && !free_.empty()) {
+        out[have++] = free_.back().release();
         free_.pop_back();
-        return s;
       }
     }
-    return std::make_unique<CubeState>(plan);
+    try {
+      for (; have < n; ++have) out[have] = new CubeState(plan);
+    } catch (...) {
+      give(have, out);
+      std::lock_guard lock(m_);
+      out_ -= n - have;
+      throw;
+    }
   }
-  void give(std::unique_ptr<CubeState> s) {
+  void give(unsigned n, CubeState** states) {
     std::lock_guard lock(m_);
-    free_.push_back(std::move(s));
+    for (unsigned i = 0; i < n; ++i) free_.emplace_back(states[i]);
+    out_ -= n;
   }
 
   Plan plan;
@@ -69,6 +88,7 @@ class CpuExecutable : public backend::Executable {
  private:
   std::mutex m_;
   std::vector<std::unique_ptr<CubeState>> free_;
+  size_t out_ = 0;  // states taken and not given back
 };
 
 void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, const ir::Dim3& pos,
@@ -92,9 +112,12 @@ void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, cons
   // kernel reading before writing sees NaNs and huge integers rather than plausible zeros.
   for (auto [off, bytes] : p.shared_arrays) std::memset(e.shared + off, 0xff, bytes);
   for (auto [off, bytes] : p.local_arrays) std::memset(e.regs + off, 0xff, bytes);
-  for (auto [param, slot] : p.scalar_params) {
-    size_t b = size_t(p.params[param].type.element_bytes());
-    for (uint32_t u = 0; u < p.units; ++u) std::memcpy(e.regs + slot + u * b, args[param].scalar.data(), b);
+  for (const Plan::ScalarParam& sp : p.scalar_params) {
+    const ir::Type& t = p.params[sp.param].type;
+    const size_t b = size_t(t.element_bytes());
+    const uint32_t copies = sp.slot.uniform ? kRowLanes / t.width : p.units;
+    unsigned char* d = e.regs + sp.slot.slot;
+    for (uint32_t c = 0; c < copies; ++c) std::memcpy(d + c * b, args[sp.param].scalar.data(), b);
   }
   const Instr* code = p.code.data();
   uint32_t n = uint32_t(p.code.size());
@@ -104,7 +127,7 @@ void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, cons
 
 class CpuBackend : public backend::Backend {
  public:
-  CpuBackend() : pool_(thread_count() - 1) {
+  explicit CpuBackend(const PlanOptions& options) : options_(options), pool_(thread_count() - 1) {
     info_.name = cpu_name();
 #if defined(__x86_64__)
     info_.architecture = "x86_64";
@@ -147,7 +170,7 @@ class CpuBackend : public backend::Backend {
   void sync(backend::Stream&) override {}
 
   std::shared_ptr<backend::Executable> compile(const ir::Kernel& k) override {
-    return std::make_shared<CpuExecutable>(build_plan(k));
+    return std::make_shared<CpuExecutable>(build_plan(k, options_));
   }
 
   void launch(backend::Executable& exe, const backend::LaunchDims& dims, std::span<const backend::ArgBinding> args,
@@ -161,15 +184,22 @@ class CpuBackend : public backend::Backend {
     uint64_t cubes = dims.count.total();
     if (cubes == 0) return;
 
-    // Snapshot the writable buffers of a launch that may stop midway.
+    unsigned parallelism = unsigned(std::min<uint64_t>(cubes, pool_.size()));
+    CubeState* states[kMaxThreads];
+    x.take(parallelism, states);
+    struct GiveBack {
+      CpuExecutable& x;
+      unsigned n;
+      CubeState** states;
+      ~GiveBack() { x.give(n, states); }
+    } give_back{x, parallelism, states};
+
+    // Copy the buffers the kernel writes when it can stop midway (decision 005).
     std::vector<std::pair<size_t, std::vector<unsigned char>>> saved;
-    if (p.may_fail) {
-      for (size_t i = 0; i < args.size(); ++i) {
-        const ir::Type& t = p.params[i].type;
-        if (!t.is_global() || t.access != ir::Access::ReadWrite || args[i].bytes == 0) continue;
-        const auto* b = reinterpret_cast<const unsigned char*>(args[i].address);
-        saved.emplace_back(i, std::vector<unsigned char>(b, b + args[i].bytes));
-      }
+    for (uint32_t i : p.restore_params) {
+      if (args[i].bytes == 0) continue;
+      const auto* b = reinterpret_cast<const unsigned char*>(args[i].address);
+      saved.emplace_back(i, std::vector<unsigned char>(b, b + args[i].bytes));
     }
 
     std::atomic<uint64_t> next{0};
@@ -179,22 +209,14 @@ class CpuBackend : public backend::Backend {
     std::exception_ptr error;
     const backend::ArgBinding* a = args.data();
     const ir::Dim3 count = dims.count;
-    auto body = [&](unsigned) {
-      std::unique_ptr<CubeState> s;
-      try {
-        s = x.take();
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        stop = true;
-        return;
-      }
+    auto body = [&](unsigned worker) {
+      CubeState& s = *states[worker];
       while (!stop.load(std::memory_order_relaxed)) {
         uint64_t c = next.fetch_add(1, std::memory_order_relaxed);
         if (c >= cubes) break;
         ir::Dim3 pos{uint32_t(c % count.x), uint32_t((c / count.x) % count.y), uint32_t(c / (uint64_t(count.x) * count.y))};
         try {
-          run_cube(p, *s, a, pos, count);
+          run_cube(p, s, a, pos, count);
         } catch (...) {
           std::lock_guard lock(error_mutex);
           // Cubes are claimed in order and a claimed cube always finishes, so the lowest failing
@@ -206,9 +228,7 @@ class CpuBackend : public backend::Backend {
           stop = true;
         }
       }
-      x.give(std::move(s));
     };
-    unsigned parallelism = unsigned(std::min<uint64_t>(cubes, pool_.size()));
     pool_.run(parallelism, ThreadPool::body_of(body));
     if (error) {
       for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
@@ -223,9 +243,9 @@ class CpuBackend : public backend::Backend {
   static unsigned thread_count() {
     if (const char* v = std::getenv("KILN_CPU_THREADS")) {
       int n = std::atoi(v);
-      if (n >= 1 && n <= 1024) return unsigned(n);
+      if (n >= 1 && n <= int(kMaxThreads)) return unsigned(n);
     }
-    return std::max(1u, std::thread::hardware_concurrency());
+    return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
   }
   static std::string cpu_name() {
     std::ifstream f("/proc/cpuinfo");
@@ -249,12 +269,15 @@ class CpuBackend : public backend::Backend {
     return 0;
   }
 
+  PlanOptions options_;
   DeviceInfo info_;
   ThreadPool pool_;
 };
 
 }  // namespace
 
-std::unique_ptr<backend::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<backend::Backend> make_cpu_backend(const PlanOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
 
 }  // namespace kiln::cpu

@@ -5,9 +5,11 @@
 #include <memory>
 
 #include "backend/backend.h"
+#include "backends/cpu/plan.h"
 
 namespace kiln::cpu {
 
-std::unique_ptr<backend::Backend> make_cpu_backend();
+// `options` are for tests (plans with and without uniform values); the runtime takes the defaults.
+std::unique_ptr<backend::Backend> make_cpu_backend(const PlanOptions& options = {});
 
 }  // namespace kiln::cpu

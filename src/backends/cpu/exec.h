@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
-#include "backends/cpu/plan.h"
 #include "backend/backend.h"
+#include "backends/cpu/plan.h"
 
 namespace kiln::cpu {
 
@@ -21,6 +21,11 @@ struct Exec {
   uint32_t units = 0;
   bool all_active = true;           // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;
+  // While run_uniform runs an op for one unit: the cube's own active mask and unit count (errors
+  // name the cube's first active unit), and the one-unit mask.
+  const uint8_t* cube_cur = nullptr;
+  uint32_t cube_units = 0;
+  uint8_t one = 1;
 
   template <class T>
   T* slot(uint32_t offset) const {
@@ -57,44 +62,34 @@ inline void for_active(const Exec& e, F&& f) {
   }
 }
 
+// Unit u's element (`bytes` each) of an operand in either form: a uniform operand's first
+// element is every unit's.
+inline const unsigned char* unit_bytes(const Exec& e, Ref r, uint32_t u, uint32_t bytes) {
+  return e.slot<unsigned char>(r.slot) + (r.uniform ? size_t(0) : size_t(u) * bytes);
+}
+// Unit u's value of a one-lane operand in either form.
+template <class T>
+inline T unit_value(const Exec& e, Ref r, uint32_t u) {
+  return e.slot<T>(r.slot)[r.uniform ? 0 : u];
+}
+
+// The executor of every op whose result is uniform: runs in.inner for one unit (all of whose
+// operands are uniform, so the first element of each row is that unit's) and copies the result's
+// first element across its row.
+uint32_t run_uniform(Exec& e, const Instr& in, uint32_t pc);
+
 // "unit 6 of cube (0, 0, 0)"
 std::string unit_text(const Exec& e, uint32_t unit);
 // "kernel 'add' (unchecked): op #3 'load' in unit 6 of cube (0, 0, 0)"
 std::string where(const Exec& e, const Instr& in, uint32_t unit);
-// The name of the array an access reaches: "argument 0 'x'", "shared array of op #2".
+// The name of the array an access reaches: "argument 0 'x'", "the shared array of op #2".
 std::string array_text(const Exec& e, const Instr& in);
 
 [[noreturn]] void fail_bounds(const Exec& e, const Instr& in, uint32_t unit, uint64_t index, uint64_t len);
 [[noreturn]] void fail(const Exec& e, const Instr& in, uint32_t unit, const std::string& kind, const std::string& what);
 
-// Reads lane `i` of an integer slot of scalar `s` as an unsigned 64-bit index (negative signed
-// values become huge, hence out of range).
-uint64_t read_index(const Exec& e, uint32_t slot, ir::Scalar s, uint32_t i);
-
-// Instruction pickers, one family per file.
-InstrFn pick_arith(ir::OpKind kind, ir::Scalar s);          // arith.cpp: arithmetic, bitwise, compare
-InstrFn pick_select(ir::Scalar s);                          // arith.cpp
-InstrFn pick_math(ir::OpKind kind, ir::Scalar s);           // math.cpp
-InstrFn pick_cast(ir::Scalar from, ir::Scalar to);          // cast.cpp
-InstrFn pick_const(ir::Scalar s);                           // values.cpp
-InstrFn pick_vector(ir::OpKind kind);                       // values.cpp
-InstrFn pick_splat(uint32_t scalar_bytes, uint32_t width);  // values.cpp
-InstrFn pick_builtin(ir::OpKind kind);                      // values.cpp
-// memory.cpp: len, shape, load, store; `bytes` and `index` specialise loads and stores
-InstrFn pick_memory(ir::OpKind kind, ArraySpace space, uint32_t bytes = 0, ir::Scalar index = ir::Scalar::U32);
-InstrFn pick_atomic(ir::OpKind kind, ir::Scalar s, ArraySpace space);  // atomic.cpp
-InstrFn pick_plane(ir::OpKind kind, ir::Scalar s);          // plane.cpp
-InstrFn pick_control(ir::OpKind kind, ir::Scalar s);        // control.cpp (also for/while pieces below)
-
-// Control pieces that have no single IR op.
-uint32_t exec_if_else(Exec& e, const Instr& in, uint32_t pc);
-uint32_t exec_if_end(Exec& e, const Instr& in, uint32_t pc);
-uint32_t exec_loop_begin(Exec& e, const Instr& in, uint32_t pc);
-InstrFn pick_for_test(ir::Scalar s);
-InstrFn pick_for_next(ir::Scalar s);
-uint32_t exec_while_head(Exec& e, const Instr& in, uint32_t pc);
-uint32_t exec_loop_next(Exec& e, const Instr& in, uint32_t pc);
-uint32_t exec_loop_end(Exec& e, const Instr& in, uint32_t pc);
-uint32_t exec_debug_print(Exec& e, const Instr& in, uint32_t pc);
+// Reads unit u's value of a one-lane integer operand of scalar `s` as an unsigned 64-bit index
+// (negative signed values become huge, hence out of range).
+uint64_t read_index(const Exec& e, Ref r, ir::Scalar s, uint32_t u);
 
 }  // namespace kiln::cpu

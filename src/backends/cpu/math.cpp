@@ -1,10 +1,13 @@
-// Float math instructions. f32 ops call the float overloads of <cmath>, f64 the double ones, f16
-// and bf16 compute in float and round back: the same shape the CUDA emitter uses, so the backends
-// differ only by their libm's last-place errors.
+// Float math: planning and executors. f32 ops call the float overloads of <cmath>, f64 the double
+// ones, f16 and bf16 compute in float and round back: the same shape the CUDA emitter uses, so the
+// backends differ only by their libm's last-place errors.
+//
+// Adding a math op: one row in KILN_CPU_UNARY_MATH (what one lane computes from x) or
+// KILN_CPU_BINARY_MATH (from x and y), or a case in plan_math for other shapes.
 #include <cmath>
 
 #include "backends/cpu/lanes.h"
-#include "kiln/error.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -12,25 +15,48 @@ namespace {
 
 using ir::OpKind;
 
-template <class C>
-C apply_math(OpKind kind, C x) {
-  switch (kind) {
-    case OpKind::Exp: return std::exp(x);
-    case OpKind::Exp2: return std::exp2(x);
-    case OpKind::Log: return std::log(x);
-    case OpKind::Log2: return std::log2(x);
-    case OpKind::Sqrt: return std::sqrt(x);
-    case OpKind::Rsqrt: return C(1) / std::sqrt(x);
-    case OpKind::Recip: return C(1) / x;
-    case OpKind::Sin: return std::sin(x);
-    case OpKind::Cos: return std::cos(x);
-    case OpKind::Tan: return std::tan(x);
-    case OpKind::Tanh: return std::tanh(x);
-    case OpKind::Erf: return std::erf(x);
-    case OpKind::Floor: return std::floor(x);
-    case OpKind::Ceil: return std::ceil(x);
-    case OpKind::Round: return std::round(x);
-    case OpKind::Trunc: return std::trunc(x);
+// X(kind, the result for one lane x, computed in float or double)
+#define KILN_CPU_UNARY_MATH(X)   \
+  X(Exp, std::exp(x))            \
+  X(Exp2, std::exp2(x))          \
+  X(Log, std::log(x))            \
+  X(Log2, std::log2(x))          \
+  X(Sqrt, std::sqrt(x))          \
+  X(Rsqrt, C(1) / std::sqrt(x))  \
+  X(Recip, C(1) / x)             \
+  X(Sin, std::sin(x))            \
+  X(Cos, std::cos(x))            \
+  X(Tan, std::tan(x))            \
+  X(Tanh, std::tanh(x))          \
+  X(Erf, std::erf(x))            \
+  X(Floor, std::floor(x))        \
+  X(Ceil, std::ceil(x))          \
+  X(Round, std::round(x))        \
+  X(Trunc, std::trunc(x))
+
+// X(kind, the result for lanes x and y)
+#define KILN_CPU_BINARY_MATH(X) \
+  X(Pow, std::pow(x, y))        \
+  X(CopySign, std::copysign(x, y))
+
+template <OpKind K, class C>
+C apply_math(C x) {
+  switch (K) {
+#define KILN_X(kind, expr) \
+  case OpKind::kind: return expr;
+    KILN_CPU_UNARY_MATH(KILN_X)
+#undef KILN_X
+    default: return x;
+  }
+}
+
+template <OpKind K, class C>
+C apply_math(C x, C y) {
+  switch (K) {
+#define KILN_X(kind, expr) \
+  case OpKind::kind: return expr;
+    KILN_CPU_BINARY_MATH(KILN_X)
+#undef KILN_X
     default: return x;
   }
 }
@@ -38,73 +64,85 @@ C apply_math(OpKind kind, C x) {
 // One instantiation per (kind, type): the switch above folds away.
 template <class T, OpKind K>
 uint32_t unary_math(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  T* d = e.slot<T>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) { d[i] = num<T>::put(apply_math(K, num<T>::get(a[i]))); });
+  const Elementwise& x = in.as<Elementwise>();
+  const T* a = e.slot<T>(x.a.slot);
+  T* d = e.slot<T>(in.dst.slot);
+  for_lanes(e, x.width, [&](uint32_t i) { d[i] = num<T>::put(apply_math<K>(num<T>::get(a[i]))); });
   return pc + 1;
-}
-
-template <class C>
-C apply_math2(OpKind kind, C x, C y) {
-  switch (kind) {
-    case OpKind::Pow: return std::pow(x, y);
-    case OpKind::CopySign: return std::copysign(x, y);
-    default: return x;
-  }
 }
 
 template <class T, OpKind K>
-uint32_t binary_math(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  const T* b = e.slot<T>(in.b);
-  T* d = e.slot<T>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) { d[i] = num<T>::put(apply_math2(K, num<T>::get(a[i]), num<T>::get(b[i]))); });
-  return pc + 1;
-}
+struct BinaryMath {
+  template <bool UA, bool UB>
+  struct At {
+    static uint32_t run(Exec& e, const Instr& in, uint32_t pc) {
+      const Elementwise& x = in.as<Elementwise>();
+      const Operand<T, UA> a(e, x.a);
+      const Operand<T, UB> b(e, x.b);
+      T* d = e.slot<T>(in.dst.slot);
+      for_elements<UA || UB>(e, x.width, [&](uint32_t i, uint32_t j) {
+        d[i] = num<T>::put(apply_math<K>(num<T>::get(a(i, j)), num<T>::get(b(i, j))));
+      });
+      return pc + 1;
+    }
+  };
+};
 
 template <class T, bool Nan>
 uint32_t class_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  uint8_t* d = e.slot<uint8_t>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) {
-    auto x = num<T>::get(a[i]);
-    d[i] = Nan ? std::isnan(x) : std::isinf(x);
+  const Elementwise& x = in.as<Elementwise>();
+  const T* a = e.slot<T>(x.a.slot);
+  uint8_t* d = e.slot<uint8_t>(in.dst.slot);
+  for_lanes(e, x.width, [&](uint32_t i) {
+    auto v = num<T>::get(a[i]);
+    d[i] = Nan ? std::isnan(v) : std::isinf(v);
   });
   return pc + 1;
 }
 
-template <class T>
-InstrFn pick_for(OpKind kind) {
-  switch (kind) {
-#define KILN_M(k) \
-  case OpKind::k: return &unary_math<T, OpKind::k>;
-    KILN_M(Exp) KILN_M(Exp2) KILN_M(Log) KILN_M(Log2) KILN_M(Sqrt) KILN_M(Rsqrt) KILN_M(Recip) KILN_M(Sin)
-    KILN_M(Cos) KILN_M(Tan) KILN_M(Tanh) KILN_M(Erf) KILN_M(Floor) KILN_M(Ceil) KILN_M(Round) KILN_M(Trunc)
-#undef KILN_M
-    case OpKind::Pow: return &binary_math<T, OpKind::Pow>;
-    case OpKind::CopySign: return &binary_math<T, OpKind::CopySign>;
-    case OpKind::IsNan: return &class_instr<T, true>;
-    case OpKind::IsInf: return &class_instr<T, false>;
+// Calls fn.template operator()<T>() for the float scalars; nullptr for the others.
+template <class Fn>
+InstrFn on_floats(ir::Scalar s, Fn&& fn) {
+  switch (s) {
+    case ir::Scalar::F16: return fn.template operator()<f16>();
+    case ir::Scalar::BF16: return fn.template operator()<bf16>();
+    case ir::Scalar::F32: return fn.template operator()<float>();
+    case ir::Scalar::F64: return fn.template operator()<double>();
     default: return nullptr;
   }
 }
 
 }  // namespace
 
-InstrFn pick_math(OpKind kind, ir::Scalar s) {
+bool plan_math(Planner& p, const ir::Op& op) {
+  const ir::Scalar s = op.operands.empty() ? ir::Scalar::Bool : p.operand_type(op, 0).scalar;
+  Elementwise x;
   InstrFn fn = nullptr;
-  switch (s) {
-    case ir::Scalar::F16: fn = pick_for<f16>(kind); break;
-    case ir::Scalar::BF16: fn = pick_for<bf16>(kind); break;
-    case ir::Scalar::F32: fn = pick_for<float>(kind); break;
-    case ir::Scalar::F64: fn = pick_for<double>(kind); break;
-    default: break;
+  switch (op.kind) {
+#define KILN_X(kind, expr)                                                                     \
+  case OpKind::kind:                                                                           \
+    fn = on_floats(s, []<class T>() -> InstrFn { return &unary_math<T, OpKind::kind>; }); \
+    break;
+    KILN_CPU_UNARY_MATH(KILN_X)
+#undef KILN_X
+    case OpKind::IsNan: fn = on_floats(s, []<class T>() -> InstrFn { return &class_instr<T, true>; }); break;
+    case OpKind::IsInf: fn = on_floats(s, []<class T>() -> InstrFn { return &class_instr<T, false>; }); break;
+#define KILN_X(kind, expr)                                                                                \
+  case OpKind::kind: {                                                                                    \
+    x.b = p.operand(op, 1);                                                                               \
+    const bool ua = p.operand(op, 0).uniform && !p.uniform(op.result);                                    \
+    const bool ub = x.b.uniform && !p.uniform(op.result);                                                 \
+    fn = on_floats(s, [&]<class T>() -> InstrFn { return by_rows<BinaryMath<T, OpKind::kind>::template At>(ua, ub); }); \
+    break;                                                                                                \
   }
-  if (!fn) {
-    throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(kind)) + "' on " +
-                                           std::string(ir::scalar_name(s)));
+    KILN_CPU_BINARY_MATH(KILN_X)
+#undef KILN_X
+    default: return false;
   }
-  return fn;
+  x.a = p.operand(op, 0);
+  x.width = p.operand_type(op, 0).width;
+  p.emit(op, require(fn, op.kind, s), x);
+  return true;
 }
 
 }  // namespace kiln::cpu

@@ -1,11 +1,12 @@
-// Array instructions: len and tensor metadata, loads and stores on global, shared and local
-// arrays with exact bounds checks, and var stores. A masked-off load gives zero and touches no
-// memory; an unmasked access out of range stops the launch with Error{bounds.out_of_range}.
+// Arrays: planning and executors of len and tensor metadata, shared and local allocations, and
+// loads and stores on global, shared and local arrays with exact bounds checks. A masked-off load
+// gives zero and touches no memory; an access out of range with its mask on (or without a mask)
+// stops the launch with Error{bounds.out_of_range}.
 #include <cstring>
 #include <type_traits>
 
 #include "backends/cpu/lanes.h"
-#include "kiln/error.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -14,24 +15,22 @@ namespace {
 using ir::OpKind;
 
 // Where the element `index` of unit u lives, or nullptr when it is out of range.
-// Global: in.a is the parameter; shared: in.a is the byte offset in shared memory; local: in.a is
-// the slot holding every unit's array; in.imm is the shared/local array length.
 template <ArraySpace S>
 struct Addr {
-  static unsigned char* at(const Exec& e, const Instr& in, uint32_t u, uint64_t index, uint64_t& len) {
+  static unsigned char* at(const Exec& e, const Access& x, uint32_t u, uint64_t index, uint64_t& len) {
     if constexpr (S == ArraySpace::Global) {
-      const backend::ArgBinding& arg = e.args[in.a];
+      const backend::ArgBinding& arg = e.args[x.array];
       len = arg.len;
       if (index >= len) return nullptr;
-      return reinterpret_cast<unsigned char*>(arg.address) + index * in.bytes;
+      return reinterpret_cast<unsigned char*>(arg.address) + index * x.element_bytes;
     } else if constexpr (S == ArraySpace::Shared) {
-      len = uint64_t(in.imm);
+      len = x.length;
       if (index >= len) return nullptr;
-      return e.shared + in.a + index * in.bytes;
+      return e.shared + x.array + index * x.element_bytes;
     } else {
-      len = uint64_t(in.imm);
+      len = x.length;
       if (index >= len) return nullptr;
-      return e.regs + in.a + (uint64_t(u) * len + index) * in.bytes;
+      return e.regs + x.array + (uint64_t(u) * len + index) * x.element_bytes;
     }
   }
 };
@@ -45,56 +44,58 @@ inline void copy_element(unsigned char* d, const unsigned char* s, uint32_t byte
 
 // Index reads specialised for u32 (the type of every builtin and length), generic otherwise.
 template <class I>
-inline uint64_t index_at(const Exec& e, const Instr& in, uint32_t u) {
-  if constexpr (std::is_same_v<I, uint32_t>) return e.slot<uint32_t>(in.b)[u];
-  else return read_index(e, in.b, in.scalar2, u);
+inline uint64_t index_at(const Exec& e, const Access& x, uint32_t u) {
+  if constexpr (std::is_same_v<I, uint32_t>) return e.slot<uint32_t>(x.index.slot)[x.index.uniform ? 0 : u];
+  else return read_index(e, x.index, x.index_type, u);
 }
 
 // When every unit is active, no mask is off and unit u accesses element first + u, the whole
 // access is one copy of a range that is checked once: the common case of elementwise kernels.
 // Returns the range's start, or nullptr when the access is not of that shape.
 template <ArraySpace S, class I>
-unsigned char* contiguous_range(const Exec& e, const Instr& in, const uint8_t* mask, uint32_t b) {
+unsigned char* contiguous_range(const Exec& e, const Access& x, const uint8_t* mask) {
   if constexpr (!std::is_same_v<I, uint32_t> || S == ArraySpace::Local) {
     return nullptr;
   } else {
-    if (!e.all_active) return nullptr;
     const uint32_t n = e.units;
+    if (!e.all_active || (x.index.uniform && n > 1)) return nullptr;
     if (mask) {
       uint8_t all = 1;
-      for (uint32_t u = 0; u < n; ++u) all &= mask[u];
+      if (x.mask.uniform) all = mask[0];
+      else for (uint32_t u = 0; u < n; ++u) all &= mask[u];
       if (!all) return nullptr;
     }
-    const uint32_t* idx = e.slot<uint32_t>(in.b);
+    const uint32_t* idx = e.slot<uint32_t>(x.index.slot);
     const uint32_t first = idx[0];
     uint32_t off = 0;
     for (uint32_t u = 0; u < n; ++u) off |= idx[u] ^ (first + u);
     if (off) return nullptr;
     uint64_t len = 0, last = uint64_t(first) + n - 1;
-    if (!Addr<S>::at(e, in, 0, last, len)) return nullptr;  // the unit loop reports the error
-    return Addr<S>::at(e, in, 0, first, len);
-    (void)b;
+    if (!Addr<S>::at(e, x, 0, last, len)) return nullptr;  // the unit loop reports the error
+    return Addr<S>::at(e, x, 0, first, len);
   }
 }
 
 template <ArraySpace S, uint32_t B, class I>
 uint32_t load_instr(Exec& e, const Instr& in, uint32_t pc) {
-  unsigned char* d = e.slot<unsigned char>(in.dst);
-  const uint8_t* mask = in.flag ? e.slot<uint8_t>(in.d) : nullptr;
-  const uint32_t b = B ? B : in.bytes;
-  if (unsigned char* p = contiguous_range<S, I>(e, in, mask, b)) {
+  const Access& x = in.as<Access>();
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  const uint8_t* mask = x.masked ? e.slot<uint8_t>(x.mask.slot) : nullptr;
+  const bool mask_row = x.mask.uniform;
+  const uint32_t b = B ? B : x.element_bytes;
+  if (unsigned char* p = contiguous_range<S, I>(e, x, mask)) {
     std::memcpy(d, p, size_t(b) * e.units);
     return pc + 1;
   }
   for_active(e, [&](uint32_t u) {
     unsigned char* out = d + size_t(u) * b;
-    if (mask && !mask[u]) {
+    if (mask && !mask[mask_row ? 0 : u]) {
       std::memset(out, 0, b);
       return;
     }
-    uint64_t index = index_at<I>(e, in, u);
+    uint64_t index = index_at<I>(e, x, u);
     uint64_t len = 0;
-    unsigned char* p = Addr<S>::at(e, in, u, index, len);
+    unsigned char* p = Addr<S>::at(e, x, u, index, len);
     if (!p) fail_bounds(e, in, u, index, len);
     copy_element<B>(out, p, b);
   });
@@ -103,26 +104,33 @@ uint32_t load_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 template <ArraySpace S, uint32_t B, class I>
 uint32_t store_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const unsigned char* v = e.slot<unsigned char>(in.c);
-  const uint8_t* mask = in.flag ? e.slot<uint8_t>(in.d) : nullptr;
-  const uint32_t b = B ? B : in.bytes;
-  if (unsigned char* p = contiguous_range<S, I>(e, in, mask, b)) {
-    std::memcpy(p, v, size_t(b) * e.units);
+  const Access& x = in.as<Access>();
+  const unsigned char* v = e.slot<unsigned char>(x.value.slot);
+  const size_t v_step = x.value.uniform ? 0 : 1;  // a uniform value is every unit's
+  const uint8_t* mask = x.masked ? e.slot<uint8_t>(x.mask.slot) : nullptr;
+  const bool mask_row = x.mask.uniform;
+  const uint32_t b = B ? B : x.element_bytes;
+  if (unsigned char* p = contiguous_range<S, I>(e, x, mask)) {
+    if (v_step) {
+      std::memcpy(p, v, size_t(b) * e.units);
+    } else {
+      for (uint32_t u = 0, n = e.units; u < n; ++u) copy_element<B>(p + size_t(u) * b, v, b);
+    }
     return pc + 1;
   }
   for_active(e, [&](uint32_t u) {
-    if (mask && !mask[u]) return;
-    uint64_t index = index_at<I>(e, in, u);
+    if (mask && !mask[mask_row ? 0 : u]) return;
+    uint64_t index = index_at<I>(e, x, u);
     uint64_t len = 0;
-    unsigned char* p = Addr<S>::at(e, in, u, index, len);
+    unsigned char* p = Addr<S>::at(e, x, u, index, len);
     if (!p) fail_bounds(e, in, u, index, len);
-    copy_element<B>(p, v + size_t(u) * b, b);
+    copy_element<B>(p, v + v_step * u * b, b);
   });
   return pc + 1;
 }
 
 template <bool Load, ArraySpace S, class I>
-InstrFn pick_access_bytes(uint32_t bytes) {
+InstrFn access_by_bytes(uint32_t bytes) {
   switch (bytes) {
 #define KILN_B(n) \
   case n: return Load ? &load_instr<S, n, I> : &store_instr<S, n, I>;
@@ -133,57 +141,99 @@ InstrFn pick_access_bytes(uint32_t bytes) {
 }
 
 template <bool Load, ArraySpace S>
-InstrFn pick_access(uint32_t bytes, ir::Scalar index) {
-  return index == ir::Scalar::U32 ? pick_access_bytes<Load, S, uint32_t>(bytes)
-                                  : pick_access_bytes<Load, S, uint64_t>(bytes);
+InstrFn access_by_index(uint32_t bytes, ir::Scalar index) {
+  return index == ir::Scalar::U32 ? access_by_bytes<Load, S, uint32_t>(bytes) : access_by_bytes<Load, S, uint64_t>(bytes);
+}
+
+template <bool Load>
+InstrFn pick_access(ArraySpace space, uint32_t bytes, ir::Scalar index) {
+  switch (space) {
+    case ArraySpace::Global: return access_by_index<Load, ArraySpace::Global>(bytes, index);
+    case ArraySpace::Shared: return access_by_index<Load, ArraySpace::Shared>(bytes, index);
+    case ArraySpace::Local: break;
+  }
+  return access_by_index<Load, ArraySpace::Local>(bytes, index);
 }
 
 uint32_t len_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const uint32_t v = e.args[in.a].len, n = e.units;
-  uint32_t* d = e.slot<uint32_t>(in.dst);
+  const uint32_t v = e.args[in.as<ArrayMeta>().param].len, n = e.units;
+  uint32_t* d = e.slot<uint32_t>(in.dst.slot);
   for (uint32_t u = 0; u < n; ++u) d[u] = v;
   return pc + 1;
 }
 
 template <bool Shape>
 uint32_t tensor_meta_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const backend::ArgBinding& arg = e.args[in.a];
-  const uint32_t v = Shape ? arg.shape[size_t(in.imm)] : arg.stride[size_t(in.imm)], n = e.units;
-  uint32_t* d = e.slot<uint32_t>(in.dst);
+  const ArrayMeta& x = in.as<ArrayMeta>();
+  const backend::ArgBinding& arg = e.args[x.param];
+  const uint32_t v = Shape ? arg.shape[x.dim] : arg.stride[x.dim], n = e.units;
+  uint32_t* d = e.slot<uint32_t>(in.dst.slot);
   for (uint32_t u = 0; u < n; ++u) d[u] = v;
   return pc + 1;
 }
 
 }  // namespace
 
-uint64_t read_index(const Exec& e, uint32_t slot, ir::Scalar s, uint32_t i) {
-  switch (s) {
-    case ir::Scalar::I8: return uint64_t(int64_t(e.slot<int8_t>(slot)[i]));
-    case ir::Scalar::I16: return uint64_t(int64_t(e.slot<int16_t>(slot)[i]));
-    case ir::Scalar::I32: return uint64_t(int64_t(e.slot<int32_t>(slot)[i]));
-    case ir::Scalar::I64: return uint64_t(e.slot<int64_t>(slot)[i]);
-    case ir::Scalar::U8: return e.slot<uint8_t>(slot)[i];
-    case ir::Scalar::U16: return e.slot<uint16_t>(slot)[i];
-    case ir::Scalar::U32: return e.slot<uint32_t>(slot)[i];
-    case ir::Scalar::U64: return e.slot<uint64_t>(slot)[i];
-    default: return ~uint64_t(0);
-  }
+Access plan_access(Planner& p, const ir::Op& op) {
+  const size_t mask_at = size_t(op.info().mask_operand);
+  const ArrayRef& a = p.array(op.operands[0]);
+  Access x;
+  x.space = a.space;
+  x.array = a.where;
+  x.length = a.length;
+  x.alloc_op = a.op;
+  x.element_bytes = uint32_t(p.operand_type(op, 0).element_bytes());
+  x.index = p.operand(op, 1);
+  x.index_type = p.operand_type(op, 1).scalar;
+  if (mask_at > 2) x.value = p.operand(op, 2);
+  x.masked = op.operands.size() > mask_at;
+  if (x.masked) x.mask = p.operand(op, mask_at);
+  return x;
 }
 
-InstrFn pick_memory(OpKind kind, ArraySpace space, uint32_t bytes, ir::Scalar index) {
-  switch (kind) {
-    case OpKind::Len: return &len_instr;
-    case OpKind::TensorShape: return &tensor_meta_instr<true>;
-    case OpKind::TensorStride: return &tensor_meta_instr<false>;
+bool plan_memory(Planner& p, const ir::Op& op) {
+  switch (op.kind) {
+    case OpKind::Len: {
+      const ArrayRef& a = p.array(op.operands[0]);
+      if (a.space == ArraySpace::Global) {
+        p.emit(op, &len_instr, ArrayMeta{a.where, 0});
+      } else {
+        const uint32_t length = a.length;
+        p.constant(op, &length);
+      }
+      return true;
+    }
+    case OpKind::TensorShape:
+    case OpKind::TensorStride:
+      p.emit(op, op.kind == OpKind::TensorShape ? &tensor_meta_instr<true> : &tensor_meta_instr<false>,
+             ArrayMeta{p.array(op.operands[0]).where, uint32_t(op.attr_int(ir::AttrKey::Dim))});
+      return true;
     case OpKind::Load:
-      return space == ArraySpace::Global   ? pick_access<true, ArraySpace::Global>(bytes, index)
-             : space == ArraySpace::Shared ? pick_access<true, ArraySpace::Shared>(bytes, index)
-                                           : pick_access<true, ArraySpace::Local>(bytes, index);
-    case OpKind::Store:
-      return space == ArraySpace::Global   ? pick_access<false, ArraySpace::Global>(bytes, index)
-             : space == ArraySpace::Shared ? pick_access<false, ArraySpace::Shared>(bytes, index)
-                                           : pick_access<false, ArraySpace::Local>(bytes, index);
-    default: return nullptr;
+    case OpKind::Store: {
+      const bool load = op.kind == OpKind::Load;
+      Access x = plan_access(p, op);
+      p.emit(op, load ? pick_access<true>(x.space, x.element_bytes, x.index_type)
+                      : pick_access<false>(x.space, x.element_bytes, x.index_type),
+             x);
+      return true;
+    }
+    case OpKind::SharedAlloc: {
+      uint64_t bytes = uint64_t(op.type.length) * uint64_t(op.type.element_bytes());
+      uint64_t off = (uint64_t(p.plan().shared_bytes) + 15) / 16 * 16;
+      if (off + bytes > (uint64_t(1) << 31)) throw Error("compile.unsupported", "shared memory over 2 GiB");
+      p.define_array(op.result, ArrayRef{ArraySpace::Shared, uint32_t(off), op.type.length, p.op_number()});
+      p.plan().shared_arrays.emplace_back(uint32_t(off), uint32_t(bytes));
+      p.plan().shared_bytes = uint32_t(off + bytes);
+      return true;
+    }
+    case OpKind::LocalAlloc: {
+      uint64_t per_unit = uint64_t(op.type.length) * uint64_t(op.type.element_bytes());
+      uint32_t slot = p.alloc(per_unit * p.plan().units);
+      p.define_array(op.result, ArrayRef{ArraySpace::Local, slot, op.type.length, p.op_number()});
+      p.plan().local_arrays.emplace_back(slot, uint32_t(per_unit * p.plan().units));
+      return true;
+    }
+    default: return false;
   }
 }
 

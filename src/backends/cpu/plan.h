@@ -1,11 +1,21 @@
 // The CPU backend's compiled form of a kernel: a flat list of instructions over register slots.
-// Every value has a slot holding one lane per unit of the cube (units x width elements); the
-// interpreter runs the whole cube in lockstep, instruction by instruction, under an active mask.
-// Structured control flow becomes mask operations and jumps (see control.cpp).
+// The interpreter runs a whole cube in lockstep, instruction by instruction, under an active mask;
+// structured control flow becomes mask instructions and jumps (control.cpp).
+//
+// Two kinds of slot (docs/decisions/0XX-cpu-plan-uniform-values.md):
+// - a varying value has one element per unit: units x width scalars, unit u's lane l at u*width+l;
+// - a uniform value (the same for every unit of the cube, analysis.h) has one row of kRowLanes
+//   scalars whose element j is lane j % width. A width divides kRowLanes, so element i of a
+//   varying value and element i % kRowLanes of a uniform one are the same lane: a lane loop reads
+//   either form with one index rule and no division.
+//
+// An instruction names its operands: its `args` is one struct per kind of instruction below, and
+// its executor reads the one it was planned with (`in.as<Binary>()`).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "kiln/ir/kernel.h"
@@ -15,32 +25,159 @@ namespace kiln::cpu {
 struct Exec;
 struct Instr;
 
-// Where an array operand lives.
-enum class ArraySpace : uint8_t { Global, Shared, Local };
-
 // Runs one instruction for the active units; returns the next pc.
 using InstrFn = uint32_t (*)(Exec& e, const Instr& in, uint32_t pc);
 
+// Scalars in a uniform value's row: the widest vector, so that every width divides it.
+constexpr uint32_t kRowLanes = 16;
+
+// Where an array operand lives.
+enum class ArraySpace : uint8_t { Global, Shared, Local };
+
+// A value operand: its slot (a byte offset into the register file) and its form.
+struct Ref {
+  uint32_t slot = 0;
+  bool uniform = false;
+};
+
+// ---- instruction fields: one struct per kind of instruction --------------------------------
+
+// An elementwise op (arithmetic, bitwise, compare, math, cast, bitcast): its operands in IR order.
+// `width` is the lanes of the operands (a compare's result has the same lanes).
+struct Elementwise {
+  Ref a, b, c;
+  uint32_t width = 1;
+};
+struct Select {
+  Ref cond, if_true, if_false;
+  uint32_t width = 1;
+  bool lane_cond = false;  // the condition has the values' lanes (else one lane per unit)
+};
+// vector.splat, vector.extract, vector.insert: `lane_bytes` is one lane's size, `width` the
+// vector's lanes (the result's for splat, the source's for extract and insert).
+struct Lanes {
+  Ref vector, scalar;
+  uint32_t lane = 0;
+  uint32_t width = 1;
+  uint32_t lane_bytes = 0;
+};
+// vector.construct: the lanes are the plan's operand list `list`.
+struct Construct {
+  uint32_t list = 0;
+  uint32_t width = 1;
+  uint32_t lane_bytes = 0;
+};
+// Builtins: an axis 0..2, or -1 for the linear index.
+struct Builtin {
+  int32_t axis = -1;
+};
+// A copy of `bytes` per unit between a value and a var (var.load, var.store).
+struct VarCopy {
+  Ref value;
+  uint32_t var = 0;  // the var's slot (always varying)
+  uint32_t bytes = 0;
+};
+// len, tensor.shape, tensor.stride of a global argument.
+struct ArrayMeta {
+  uint32_t param = 0;
+  uint32_t dim = 0;
+};
+// Loads, stores and atomics. `array` is the parameter index (global), the byte offset in shared
+// memory (shared) or the slot holding every unit's array (local).
+struct Access {
+  Ref index, value, mask, desired;  // value: stores and atomics; desired: atomic.cas
+  bool masked = false;
+  ArraySpace space = ArraySpace::Global;
+  ir::Scalar index_type = ir::Scalar::U32;
+  uint32_t array = 0;
+  uint32_t length = 0;         // shared and local arrays
+  uint32_t alloc_op = 0;       // shared and local arrays: the number of their alloc op
+  uint32_t element_bytes = 0;  // one element of the array (scalar x width)
+};
+// Plane ops: the value and, for shuffles, the lane operand.
+struct PlaneArgs {
+  Ref value, lane;
+  uint32_t width = 1;
+  uint32_t element_bytes = 0;
+};
+// Control: every control op at depth d owns three masks (control.cpp says which).
+struct IfBegin {
+  Ref cond;
+  int32_t depth = 0;
+  uint32_t else_pc = 0;
+};
+struct IfElse {
+  int32_t depth = 0;
+  uint32_t end_pc = 0;
+};
+// The end of an if or a loop: the active mask is rebuilt; none left jumps to `empty_target`.
+struct Merge {
+  int32_t depth = 0;
+  int32_t loop = -1;  // depth of the innermost enclosing loop, or -1
+  uint32_t empty_target = 0;
+};
+struct LoopBegin {
+  int32_t depth = 0;
+  Ref index, lo;  // a for loop's induction value and its start; while loops have neither
+  uint32_t index_bytes = 0;  // 0 for a while loop
+};
+struct ForTest {
+  int32_t depth = 0;
+  Ref index, hi;
+  uint32_t end_pc = 0;
+};
+struct ForNext {
+  int32_t depth = 0;
+  Ref index, step;
+  uint32_t test_pc = 0;
+};
+struct WhileHead {
+  int32_t depth = 0;
+  uint32_t end_pc = 0;
+};
+struct Condition {
+  Ref cond;
+  int32_t depth = 0;  // the while's depth
+  uint32_t end_pc = 0;
+};
+struct Jump {
+  uint32_t target = 0;
+};
+// break, continue, terminate: the active units leave to the end of their region.
+struct Leave {
+  int32_t loop = -1;
+  uint32_t target = 0;
+};
+struct Print {
+  uint32_t index = 0;  // into Plan::prints
+};
+
+using Args = std::variant<std::monostate, Elementwise, Select, Lanes, Construct, Builtin, VarCopy, ArrayMeta,
+                          Access, PlaneArgs, IfBegin, IfElse, Merge, LoopBegin, ForTest, ForNext, WhileHead,
+                          Condition, Jump, Leave, Print>;
+
 struct Instr {
   InstrFn fn = nullptr;
-  uint32_t dst = 0;             // slot offset of the result (bytes into the register file)
-  uint32_t a = 0, b = 0, c = 0, d = 0;  // operand slot offsets, parameter indices, mask depths
-  uint32_t extra = 0;           // a fifth operand (atomic.cas's desired value)
-  uint32_t array_op = 0;        // shared and local arrays: the number of their alloc op
-  uint32_t width = 1;           // lanes per unit of the values involved
-  uint32_t bytes = 0;           // bytes of one element (scalar x width) where that matters
-  uint32_t target = 0;          // jump target
-  uint32_t target2 = 0;         // second jump target (an empty mask after a merge)
-  int32_t depth = 0;            // control frame depth of this op
-  int32_t loop = -1;            // frame depth of the innermost enclosing loop, or -1
-  ir::Scalar scalar = ir::Scalar::Bool;   // the element scalar the op computes on
-  ir::Scalar scalar2 = ir::Scalar::Bool;  // a second scalar (cast source, index type)
-  bool flag = false;            // has a mask operand (memory ops); axis given (builtins)
-  ArraySpace space = ArraySpace::Global;  // memory ops: where the array lives
-  int64_t imm = 0;              // integer immediate: constant bits, axis, lane, dim, array length
-  double fimm = 0;              // float immediate
+  // For an op whose result is uniform, fn is run_uniform, which runs `inner` (the op's executor)
+  // for one unit and copies the lanes it wrote across the row.
+  InstrFn inner = nullptr;
+  Ref dst;                      // the result, for ops that have one
+  uint32_t dst_width = 1;       // the result's lanes
+  uint32_t dst_lane_bytes = 0;  // bytes of one of its lanes
   uint32_t op_number = 0;       // the IR op's pre-order number, for error messages
   ir::OpKind kind = ir::OpKind::Const;
+  Args args;
+
+  template <class A>
+  const A& as() const {
+    return std::get<A>(args);
+  }
+};
+
+struct PrintArgs {
+  std::string format;
+  std::vector<Ref> values;
+  std::vector<ir::Scalar> types;
 };
 
 struct Plan {
@@ -52,19 +189,38 @@ struct Plan {
   uint32_t register_bytes = 0;   // register file size per cube
   uint32_t shared_bytes = 0;     // shared memory per cube
   uint32_t frame_depth = 0;      // deepest control nesting (mask frames needed)
-  bool may_fail = false;         // a launch can stop with an error midway (buffers must be restorable)
-  // Variadic operands (vector.construct, debug.print): slots and scalars, by Instr::imm.
-  std::vector<std::vector<uint32_t>> operand_lists;
-  std::vector<std::vector<ir::Scalar>> operand_types;
-  std::vector<std::string> formats;  // debug.print formats, by Instr::imm
-  // Per-cube poison fills: shared arrays (offset, bytes) and local arrays (slot, bytes).
+  uint32_t uniform_values = 0;   // values stored once per cube (for tests and dumps)
+  std::vector<std::vector<Ref>> operand_lists;  // vector.construct lanes, by Construct::list
+  std::vector<PrintArgs> prints;
+  // Per-cube poison fills (decision 007): shared arrays (offset, bytes), local arrays (slot, bytes).
   std::vector<std::pair<uint32_t, uint32_t>> shared_arrays;
   std::vector<std::pair<uint32_t, uint32_t>> local_arrays;
-  // Scalar parameters: (parameter index, slot), broadcast into their slot at the start of a cube.
-  std::vector<std::pair<uint32_t, uint32_t>> scalar_params;
+  // Scalar parameters, copied into their slot at the start of each cube.
+  struct ScalarParam {
+    uint32_t param;
+    Ref slot;
+  };
+  std::vector<ScalarParam> scalar_params;
+  // Constants: their slot's bytes, written once when a cube's register file is made (a slot is
+  // written by its defining op only, so a constant's never changes).
+  struct Constant {
+    uint32_t slot;
+    std::vector<unsigned char> bytes;
+  };
+  std::vector<Constant> constants;
+  // Decision 005: the ops that can stop a launch midway (by op number), and the parameters a
+  // launch copies first so that a failure can put them back (empty when no op can fail).
+  std::vector<uint32_t> failing_ops;
+  std::vector<uint32_t> restore_params;
+};
+
+struct PlanOptions {
+  // Store uniform values once per cube. Off, every value is varying: the differential tests run
+  // both plans and compare.
+  bool uniform_values = true;
 };
 
 // Builds the plan; throws Error{compile.unsupported} for ops the CPU backend cannot run (tiles).
-Plan build_plan(const ir::Kernel& k);
+Plan build_plan(const ir::Kernel& k, const PlanOptions& options = {});
 
 }  // namespace kiln::cpu

@@ -1,11 +1,12 @@
-// Plane (warp) instructions: collectives over the active units of each group of 32 consecutive
-// units. A partial last plane (a cube size that is not a multiple of 32) has fewer units.
+// Plane (warp) ops: planning and executors of collectives over the active units of each group of
+// 32 consecutive units. A partial last plane (a cube size that is not a multiple of 32) has fewer
+// units. Results are always varying; an operand may be uniform.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "backends/cpu/lanes.h"
-#include "kiln/error.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -42,9 +43,10 @@ C mul_w(C a, C b) {
 template <class T, OpKind K>
 uint32_t reduce_instr(Exec& e, const Instr& in, uint32_t pc) {
   using C = typename num<T>::calc;
-  const T* a = e.slot<T>(in.a);
-  T* d = e.slot<T>(in.dst);
-  uint32_t w = in.width;
+  const PlaneArgs& x = in.as<PlaneArgs>();
+  const T* a = e.slot<T>(x.value.slot);
+  T* d = e.slot<T>(in.dst.slot);
+  const uint32_t w = x.width, a_unit = x.value.uniform ? 0 : w;
   for_planes(e, [&](uint32_t p0, uint32_t p1) {
     for (uint32_t l = 0; l < w; ++l) {
       bool first = true;
@@ -52,28 +54,28 @@ uint32_t reduce_instr(Exec& e, const Instr& in, uint32_t pc) {
       C running{};
       for (uint32_t u = p0; u < p1; ++u) {
         if (!e.cur[u]) continue;
-        C x = num<T>::get(a[u * w + l]);
+        C v = num<T>::get(a[u * a_unit + l]);
         if constexpr (K == OpKind::PlaneInclusiveSum || K == OpKind::PlaneExclusiveSum) {
           C before = running;
-          running = first ? x : add_w(running, x);
+          running = first ? v : add_w(running, v);
           if constexpr (is_half_v<T>) running = num<T>::get(num<T>::put(running));
           d[u * w + l] = num<T>::put(K == OpKind::PlaneInclusiveSum ? running : (first ? C(0) : before));
           first = false;
           continue;
         }
         if (first) {
-          acc = x;
+          acc = v;
           first = false;
         } else if constexpr (K == OpKind::PlaneSum) {
-          acc = add_w(acc, x);
+          acc = add_w(acc, v);
         } else if constexpr (K == OpKind::PlaneProd) {
-          acc = mul_w(acc, x);
+          acc = mul_w(acc, v);
         } else if constexpr (K == OpKind::PlaneMax) {
-          if constexpr (is_float_v<T>) acc = std::fmax(acc, x);
-          else acc = acc < x ? x : acc;
+          if constexpr (is_float_v<T>) acc = std::fmax(acc, v);
+          else acc = acc < v ? v : acc;
         } else {
-          if constexpr (is_float_v<T>) acc = std::fmin(acc, x);
-          else acc = x < acc ? x : acc;
+          if constexpr (is_float_v<T>) acc = std::fmin(acc, v);
+          else acc = v < acc ? v : acc;
         }
         if constexpr (is_half_v<T>) acc = num<T>::get(num<T>::put(acc));
       }
@@ -89,39 +91,38 @@ uint32_t reduce_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 template <OpKind K>
 uint32_t vote_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const uint8_t* a = e.slot<uint8_t>(in.a);
+  const PlaneArgs& x = in.as<PlaneArgs>();
   for_planes(e, [&](uint32_t p0, uint32_t p1) {
     uint32_t ballot = 0, active = 0;
     for (uint32_t u = p0; u < p1; ++u) {
       if (!e.cur[u]) continue;
       active |= 1u << (u - p0);
-      if (K != OpKind::PlaneElect && a[u]) ballot |= 1u << (u - p0);
+      if (K != OpKind::PlaneElect && unit_value<uint8_t>(e, x.value, u)) ballot |= 1u << (u - p0);
     }
     for (uint32_t u = p0; u < p1; ++u) {
       if (!e.cur[u]) continue;
       if constexpr (K == OpKind::PlaneBallot) {
-        e.slot<uint32_t>(in.dst)[u] = ballot;
+        e.slot<uint32_t>(in.dst.slot)[u] = ballot;
       } else if constexpr (K == OpKind::PlaneAll) {
-        e.slot<uint8_t>(in.dst)[u] = ballot == active;
+        e.slot<uint8_t>(in.dst.slot)[u] = ballot == active;
       } else if constexpr (K == OpKind::PlaneAny) {
-        e.slot<uint8_t>(in.dst)[u] = ballot != 0;
+        e.slot<uint8_t>(in.dst.slot)[u] = ballot != 0;
       } else {
-        e.slot<uint8_t>(in.dst)[u] = (active & ((1u << (u - p0)) - 1)) == 0;  // lowest active lane
+        e.slot<uint8_t>(in.dst.slot)[u] = (active & ((1u << (u - p0)) - 1)) == 0;  // lowest active lane
       }
     }
   });
   return pc + 1;
 }
 
-// Shuffles move bytes: in.bytes per unit, in.b the u32 lane operand.
+// Shuffles move whole elements (element_bytes per unit); the lane operand is u32.
 template <OpKind K>
 uint32_t shuffle_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const unsigned char* a = e.slot<unsigned char>(in.a);
-  const uint32_t* lane = e.slot<uint32_t>(in.b);
-  unsigned char* d = e.slot<unsigned char>(in.dst);
-  uint32_t b = in.bytes;
+  const PlaneArgs& args = in.as<PlaneArgs>();
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  const uint32_t b = args.element_bytes;
   for_active(e, [&](uint32_t u) {
-    uint32_t p0 = u - u % 32, me = u % 32, x = lane[u];
+    uint32_t p0 = u - u % 32, me = u % 32, x = unit_value<uint32_t>(e, args.lane, u);
     int64_t src;
     switch (K) {
       case OpKind::PlaneBroadcast:
@@ -131,7 +132,7 @@ uint32_t shuffle_instr(Exec& e, const Instr& in, uint32_t pc) {
       default: src = int64_t(me) + int64_t(x); break;
     }
     if (src < 0 || src >= 32 || p0 + uint32_t(src) >= e.units) src = me;
-    std::memcpy(d + size_t(u) * b, a + size_t(p0 + uint32_t(src)) * b, b);
+    std::memcpy(d + size_t(u) * b, unit_bytes(e, args.value, p0 + uint32_t(src), b), b);
   });
   return pc + 1;
 }
@@ -155,25 +156,29 @@ InstrFn pick_reduce(OpKind k) {
 
 }  // namespace
 
-InstrFn pick_plane(OpKind kind, ir::Scalar s) {
-  switch (kind) {
-    case OpKind::PlaneAll: return &vote_instr<OpKind::PlaneAll>;
-    case OpKind::PlaneAny: return &vote_instr<OpKind::PlaneAny>;
-    case OpKind::PlaneBallot: return &vote_instr<OpKind::PlaneBallot>;
-    case OpKind::PlaneElect: return &vote_instr<OpKind::PlaneElect>;
-    case OpKind::PlaneBroadcast: return &shuffle_instr<OpKind::PlaneBroadcast>;
-    case OpKind::PlaneShuffle: return &shuffle_instr<OpKind::PlaneShuffle>;
-    case OpKind::PlaneShuffleXor: return &shuffle_instr<OpKind::PlaneShuffleXor>;
-    case OpKind::PlaneShuffleUp: return &shuffle_instr<OpKind::PlaneShuffleUp>;
-    case OpKind::PlaneShuffleDown: return &shuffle_instr<OpKind::PlaneShuffleDown>;
-    default: break;
+bool plan_plane(Planner& p, const ir::Op& op) {
+  if (!op.has(ir::kPlane)) return false;
+  const ir::Scalar s = op.operands.empty() ? ir::Scalar::Bool : p.operand_type(op, 0).scalar;
+  InstrFn fn = nullptr;
+  switch (op.kind) {
+    case OpKind::PlaneAll: fn = &vote_instr<OpKind::PlaneAll>; break;
+    case OpKind::PlaneAny: fn = &vote_instr<OpKind::PlaneAny>; break;
+    case OpKind::PlaneBallot: fn = &vote_instr<OpKind::PlaneBallot>; break;
+    case OpKind::PlaneElect: fn = &vote_instr<OpKind::PlaneElect>; break;
+    case OpKind::PlaneBroadcast: fn = &shuffle_instr<OpKind::PlaneBroadcast>; break;
+    case OpKind::PlaneShuffle: fn = &shuffle_instr<OpKind::PlaneShuffle>; break;
+    case OpKind::PlaneShuffleXor: fn = &shuffle_instr<OpKind::PlaneShuffleXor>; break;
+    case OpKind::PlaneShuffleUp: fn = &shuffle_instr<OpKind::PlaneShuffleUp>; break;
+    case OpKind::PlaneShuffleDown: fn = &shuffle_instr<OpKind::PlaneShuffleDown>; break;
+    default: fn = dispatch_scalar(s, [&]<class T>() { return pick_reduce<T>(op.kind); }); break;
   }
-  InstrFn fn = dispatch_scalar(s, [&]<class T>() { return pick_reduce<T>(kind); });
-  if (!fn) {
-    throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(kind)) + "' on " +
-                                           std::string(ir::scalar_name(s)));
-  }
-  return fn;
+  PlaneArgs x;
+  if (!op.operands.empty()) x.value = p.operand(op, 0);
+  if (op.operands.size() > 1) x.lane = p.operand(op, 1);
+  x.width = op.type.width;
+  x.element_bytes = uint32_t(op.type.element_bytes());
+  p.emit(op, require(fn, op.kind, s), x);
+  return true;
 }
 
 }  // namespace kiln::cpu

@@ -1,9 +1,9 @@
-// Constants, vector shuffling, bitcasts and builtins: instructions that move bytes or compute
-// positions, independent of arithmetic.
+// Constants, vector shuffling, builtins and vars: planning and executors of the ops that move bytes
+// or compute positions, independent of arithmetic.
 #include <cstring>
 
 #include "backends/cpu/lanes.h"
-#include "kiln/error.h"
+#include "backends/cpu/planner.h"
 
 namespace kiln::cpu {
 
@@ -11,24 +11,12 @@ namespace {
 
 using ir::OpKind;
 
-// Constants fill every unit's lanes (their value does not depend on the mask).
-template <class T>
-uint32_t const_instr(Exec& e, const Instr& in, uint32_t pc) {
-  T v;
-  if constexpr (std::is_same_v<T, bool>) v = in.imm != 0;
-  else if constexpr (is_float_v<T>) v = num<T>::put(static_cast<typename num<T>::calc>(in.fimm));
-  else v = static_cast<T>(in.imm);
-  T* d = e.slot<T>(in.dst);
-  const uint32_t n = e.units * in.width;
-  for (uint32_t i = 0; i < n; ++i) d[i] = v;
-  return pc + 1;
-}
-
-// vector.splat: in.bytes is the scalar's size, in.width the result's lanes.
+// vector.splat: T is the lane's storage, W the result's lanes. The operand is varying, or the op
+// runs for one unit (a splat of a uniform scalar is uniform).
 template <class T, uint32_t W>
 uint32_t splat_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const T* a = e.slot<T>(in.a);
-  unsigned char* d = e.slot<unsigned char>(in.dst);
+  const T* a = e.slot<T>(in.as<Lanes>().scalar.slot);
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
   // One row of W copies, then a fixed-size copy per unit. (The direct nested loop made GCC 13.3
   // fail with an internal compiler error in expand_expr_real_2.)
   for_active(e, [&](uint32_t u) {
@@ -40,7 +28,7 @@ uint32_t splat_instr(Exec& e, const Instr& in, uint32_t pc) {
 }
 
 template <class T>
-InstrFn pick_splat_width(uint32_t width) {
+InstrFn splat_for_width(uint32_t width) {
   switch (width) {
     case 2: return &splat_instr<T, 2>;
     case 4: return &splat_instr<T, 4>;
@@ -49,67 +37,79 @@ InstrFn pick_splat_width(uint32_t width) {
   }
 }
 
-// vector.extract: in.imm is the lane, in.width the source's lanes.
 uint32_t extract_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const unsigned char* a = e.slot<unsigned char>(in.a);
-  unsigned char* d = e.slot<unsigned char>(in.dst);
-  uint32_t b = in.bytes, w = in.width;
-  for_active(e, [&](uint32_t u) { std::memcpy(d + size_t(u) * b, a + (size_t(u) * w + uint32_t(in.imm)) * b, b); });
+  const Lanes& x = in.as<Lanes>();
+  const unsigned char* a = e.slot<unsigned char>(x.vector.slot);
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  const uint32_t b = x.lane_bytes, w = x.width;
+  for_active(e, [&](uint32_t u) { std::memcpy(d + size_t(u) * b, a + (size_t(u) * w + x.lane) * b, b); });
   return pc + 1;
 }
 
-// vector.insert: copy the vector, replace one lane.
+// vector.insert: copy the vector, replace one lane; either operand may be uniform.
 uint32_t insert_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const unsigned char* v = e.slot<unsigned char>(in.a);
-  const unsigned char* s = e.slot<unsigned char>(in.b);
-  unsigned char* d = e.slot<unsigned char>(in.dst);
-  uint32_t b = in.bytes, w = in.width;
+  const Lanes& x = in.as<Lanes>();
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  const uint32_t b = x.lane_bytes, w = x.width;
   for_active(e, [&](uint32_t u) {
-    std::memmove(d + size_t(u) * w * b, v + size_t(u) * w * b, size_t(w) * b);
-    std::memcpy(d + (size_t(u) * w + uint32_t(in.imm)) * b, s + size_t(u) * b, b);
+    std::memmove(d + size_t(u) * w * b, unit_bytes(e, x.vector, u, w * b), size_t(w) * b);
+    std::memcpy(d + (size_t(u) * w + x.lane) * b, unit_bytes(e, x.scalar, u, b), b);
   });
   return pc + 1;
 }
 
-// vector.construct: the operand slots are the plan's operand list in.imm.
+// vector.construct: the lanes are the plan's operand list; each may be uniform.
 uint32_t construct_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const std::vector<uint32_t>& lanes = e.plan->operand_lists[size_t(in.imm)];
-  unsigned char* d = e.slot<unsigned char>(in.dst);
-  uint32_t b = in.bytes, w = in.width;
+  const Construct& x = in.as<Construct>();
+  const std::vector<Ref>& lanes = e.plan->operand_lists[x.list];
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  const uint32_t b = x.lane_bytes, w = x.width;
   for_active(e, [&](uint32_t u) {
-    for (uint32_t l = 0; l < w; ++l) std::memcpy(d + (size_t(u) * w + l) * b, e.slot<unsigned char>(lanes[l]) + size_t(u) * b, b);
+    for (uint32_t l = 0; l < w; ++l) std::memcpy(d + (size_t(u) * w + l) * b, unit_bytes(e, lanes[l], u, b), b);
   });
   return pc + 1;
 }
 
-// bitcast and var.load/var.store-like copies: in.bytes per unit.
-uint32_t copy_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const unsigned char* a = e.slot<unsigned char>(in.a);
-  unsigned char* d = e.slot<unsigned char>(in.dst);
-  uint32_t b = in.bytes;
+uint32_t var_load_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const VarCopy& x = in.as<VarCopy>();
+  const unsigned char* v = e.slot<unsigned char>(x.var);
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  const uint32_t b = x.bytes;
   if (e.all_active) {
-    std::memmove(d, a, size_t(b) * e.units);
+    std::memcpy(d, v, size_t(b) * e.units);
   } else {
-    for_active(e, [&](uint32_t u) { std::memmove(d + size_t(u) * b, a + size_t(u) * b, b); });
+    for_active(e, [&](uint32_t u) { std::memcpy(d + size_t(u) * b, v + size_t(u) * b, b); });
+  }
+  return pc + 1;
+}
+
+// var.store: a var is per unit; a uniform value is copied into each active unit's.
+uint32_t var_store_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const VarCopy& x = in.as<VarCopy>();
+  unsigned char* v = e.slot<unsigned char>(x.var);
+  const uint32_t b = x.bytes;
+  if (e.all_active && !x.value.uniform) {
+    std::memcpy(v, e.slot<unsigned char>(x.value.slot), size_t(b) * e.units);
+  } else {
+    for_active(e, [&](uint32_t u) { std::memcpy(v + size_t(u) * b, unit_bytes(e, x.value, u, b), b); });
   }
   return pc + 1;
 }
 
 uint32_t axis_of(const ir::Dim3& d, int axis) { return axis == 0 ? d.x : axis == 1 ? d.y : d.z; }
 
-// in.flag: an axis is given in in.imm; otherwise the builtin is linear.
 template <OpKind K>
 uint32_t builtin_instr(Exec& e, const Instr& in, uint32_t pc) {
-  uint32_t* d = e.slot<uint32_t>(in.dst);
+  uint32_t* d = e.slot<uint32_t>(in.dst.slot);
   const ir::Dim3& dim = e.cube_dim;
   const ir::Dim3& pos = e.cube_pos;
   const ir::Dim3& count = e.cube_count;
-  int axis = in.flag ? int(in.imm) : -1;
+  const int axis = in.as<Builtin>().axis;
   uint32_t cube_linear = pos.x + pos.y * count.x + pos.z * count.x * count.y;
   uint32_t units = e.units;
   if (axis < 0 && (K == OpKind::AbsolutePos || K == OpKind::UnitPos)) {
     // The common case, written so that it vectorises.
-    uint32_t base = K == OpKind::AbsolutePos ? cube_linear * units : 0;
+    uint32_t base = K == OpKind::AbsolutePos ? cube_linear * uint32_t(dim.total()) : 0;
     for (uint32_t u = 0; u < units; ++u) d[u] = base + u;
     return pc + 1;
   }
@@ -120,10 +120,10 @@ uint32_t builtin_instr(Exec& e, const Instr& in, uint32_t pc) {
     switch (K) {
       case OpKind::UnitPos: v = axis < 0 ? u : unit_axis; break;
       case OpKind::CubePos: v = axis < 0 ? cube_linear : axis_of(pos, axis); break;
-      case OpKind::CubeDim: v = axis < 0 ? units : axis_of(dim, axis); break;
+      case OpKind::CubeDim: v = axis < 0 ? uint32_t(dim.total()) : axis_of(dim, axis); break;
       case OpKind::CubeCount: v = axis < 0 ? count.x * count.y * count.z : axis_of(count, axis); break;
       case OpKind::AbsolutePos:
-        v = axis < 0 ? cube_linear * units + u : axis_of(pos, axis) * axis_of(dim, axis) + unit_axis;
+        v = axis < 0 ? cube_linear * uint32_t(dim.total()) + u : axis_of(pos, axis) * axis_of(dim, axis) + unit_axis;
         break;
       case OpKind::PlaneDim: v = 32; break;
       case OpKind::UnitPosPlane: v = u % 32; break;
@@ -134,43 +134,65 @@ uint32_t builtin_instr(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
+void constant(Planner& p, const ir::Op& op) {
+  const ir::AttrValue* v = op.attr(ir::AttrKey::Value);
+  const double f = v->tag == ir::AttrValue::Tag::Float ? v->f : double(v->i);
+  dispatch_scalar(op.type.scalar, [&]<class T>() {
+    T x;
+    if constexpr (std::is_same_v<T, bool>) x = v->i != 0;
+    else if constexpr (is_float_v<T>) x = num<T>::put(static_cast<typename num<T>::calc>(f));
+    else x = static_cast<T>(v->i);
+    p.constant(op, &x);
+  });
+}
+
 }  // namespace
 
-InstrFn pick_const(ir::Scalar s) {
-  return dispatch_scalar(s, []<class T>() -> InstrFn { return &const_instr<T>; });
-}
-
-InstrFn pick_vector(OpKind kind) {
-  switch (kind) {
-    case OpKind::VectorSplat: return nullptr;  // by element size: pick_splat
-    case OpKind::VectorExtract: return &extract_instr;
-    case OpKind::VectorInsert: return &insert_instr;
-    case OpKind::VectorConstruct: return &construct_instr;
-    case OpKind::Bitcast:
-    case OpKind::VarLoad: return &copy_instr;
-    default: return nullptr;
-  }
-}
-
-InstrFn pick_splat(uint32_t bytes, uint32_t width) {
-  switch (bytes) {
-    case 1: return pick_splat_width<uint8_t>(width);
-    case 2: return pick_splat_width<uint16_t>(width);
-    case 4: return pick_splat_width<uint32_t>(width);
-    default: return pick_splat_width<uint64_t>(width);
-  }
-}
-
-InstrFn pick_builtin(OpKind kind) {
-  switch (kind) {
-    case OpKind::AbsolutePos: return &builtin_instr<OpKind::AbsolutePos>;
-    case OpKind::UnitPos: return &builtin_instr<OpKind::UnitPos>;
-    case OpKind::CubePos: return &builtin_instr<OpKind::CubePos>;
-    case OpKind::CubeDim: return &builtin_instr<OpKind::CubeDim>;
-    case OpKind::CubeCount: return &builtin_instr<OpKind::CubeCount>;
-    case OpKind::PlaneDim: return &builtin_instr<OpKind::PlaneDim>;
-    case OpKind::UnitPosPlane: return &builtin_instr<OpKind::UnitPosPlane>;
-    default: return nullptr;
+bool plan_values(Planner& p, const ir::Op& op) {
+  const uint32_t lane_bytes = uint32_t(ir::scalar_bytes(op.type.scalar));
+  switch (op.kind) {
+    case OpKind::Const: constant(p, op); return true;
+    case OpKind::VectorSplat: {
+      InstrFn fn = lane_bytes == 1   ? splat_for_width<uint8_t>(op.type.width)
+                   : lane_bytes == 2 ? splat_for_width<uint16_t>(op.type.width)
+                   : lane_bytes == 4 ? splat_for_width<uint32_t>(op.type.width)
+                                     : splat_for_width<uint64_t>(op.type.width);
+      p.emit(op, fn, Lanes{{}, p.operand(op, 0), 0, op.type.width, lane_bytes});
+      return true;
+    }
+    case OpKind::VectorExtract:
+      p.emit(op, &extract_instr,
+             Lanes{p.operand(op, 0), {}, uint32_t(op.attr_int(ir::AttrKey::Lane)), p.operand_type(op, 0).width, lane_bytes});
+      return true;
+    case OpKind::VectorInsert:
+      p.emit(op, &insert_instr,
+             Lanes{p.operand(op, 0), p.operand(op, 1), uint32_t(op.attr_int(ir::AttrKey::Lane)), op.type.width, lane_bytes});
+      return true;
+    case OpKind::VectorConstruct: {
+      std::vector<Ref> lanes;
+      for (size_t i = 0; i < op.operands.size(); ++i) lanes.push_back(p.operand(op, i));
+      p.plan().operand_lists.push_back(std::move(lanes));
+      p.emit(op, &construct_instr, Construct{uint32_t(p.plan().operand_lists.size() - 1), op.type.width, lane_bytes});
+      return true;
+    }
+    case OpKind::AbsolutePos: p.emit(op, &builtin_instr<OpKind::AbsolutePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
+    case OpKind::UnitPos: p.emit(op, &builtin_instr<OpKind::UnitPos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
+    case OpKind::CubePos: p.emit(op, &builtin_instr<OpKind::CubePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
+    case OpKind::CubeDim: p.emit(op, &builtin_instr<OpKind::CubeDim>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
+    case OpKind::CubeCount: p.emit(op, &builtin_instr<OpKind::CubeCount>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
+    case OpKind::PlaneDim: p.emit(op, &builtin_instr<OpKind::PlaneDim>, Builtin{-1}); return true;
+    case OpKind::UnitPosPlane: p.emit(op, &builtin_instr<OpKind::UnitPosPlane>, Builtin{-1}); return true;
+    case OpKind::VarDecl:
+      p.define_var(op.result, p.alloc(uint64_t(p.plan().units) * uint64_t(op.type.element_bytes())));
+      return true;
+    case OpKind::VarLoad:
+      p.emit(op, &var_load_instr, VarCopy{{}, p.var_slot(op.operands[0]), uint32_t(op.type.element_bytes())});
+      return true;
+    case OpKind::VarStore:
+      p.emit(op, &var_store_instr,
+             VarCopy{p.operand(op, 1), p.var_slot(op.operands[0]), uint32_t(p.operand_type(op, 1).element_bytes())});
+      return true;
+    default: return false;
   }
 }
 

@@ -1,0 +1,112 @@
+// debug.print: planning and the executor, printf from each active unit in unit order. The output
+// of one instruction is formatted first and written under a lock, so cubes on other threads do
+// not interleave within it.
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "backends/cpu/lanes.h"
+#include "backends/cpu/planner.h"
+
+namespace kiln::cpu {
+
+namespace {
+
+std::mutex g_print_mutex;
+
+// Formats one conversion of a debug.print format with one argument.
+void format_one(std::string& out, const std::string& spec, char conv, ir::Scalar s, const unsigned char* p) {
+  char buf[128];
+  std::string f = spec;
+  bool float_conv = conv == 'f' || conv == 'F' || conv == 'e' || conv == 'E' || conv == 'g' || conv == 'G' ||
+                    conv == 'a' || conv == 'A';
+  double d = 0;
+  long long i = 0;
+  unsigned long long u = 0;
+  switch (s) {
+    case ir::Scalar::Bool: u = *p; i = *p; d = *p; break;
+    case ir::Scalar::I8: i = *reinterpret_cast<const int8_t*>(p); break;
+    case ir::Scalar::I16: i = *reinterpret_cast<const int16_t*>(p); break;
+    case ir::Scalar::I32: i = *reinterpret_cast<const int32_t*>(p); break;
+    case ir::Scalar::I64: i = *reinterpret_cast<const int64_t*>(p); break;
+    case ir::Scalar::U8: u = *p; break;
+    case ir::Scalar::U16: u = *reinterpret_cast<const uint16_t*>(p); break;
+    case ir::Scalar::U32: u = *reinterpret_cast<const uint32_t*>(p); break;
+    case ir::Scalar::U64: u = *reinterpret_cast<const uint64_t*>(p); break;
+    case ir::Scalar::F16: d = static_cast<float>(*reinterpret_cast<const f16*>(p)); break;
+    case ir::Scalar::BF16: d = static_cast<float>(*reinterpret_cast<const bf16*>(p)); break;
+    case ir::Scalar::F32: d = *reinterpret_cast<const float*>(p); break;
+    case ir::Scalar::F64: d = *reinterpret_cast<const double*>(p); break;
+  }
+  bool is_float = ir::is_float(s);
+  if (ir::is_signed_int(s)) u = static_cast<unsigned long long>(i), d = double(i);
+  if (ir::is_unsigned_int(s)) i = static_cast<long long>(u), d = double(u);
+  if (is_float) i = static_cast<long long>(d), u = static_cast<unsigned long long>(i);
+  if (float_conv) {
+    std::snprintf(buf, sizeof buf, (f + conv).c_str(), d);
+  } else if (conv == 'c') {
+    std::snprintf(buf, sizeof buf, (f + conv).c_str(), int(i));
+  } else if (conv == 'd' || conv == 'i') {
+    std::snprintf(buf, sizeof buf, (f + "ll" + conv).c_str(), i);
+  } else {
+    std::snprintf(buf, sizeof buf, (f + "ll" + conv).c_str(), u);
+  }
+  out += buf;
+}
+
+uint32_t print_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const PrintArgs& x = e.plan->prints[in.as<Print>().index];
+  const std::string& fmt = x.format;
+  std::string out;
+  for_active(e, [&](uint32_t u) {
+    size_t arg = 0;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+      if (fmt[i] != '%') {
+        out += fmt[i];
+        continue;
+      }
+      if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
+        out += '%';
+        ++i;
+        continue;
+      }
+      // %[flags][width][.precision][length]conversion; length modifiers are ours to choose.
+      std::string spec = "%";
+      size_t j = i + 1;
+      while (j < fmt.size() && std::strchr("-+ #0123456789.", fmt[j])) spec += fmt[j++];
+      while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) ++j;
+      if (j >= fmt.size()) break;
+      char conv = fmt[j];
+      i = j;
+      if (arg >= x.values.size()) {
+        out += "<missing>";
+        continue;
+      }
+      const uint32_t bytes = uint32_t(ir::scalar_bytes(x.types[arg]));
+      format_one(out, spec, conv, x.types[arg], unit_bytes(e, x.values[arg], u, bytes));
+      ++arg;
+    }
+  });
+  std::lock_guard lock(g_print_mutex);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  return pc + 1;
+}
+
+}  // namespace
+
+bool plan_debug(Planner& p, const ir::Op& op) {
+  if (op.kind != ir::OpKind::DebugPrint) return false;
+  PrintArgs x;
+  x.format = op.attr(ir::AttrKey::Format)->s;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    x.values.push_back(p.operand(op, i));
+    x.types.push_back(p.operand_type(op, i).scalar);
+  }
+  p.plan().prints.push_back(std::move(x));
+  p.emit(op, &print_instr, Print{uint32_t(p.plan().prints.size() - 1)});
+  return true;
+}
+
+}  // namespace kiln::cpu
