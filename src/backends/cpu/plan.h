@@ -2,7 +2,7 @@
 // The interpreter runs a whole cube in lockstep, instruction by instruction, under an active mask;
 // structured control flow becomes mask instructions and jumps (control.cpp).
 //
-// Two kinds of slot (docs/decisions/0XX-cpu-plan-uniform-values.md):
+// Two kinds of slot (docs/decisions/016-cpu-plan-uniform-values.md):
 // - a varying value has one element per unit: units x width scalars, unit u's lane l at u*width+l;
 // - a uniform value (the same for every unit of the cube, analysis.h) has one row of kRowLanes
 //   scalars whose element j is lane j % width. A width divides kRowLanes, so element i of a
