@@ -138,13 +138,16 @@ constexpr uint32_t operator|(uint32_t a, OpTrait b) { return a | uint32_t(b); }
   X(VarDecl, "var.decl", 0, 0, 0, kAlloc)                                       \
   X(VarLoad, "var.load", 1, 1, 0, kReadsMemory)                                 \
   X(VarStore, "var.store", 2, 2, 0, kWritesMemory)                              \
-  /* structured control flow */                                                 \
+  /* structured control flow; the operands after a for's lo, hi, step and a    \
+     while's are the initial values it carries; condition, yield, break and      \
+     continue pass carried values on (kernel.h, Op) */                           \
   X(If, "if", 1, 1, 2, kControl)                                                \
-  X(For, "for", 3, 3, 1, kControl)                                              \
-  X(While, "while", 0, 0, 2, kControl)                                          \
-  X(Condition, "condition", 1, 1, 0, kTerminator)                               \
-  X(Break, "break", 0, 0, 0, kTerminator)                                       \
-  X(Continue, "continue", 0, 0, 0, kTerminator)                                 \
+  X(For, "for", 3, -1, 1, kControl)                                             \
+  X(While, "while", 0, -1, 2, kControl)                                         \
+  X(Condition, "condition", 1, -1, 0, kTerminator)                              \
+  X(Yield, "yield", 1, -1, 0, kTerminator)                                      \
+  X(Break, "break", 0, -1, 0, kTerminator)                                      \
+  X(Continue, "continue", 0, -1, 0, kTerminator)                                \
   X(Terminate, "terminate", 0, 0, 0, kTerminator)                               \
   /* debug */                                                                   \
   X(DebugPrint, "debug.print", 0, 16, 0, kSideEffect)
