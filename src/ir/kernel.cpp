@@ -91,6 +91,12 @@ Value Kernel::add_result(Op& op, const Type& t) {
   return v;
 }
 
+void set_results(Op& op, std::span<const Value> results, const Kernel& k) {
+  op.result = results.empty() ? kNoValue : results[0];
+  op.type = results.empty() ? Type::none() : k.type_of(results[0]);
+  op.more_results.assign(results.begin() + (results.empty() ? 0 : 1), results.end());
+}
+
 std::span<const Value> loop_inits(const Op& op) {
   if (op.kind == OpKind::For && op.operands.size() >= 3) return std::span<const Value>(op.operands).subspan(3);
   if (op.kind == OpKind::While) return op.operands;

@@ -185,6 +185,10 @@ void walk_mut(Region& r, Fn&& fn) {
 // Number of ops in the kernel, counting nested ones.
 size_t op_count(const Kernel& k);
 
+// Replaces the op's results by `results` (their types are the kernel's): for passes that drop
+// what control flow carries.
+void set_results(Op& op, std::span<const Value> results, const Kernel& k);
+
 // The operands that give the initial values of what a loop carries: a for's after lo, hi and step,
 // all of a while's; empty for other ops.
 std::span<const Value> loop_inits(const Op& op);
