@@ -7,8 +7,8 @@
 //
 // Walking each region in order, the pass keeps every Var's current value (its last store on the
 // way here). A load becomes that value. Around control flow:
-// - if: a Var stored in either region and known before the if (or at the end of both regions that
-//   reach their end) becomes a result, yielded by each region that reaches its end. A region
+// - if: a Var stored in either region and known before the if (or at the end of every region that
+//   reaches its end) becomes a result, yielded by each region that reaches its end. A region
 //   ending with break, continue or terminate yields nothing: the units that took it left.
 // - for: a Var stored in the body and known before the loop is carried: the loop takes its value,
 //   the body gets it as an argument and yields its value at the end, a continue carries the
@@ -169,16 +169,16 @@ class Promoter {
     if (!then_reaches && !else_reaches) return;  // nothing after the if runs; the Vars stay as they were
     std::vector<Value> then_yield, else_yield;
     for (Value var : vars) {
-      Value t = then_env.at(var), e = else_env.at(var);
-      Value known = then_reaches ? t : e;
+      Value before = env.at(var), t = then_env.at(var), e = else_env.at(var);
       if ((then_reaches && t == ir::kNoValue) || (else_reaches && e == ir::kNoValue)) {
         env[var] = ir::kNoValue;
-      } else if (!(then_reaches && else_reaches) || t == e) {
-        env[var] = known;  // one value on every path that gets here
+      } else if ((!then_reaches || t == before) && (!else_reaches || e == before)) {
+        // unchanged on every path that gets past the if
       } else {
+        // A result even when one region reaches the end: what it stored is not visible after it.
         env[var] = k_.add_result(op, element(var));
-        then_yield.push_back(t);
-        else_yield.push_back(e);
+        if (then_reaches) then_yield.push_back(t);
+        if (else_reaches) else_yield.push_back(e);
       }
     }
     if (then_reaches) yield(op.regions[0], then_yield);

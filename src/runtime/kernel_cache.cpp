@@ -98,6 +98,7 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, backend::B
       return std::string(buf);
     }();
     passes::PipelineOptions options;
+    options.target = backend.target();
 #ifndef NDEBUG
     options.verify_each = true;
 #endif

@@ -1,5 +1,6 @@
 // Builds the CPU plan: gives every value a register slot and turns each op into instructions,
 // structured control flow into mask instructions with patched jump targets.
+#include <span>
 #include <unordered_map>
 
 #include "backends/cpu/exec.h"
@@ -243,6 +244,7 @@ class Builder {
         return;
       }
       case OpKind::If: {
+        begin_carried(op);
         Instr& begin = push(pick_control(OpKind::If, ir::Scalar::Bool), op);
         begin.a = s(0);
         begin.depth = ctx.depth;
@@ -262,6 +264,7 @@ class Builder {
         patch(then_ends, uint32_t(else_pc));
         std::vector<Pending> else_ends;
         region(op.regions[1], inner, else_ends);
+        end_carried();
         size_t end_pc = p_.code.size();
         Instr end;
         end.fn = &exec_if_end;
@@ -277,6 +280,7 @@ class Builder {
       }
       case OpKind::For: {
         const ir::Type& it = operand_type(0);
+        begin_carried(op);
         uint32_t i = slot_of(op.regions[0].args[0]);
         track_depth(ctx.depth);
         Instr& begin = push(&exec_loop_begin, op);
@@ -292,6 +296,7 @@ class Builder {
         uint32_t step = s(2);
         std::vector<Pending> body_ends;
         region(op.regions[0], Ctx{ctx.depth + 1, ctx.depth}, body_ends);
+        end_carried();
         size_t next_pc = p_.code.size();
         Instr& next = push(pick_for_next(it.scalar), op);
         next.depth = ctx.depth;
@@ -309,6 +314,7 @@ class Builder {
       }
       case OpKind::While: {
         track_depth(ctx.depth);
+        begin_carried(op);
         Instr& begin = push(&exec_loop_begin, op);
         begin.depth = ctx.depth;
         size_t head_pc = p_.code.size();
@@ -321,6 +327,7 @@ class Builder {
         patch(cond_ends, uint32_t(cond_pc));
         std::vector<Pending> body_ends;
         region(op.regions[1], Ctx{ctx.depth + 1, ctx.depth}, body_ends);
+        end_carried();
         size_t next_pc = p_.code.size();
         Instr& next = push(&exec_loop_next, op);
         next.target = uint32_t(head_pc);
@@ -335,14 +342,18 @@ class Builder {
         return;
       }
       case OpKind::Condition: {
+        carry_out(op, carried_.back().condition_to, 1);
         Instr& in = push(pick_control(op.kind, ir::Scalar::Bool), op);
         in.a = s(0);
         in.depth = while_depth;
         return;  // target patched by the while
       }
+      case OpKind::Yield: carry_out(op, carried_.back().yield_to); return;
       case OpKind::Break:
       case OpKind::Continue:
       case OpKind::Terminate: {
+        if (op.kind == OpKind::Break) carry_out(op, loop_carried().break_to);
+        if (op.kind == OpKind::Continue) carry_out(op, loop_carried().continue_to);
         Instr& in = push(pick_control(op.kind, ir::Scalar::Bool), op);
         in.loop = ctx.loop;
         ends.push_back(Pending{p_.code.size() - 1, false});
@@ -420,6 +431,99 @@ class Builder {
     in.bytes = uint32_t(k_.type_of(op.operands[0]).element_bytes());
   }
 
+  // ---- values carried by control flow (docs/ir.md) ----
+  // Each carried value has one slot, which the region arguments and results that hold it share: a
+  // for's results with its body's arguments, a while's results with its body's arguments (its
+  // condition region's arguments have their own). The op's exits copy what they carry into those
+  // slots under the active mask, right before they leave: the units that take a break or continue
+  // run nothing more of the iteration, so what they carried stays until the loop ends for them.
+  struct Carried {
+    ir::OpKind kind;
+    std::vector<uint32_t> yield_to;      // a yield ending one of the op's regions
+    std::vector<uint32_t> break_to;      // a loop's break: its results
+    std::vector<uint32_t> continue_to;   // a loop's continue: what its body yields
+    std::vector<uint32_t> condition_to;  // a while's condition: its results
+  };
+
+  std::vector<uint32_t> slots_of(std::span<const ir::Value> values) {
+    std::vector<uint32_t> out;
+    for (ir::Value v : values) {
+      if (!k_.type_of(v).is_value()) {
+        throw Error("compile.unsupported", "the CPU backend does not carry " + ir::to_string(k_.type_of(v)) +
+                                               " values yet (kernel '" + k_.name + "')");
+      }
+      out.push_back(slot_of(v));
+    }
+    return out;
+  }
+
+  // Gives the op's results their slots, lets its region arguments share them and copies a loop's
+  // initial values in (under the mask the op starts with).
+  void begin_carried(const ir::Op& op) {
+    std::vector<ir::Value> results = op.results();
+    Carried c{op.kind, {}, {}, {}, {}};
+    std::vector<uint32_t> result_slots = slots_of(results);
+    if (op.kind == OpKind::If) {
+      c.yield_to = result_slots;
+    } else if (op.kind == OpKind::For) {
+      std::span<const ir::Value> args = ir::loop_carried_args(op);
+      for (size_t i = 0; i < args.size(); ++i) slot_[args[i]] = result_slots[i];
+      carry_out(op, result_slots, 3);
+      c.yield_to = c.break_to = c.continue_to = result_slots;
+    } else {
+      const ir::Region& body = op.regions[1];
+      for (size_t i = 0; i < body.args.size(); ++i) slot_[body.args[i]] = result_slots[i];
+      std::vector<uint32_t> head = slots_of(op.regions[0].args);
+      carry_out(op, head, 0);
+      c.yield_to = c.continue_to = head;
+      c.break_to = c.condition_to = result_slots;
+    }
+    carried_.push_back(std::move(c));
+  }
+  void end_carried() { carried_.pop_back(); }
+
+  const Carried& loop_carried() const {
+    for (size_t i = carried_.size(); i-- > 0;) {
+      if (carried_[i].kind != OpKind::If) return carried_[i];
+    }
+    throw Error("compile.unsupported", "a break or continue outside a loop in kernel '" + k_.name + "'");
+  }
+
+  // Copies operands [first, first + to.size()) of `op` into the slots `to` for the active units.
+  // When one of them is itself a slot written here at another place (a for that yields its
+  // arguments swapped), all go through fresh slots first.
+  void carry_out(const ir::Op& op, const std::vector<uint32_t>& to, size_t first) {
+    std::vector<uint32_t> from;
+    std::vector<uint32_t> bytes;
+    for (size_t i = 0; i < to.size(); ++i) {
+      ir::Value v = op.operands[first + i];
+      from.push_back(slot_of(v));
+      bytes.push_back(uint32_t(k_.type_of(v).element_bytes()));
+    }
+    bool clash = false;
+    for (size_t i = 0; i < from.size(); ++i) {
+      for (size_t j = 0; j < to.size(); ++j) clash = clash || (i != j && from[i] == to[j]);
+    }
+    if (clash) {
+      for (size_t i = 0; i < from.size(); ++i) {
+        uint32_t staged = alloc(uint64_t(p_.units) * bytes[i]);
+        copy(op, from[i], staged, bytes[i]);
+        from[i] = staged;
+      }
+    }
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (from[i] != to[i]) copy(op, from[i], to[i], bytes[i]);
+    }
+  }
+  void carry_out(const ir::Op& op, const std::vector<uint32_t>& to) { carry_out(op, to, 0); }
+
+  void copy(const ir::Op& op, uint32_t from, uint32_t to, uint32_t bytes) {
+    Instr& in = push(pick_vector(OpKind::Bitcast), op);
+    in.dst = to;
+    in.a = from;
+    in.bytes = bytes;
+  }
+
   uint32_t var_slot(ir::Value v) { return var_slots_.at(v); }
   void track_depth(int d) { max_depth_ = std::max(max_depth_, d); }
 
@@ -428,6 +532,7 @@ class Builder {
   std::unordered_map<ir::Value, uint32_t> slot_;
   std::unordered_map<ir::Value, uint32_t> var_slots_;
   std::unordered_map<ir::Value, ArrayRef> arrays_;
+  std::vector<Carried> carried_;  // the control ops being built that carry values, innermost last
   std::vector<std::pair<uint32_t, uint32_t>> scalar_params_;
   uint32_t next_slot_ = 0;
   uint32_t number_ = 0;
