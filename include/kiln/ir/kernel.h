@@ -192,12 +192,6 @@ void set_results(Op& op, std::span<const Value> results, const Kernel& k);
 // The operands that give the initial values of what a loop carries: a for's after lo, hi and step,
 // all of a while's; empty for other ops.
 std::span<const Value> loop_inits(const Op& op);
-// Whether `k` is a loop (for, while).
-inline bool is_loop(OpKind k) { return k == OpKind::For || k == OpKind::While; }
-// The region a loop's `continue` and `yield` go back to (a for's body, a while's condition region)
-// and the one its body is (both region 0 for a for).
-inline size_t loop_head_region(const Op&) { return 0; }
-inline size_t loop_body_region(const Op& op) { return op.kind == OpKind::While ? 1 : 0; }
 // The args of a loop's head region that the carried values arrive in (a for's after its
 // induction value).
 std::span<const Value> loop_carried_args(const Op& op);
