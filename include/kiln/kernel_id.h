@@ -1,13 +1,18 @@
-// KernelId: everything that makes two launches of a kernel compile differently. Equal ids share
-// one compiled kernel; data and Scalar<T> arguments are not in it, so they never recompile.
+// KernelId: everything that makes two launches of a kernel compile differently, and the one
+// function that builds it (make_kernel_id) from a kernel's signature and run-time descriptors of its
+// parameters. Equal ids share one compiled kernel; data and Scalar<T> arguments are not in it, so
+// they never recompile. Decision 014 (kernel ids from descriptors) says what is in an id and why.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
+#include <vector>
 
 #include "kiln/ir/kernel.h"
 
@@ -15,6 +20,14 @@ namespace kiln {
 
 inline constexpr int kMaxParams = 16;
 inline constexpr int kMaxComptime = 8;
+
+class Program;
+struct KernelId;
+
+// What a kernel parameter is: a global array (Slice<T>), one with shape and strides
+// (TensorArg<T>), a run-time number (Scalar<T>), or a value fixed at compile time (Comptime<T>,
+// which is no parameter of the traced kernel: it is in the id instead).
+enum class ParamKind : uint8_t { Buffer, Tensor, Scalar, Comptime };
 
 // A comptime argument's value: its scalar type and bits (enums as their underlying integer).
 struct ComptimeBits {
@@ -25,31 +38,116 @@ struct ComptimeBits {
   std::string to_string() const;
 };
 
-// Fixed-size on purpose: building and hashing an id on the launch path allocates nothing.
-struct KernelId {
-  const std::type_info* type = nullptr;  // the kernel's C++ type (template arguments included)
-  std::string_view name;                 // K::name
+// One parameter as a kernel declares it, in the order of its signature.
+struct ParamSpec {
+  std::string name;  // K::param_names[i] or "argI"; a recorded program's parameter name
+  ParamKind kind = ParamKind::Scalar;
+  // The element's scalar. For a comptime parameter, the scalar its value is checked and converted
+  // through: the C++ type's own, or the element of the same width for an integer type that is no
+  // kiln element (long long), f64 for long double, i64 for an enum.
+  ir::Scalar element = ir::Scalar::Bool;
+  bool read_only = false;  // buffers and tensors
+  bool vector = false;     // a Vector<T> element: as wide as the launch's vector width
+  uint8_t width = 1;       // otherwise the element's lanes (a recorded program's vector buffer)
+  uint8_t rank = 0;        // a recorded program's tensor: its rank (a C++ kernel's comes from the argument)
+  int8_t ir_index = -1;    // the kernel parameter it becomes; -1 for a comptime parameter
+  const std::type_info* enum_type = nullptr;  // a comptime enum's type
+  uint8_t integer_bits = 0;  // a comptime C++ type that is no kiln element: its width, for messages
+};
+
+// A kernel's parameters and what it is: a C++ kernel type (signature_of<K>(), one per type) or a
+// program recorded at run time (Program::signature()).
+struct KernelSignature {
+  std::string_view name;
+  const std::type_info* type = nullptr;  // a C++ kernel's type, template arguments included
+  const Program* program = nullptr;      // a recorded program
+  // The kernel's own hash: a C++ kernel type's hash_code (computed once here, not per launch), or
+  // a recorded program's content hash.
+  uint64_t kernel_hash = 0;
+  ir::Kernel (*define)(const KernelId&) = nullptr;  // traces a C++ kernel
+  uint8_t count = 0;                     // parameters, comptime ones included
+  uint8_t ir_count = 0;                  // kernel parameters (without the comptime ones)
+  std::array<ParamSpec, kMaxParams> params{};
+};
+
+// One parameter of one launch, known at run time, in the order of the kernel's signature. The
+// runtime makes these from the launch's arguments; a tool or test that traces without launching
+// makes them from the signature (default_descs, param_descs<K>) and fills in what a launch would
+// give.
+struct ParamDesc {
+  ParamKind kind = ParamKind::Scalar;
+  ir::Scalar element = ir::Scalar::Bool;  // buffers, tensors, scalars
+  uint8_t width = 1;                      // lanes per element (a vector buffer: the launch's width)
+  uint8_t rank = 0;                       // tensors
+  ComptimeBits comptime{};                // comptime parameters: the value
+  // Buffers and tensors at a launch: the memory the argument views (0: none known) and the bytes
+  // [begin, end) it shows; two parameters that show overlapping bytes of one memory are aliased.
+  uint64_t memory = 0;
+  uint64_t begin = 0, end = 0;
+};
+
+// The compile-time facts of a launch (the rest of a launch configuration, the cube count, is not).
+struct LaunchFacts {
   ir::Dim3 cube_dim;
   ir::ExecMode mode = ir::ExecMode::Checked;
   ir::AddressType address = ir::AddressType::U32;
   uint8_t vector_width = 1;
-  uint8_t param_count = 0;
+};
+
+// Fixed-size on purpose: building and hashing an id on the launch path allocates nothing. Every
+// per-parameter array is indexed by kernel parameter (comptime parameters are not among them).
+struct KernelId {
+  const std::type_info* type = nullptr;  // a C++ kernel's type (template arguments included)
+  const Program* program = nullptr;      // a recorded program: equal ids have equal program text
+  uint64_t kernel_hash = 0;              // the program's content hash; a C++ kernel type's hash_code
+  std::string_view name;                 // K::name, or the program's kernel name
+  ir::Dim3 cube_dim;
+  ir::ExecMode mode = ir::ExecMode::Checked;
+  ir::AddressType address = ir::AddressType::U32;
+  uint8_t vector_width = 1;
+  uint8_t param_count = 0;  // kernel parameters
   uint8_t comptime_count = 0;
   std::array<ir::Scalar, kMaxParams> element{};  // each parameter's element scalar
-  std::array<uint8_t, kMaxParams> rank{};        // tensor parameters' rank
+  std::array<uint8_t, kMaxParams> width{};       // buffers and tensors: lanes per element
+  std::array<uint8_t, kMaxParams> rank{};        // tensors' rank
   std::array<uint8_t, kMaxParams> alias{};       // buffers: 1 + the lowest other parameter sharing its memory, or 0
-  std::array<ComptimeBits, kMaxComptime> comptime{};
+  std::array<ComptimeBits, kMaxComptime> comptime{};  // the first comptime_count
   uint64_t hash = 0;  // set by finalize()
 
   void finalize();
   bool operator==(const KernelId& o) const;
-  // "add{mode=checked, cube_dim=[6,1,1], vector=1, address=u32, comptime0=true, hash=...}" for logs.
+  // "add{mode=checked, cube_dim=[6,1,1], vector=1, address=u32, comptime0=true, hash=...}" for logs;
+  // a recorded program's id also shows "program=<content hash>".
   std::string to_string() const;
 };
 
 struct KernelIdHash {
   size_t operator()(const KernelId& id) const { return static_cast<size_t>(id.hash); }
 };
+
+// The one place an id is assembled. `params` holds one descriptor per signature parameter, in
+// signature order: a comptime descriptor's value goes to the id's comptime list, every other one
+// becomes kernel parameter `ir_index` (its element, width and rank; aliasing from the memory
+// ranges). The descriptors must agree with the signature: Error{launch.arity} for another count,
+// {launch.kind_mismatch} for another kind, {launch.type_mismatch} for another element (the runtime
+// checks arguments before it describes them, with messages about the arguments).
+KernelId make_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, std::span<const ParamDesc> params);
+
+// The descriptors of a launch at `vector_width` that has no arguments: kinds, elements and widths
+// from the signature; tensors' ranks, comptime values and memory are the caller's to fill in.
+std::vector<ParamDesc> default_descs(const KernelSignature& sig, int vector_width);
+
+// The launch facts a traced or recorded kernel is specialised with: cube_dim, mode, address,
+// vector width and aliasing, from its id.
+ir::KernelFacts kernel_facts(const KernelId& id);
+
+// Parameter i as launch errors name it: "x: Slice<const f32>" (a C++ kernel's parameter, as its
+// C++ type), "x: buffer<vector<4 x f32>, ro>" (a recorded program's, as its IR type).
+std::string describe_param(const KernelSignature& sig, size_t i);
+// "kernel 'scale', argument 1 (x: Slice<const f32>): ", how every argument error begins.
+std::string argument_head(const KernelSignature& sig, size_t i);
+// Error{launch.arity}: "kernel 'scale' takes 3 arguments (a: Scalar<f32>, ...), 2 were given".
+[[noreturn]] void throw_arity(const KernelSignature& sig, size_t given);
 
 // The comptime bits of a C++ value.
 template <class T>

@@ -1,61 +1,212 @@
-// KernelId hashing, equality and text.
+// KernelId: the one function that builds it from descriptors, its hash, equality and text.
 #include "kiln/kernel_id.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+
+#include "dsl/hasher.h"
+#include "kiln/error.h"
+#include "kiln/kernel_ref.h"
 
 namespace kiln {
 
 namespace {
-// 64-bit FNV-1a over the id's fields, mixed at the end: the id is small, so a simple hash is
-// fast enough and distributes well after the final mix.
-struct Hasher {
-  uint64_t h = 1469598103934665603ull;
-  void bytes(const void* p, size_t n) {
-    auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+
+const char* kind_noun(ParamKind k) {
+  switch (k) {
+    case ParamKind::Buffer: return "a buffer";
+    case ParamKind::Tensor: return "a tensor";
+    case ParamKind::Scalar: return "a scalar";
+    case ParamKind::Comptime: return "a comptime value";
   }
-  template <class T>
-  void value(const T& v) {
-    bytes(&v, sizeof v);
+  return "?";
+}
+
+std::string element_text(ir::Scalar s, int width) { return ir::to_string(ir::Type::vector_of(s, width)); }
+
+// A descriptor that disagrees with its parameter: a caller that describes a launch itself (a tool,
+// a test) made a mistake the runtime's argument checks would have reported about the argument.
+void check_desc(const KernelSignature& sig, const LaunchFacts& facts, size_t i, const ParamDesc& d) {
+  const ParamSpec& s = sig.params[i];
+  if (d.kind != s.kind) {
+    throw Error("launch.kind_mismatch", argument_head(sig, i) + "described as " + kind_noun(d.kind) +
+                                            ", the parameter is " + kind_noun(s.kind));
   }
-  uint64_t done() const {
-    uint64_t x = h;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
+  if (s.kind == ParamKind::Comptime) return;
+  int width = s.kind == ParamKind::Scalar ? 1 : s.vector ? facts.vector_width : s.width;
+  if (d.element != s.element || d.width != width || (s.rank && d.rank != s.rank)) {
+    std::string given = element_text(d.element, d.width), wanted = element_text(s.element, width);
+    if (s.rank) {
+      given += ", rank " + std::to_string(d.rank);
+      wanted += ", rank " + std::to_string(s.rank);
+    }
+    throw Error("launch.type_mismatch",
+                argument_head(sig, i) + "described as " + given + ", the parameter takes " + wanted);
   }
-};
+}
+
 }  // namespace
 
+std::string describe_param(const KernelSignature& sig, size_t i) {
+  const ParamSpec& p = sig.params[i];
+  std::string name = p.name + ": ";
+  if (sig.program) {
+    ir::Access access = p.read_only ? ir::Access::ReadOnly : ir::Access::ReadWrite;
+    ir::Type element = ir::Type::vector_of(p.element, p.width);
+    switch (p.kind) {
+      case ParamKind::Buffer: return name + ir::to_string(ir::Type::buffer(element, access));
+      case ParamKind::Tensor: return name + ir::to_string(ir::Type::tensor(element, p.rank, access));
+      default: return name + ir::to_string(element);
+    }
+  }
+  std::string elem(ir::scalar_name(p.element));
+  if (p.vector) elem = "Vector<" + elem + ">";
+  switch (p.kind) {
+    case ParamKind::Buffer: return name + "Slice<" + (p.read_only ? "const " : "") + elem + ">";
+    case ParamKind::Tensor: return name + "TensorArg<" + (p.read_only ? "const " : "") + elem + ">";
+    case ParamKind::Scalar: return name + "Scalar<" + elem + ">";
+    case ParamKind::Comptime:
+      if (p.enum_type) return name + "Comptime<enum>";
+      if (p.integer_bits) return name + "Comptime<" + std::to_string(p.integer_bits) + "-bit integer>";
+      return name + "Comptime<" + elem + ">";
+  }
+  return name;
+}
+
+std::string argument_head(const KernelSignature& sig, size_t i) {
+  return "kernel '" + std::string(sig.name) + "', argument " + std::to_string(i) + " (" + describe_param(sig, i) +
+         "): ";
+}
+
+void throw_arity(const KernelSignature& sig, size_t given) {
+  std::string list;
+  for (size_t i = 0; i < sig.count; ++i) list += (i ? ", " : "") + describe_param(sig, i);
+  throw Error("launch.arity", "kernel '" + std::string(sig.name) + "' takes " + std::to_string(sig.count) +
+                                  (sig.count == 1 ? " argument" : " arguments") + " (" + list + "), " +
+                                  std::to_string(given) + (given == 1 ? " was" : " were") + " given");
+}
+
+KernelId make_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, std::span<const ParamDesc> params) {
+  if (params.size() != sig.count) throw_arity(sig, params.size());
+  KernelId id;  // returned in place (the launch path's caller gets it without a copy)
+  id.type = sig.type;
+  id.program = sig.program;
+  id.kernel_hash = sig.kernel_hash;
+  id.name = sig.name;
+  id.cube_dim = facts.cube_dim;
+  id.mode = facts.mode;
+  id.address = facts.address;
+  id.vector_width = facts.vector_width;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamDesc& d = params[i];
+    check_desc(sig, facts, i, d);
+    if (d.kind == ParamKind::Comptime) {
+      id.comptime[id.comptime_count++] = d.comptime;
+      continue;
+    }
+    size_t p = size_t(sig.params[i].ir_index);
+    id.element[p] = d.element;
+    id.width[p] = d.width;
+    id.rank[p] = d.kind == ParamKind::Tensor ? d.rank : 0;
+    // Arguments that share memory are part of the id (a backend may only assume that buffers the
+    // id does not name overlap nothing): each overlapping parameter records the lowest other one.
+    // Kernel parameters number the non-comptime descriptors in order, so the first overlap found
+    // in signature order is the lowest.
+    if (!d.memory) continue;
+    for (size_t j = 0; j < params.size(); ++j) {
+      const ParamDesc& o = params[j];
+      if (j == i || o.kind == ParamKind::Comptime || o.memory != d.memory) continue;
+      if (std::max(d.begin, o.begin) < std::min(d.end, o.end)) {
+        id.alias[p] = uint8_t(sig.params[j].ir_index + 1);
+        break;
+      }
+    }
+  }
+  id.param_count = sig.ir_count;
+  id.finalize();
+  return id;
+}
+
+std::vector<ParamDesc> default_descs(const KernelSignature& sig, int vector_width) {
+  std::vector<ParamDesc> out(sig.count);
+  for (size_t i = 0; i < sig.count; ++i) {
+    const ParamSpec& s = sig.params[i];
+    ParamDesc& d = out[i];
+    d.kind = s.kind;
+    if (s.kind == ParamKind::Comptime) continue;
+    d.element = s.element;
+    d.width = uint8_t(s.kind == ParamKind::Scalar ? 1 : s.vector ? vector_width : s.width);
+    d.rank = s.rank;
+  }
+  return out;
+}
+
+ir::KernelFacts kernel_facts(const KernelId& id) {
+  ir::KernelFacts f;
+  f.cube_dim = id.cube_dim;
+  f.mode = id.mode;
+  f.address = id.address;
+  f.vector_width = id.vector_width;
+  for (size_t p = 0; p < id.param_count; ++p) {
+    if (id.alias[p]) {
+      f.alias.assign(id.alias.begin(), id.alias.begin() + id.param_count);
+      break;
+    }
+  }
+  return f;
+}
+
 void KernelId::finalize() {
-  Hasher h;
-  h.value(type ? type->hash_code() : size_t{0});
-  h.bytes(name.data(), name.size());
-  h.value(cube_dim.x);
-  h.value(cube_dim.y);
-  h.value(cube_dim.z);
-  h.value(mode);
-  h.value(address);
-  h.value(vector_width);
-  h.value(param_count);
-  h.bytes(element.data(), param_count * sizeof(element[0]));
-  h.bytes(rank.data(), param_count);
-  h.bytes(alias.data(), param_count);
-  h.value(comptime_count);
+  // By 64-bit words: this runs on every launch. The name is not hashed (the kernel hash decides
+  // it); unused parameter entries are zero, as make_kernel_id leaves them, and comptime entries past
+  // comptime_count are not part of the id.
+  dsl::Hasher h;
+  h.word(kernel_hash);
+  h.word(uint64_t(cube_dim.x) | uint64_t(cube_dim.y) << 32);
+  h.word(uint64_t(cube_dim.z) | uint64_t(mode) << 32 | uint64_t(address) << 40 | uint64_t(vector_width) << 48 |
+         uint64_t(param_count) << 56);
+  auto words = [&](const auto& array) {
+    static_assert(sizeof array % 8 == 0);
+    for (size_t i = 0; i < sizeof array; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, reinterpret_cast<const unsigned char*>(array.data()) + i, 8);
+      h.word(w);
+    }
+  };
+  words(element);
+  words(width);
+  words(rank);
+  words(alias);
+  h.word(comptime_count);
   for (int i = 0; i < comptime_count; ++i) {
-    h.value(comptime[static_cast<size_t>(i)].type);
-    h.value(comptime[static_cast<size_t>(i)].bits);
+    const ComptimeBits& c = comptime[static_cast<size_t>(i)];
+    h.word(uint64_t(c.type) | uint64_t(c.is_enum) << 8);
+    h.word(c.bits);
   }
   hash = h.done();
 }
 
 bool KernelId::operator==(const KernelId& o) const {
-  if (hash != o.hash) return false;
-  bool same_type = type == o.type || (type && o.type && *type == *o.type);
-  return same_type && name == o.name && cube_dim == o.cube_dim && mode == o.mode && address == o.address &&
-         vector_width == o.vector_width && param_count == o.param_count && comptime_count == o.comptime_count &&
-         element == o.element && rank == o.rank && alias == o.alias && comptime == o.comptime;
+  // On every launch (the cache lookup), so the cheap, likely-different fields go first.
+  if (hash != o.hash || kernel_hash != o.kernel_hash || cube_dim != o.cube_dim || mode != o.mode ||
+      address != o.address || vector_width != o.vector_width || param_count != o.param_count ||
+      comptime_count != o.comptime_count) {
+    return false;
+  }
+  auto same_bytes = [](const auto& a, const auto& b) { return std::memcmp(a.data(), b.data(), sizeof a) == 0; };
+  if (!same_bytes(element, o.element) || !same_bytes(width, o.width) || !same_bytes(rank, o.rank) ||
+      !same_bytes(alias, o.alias)) {
+    return false;
+  }
+  for (int i = 0; i < comptime_count; ++i) {
+    if (!(comptime[size_t(i)] == o.comptime[size_t(i)])) return false;
+  }
+  if (type != o.type && !(type && o.type && *type == *o.type)) return false;
+  // Programs made apart with equal text are one kernel; the content hash alone could collide.
+  if (program != o.program && !(program && o.program && program->text() == o.program->text())) return false;
+  // A kernel type or a program text decides the name; ids made without either compare it.
+  return type || program || name == o.name;
 }
 
 std::string ComptimeBits::to_string() const {
@@ -66,17 +217,21 @@ std::string ComptimeBits::to_string() const {
 }
 
 std::string KernelId::to_string() const {
+  auto hex = [](uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+    return std::string(buf);
+  };
   std::string s(name);
   s += "{mode=" + std::string(ir::to_string(mode)) + ", cube_dim=[" + std::to_string(cube_dim.x) + "," +
        std::to_string(cube_dim.y) + "," + std::to_string(cube_dim.z) + "], vector=" + std::to_string(vector_width) +
        ", address=" + std::string(ir::to_string(address));
+  if (program) s += ", program=" + hex(kernel_hash);
   for (int i = 0; i < comptime_count; ++i) s += ", comptime" + std::to_string(i) + "=" + comptime[size_t(i)].to_string();
   for (int i = 0; i < param_count; ++i) {
     if (alias[size_t(i)]) s += ", arg" + std::to_string(i) + " aliases arg" + std::to_string(alias[size_t(i)] - 1);
   }
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash));
-  return s + ", hash=" + buf + "}";
+  return s + ", hash=" + hex(hash) + "}";
 }
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
+#include "kiln/ir/type_rules.h"
 #include "kiln/ir/verifier.h"
 
 namespace kiln::dsl {
@@ -77,12 +78,26 @@ ValueRef Tracer::use(const ValueRef& v, OpKind for_op) const {
   return v;
 }
 
-ValueRef Tracer::emit_refs(OpKind kind, std::span<const ValueRef> operands, const Type& result,
+ir::Type Tracer::typed(OpKind kind, std::span<const Type> operands, const std::vector<ir::Attr>& attrs,
+                       const Type& stated, ir::Value array) const {
+  const ir::Param* p = array == ir::kNoValue ? nullptr : k_.param_of(array);
+  ir::TypeResult r = ir::result_type(ir::TypeQuery{kind, operands, attrs, stated, p ? std::string_view(p->name) : ""});
+  if (!r.ok()) fail("trace.type", kind, r.error);
+  return r.type;
+}
+
+ValueRef Tracer::emit_refs(OpKind kind, std::span<const ValueRef> operands, const Type& stated,
                            std::vector<ir::Attr> attrs) {
   if (finished_) fail("trace.finished", kind, "the trace has already finished");
   std::vector<ir::Value> ids;
+  std::vector<Type> types;
   ids.reserve(operands.size());
-  for (const ValueRef& o : operands) ids.push_back(use(o, kind).id);
+  types.reserve(operands.size());
+  for (const ValueRef& o : operands) {
+    ids.push_back(use(o, kind).id);
+    types.push_back(o.type);
+  }
+  Type result = typed(kind, types, attrs, stated, ids.empty() ? ir::kNoValue : ids[0]);
   ir::Value id = b_.emit(kind, ids, result, std::move(attrs));
   ++ops_;
   ValueRef r{id, result, serial_};
@@ -90,9 +105,9 @@ ValueRef Tracer::emit_refs(OpKind kind, std::span<const ValueRef> operands, cons
   return r;
 }
 
-ValueRef Tracer::emit(OpKind kind, std::initializer_list<ValueRef> operands, const Type& result,
+ValueRef Tracer::emit(OpKind kind, std::initializer_list<ValueRef> operands, const Type& stated,
                       std::vector<ir::Attr> attrs) {
-  return emit_refs(kind, std::span<const ValueRef>(operands.begin(), operands.size()), result, std::move(attrs));
+  return emit_refs(kind, std::span<const ValueRef>(operands.begin(), operands.size()), stated, std::move(attrs));
 }
 
 ValueRef Tracer::param(const std::string& name, const Type& type) {
@@ -131,76 +146,47 @@ ValueRef Tracer::broadcast_to(ValueRef a, int width, OpKind for_op) {
   return splat(a, width);
 }
 
-ValueRef Tracer::unary(OpKind kind, ValueRef a) {
-  use(a, kind);
-  const Type& t = a.type;
-  if (!t.is_value()) fail("trace.type", kind, "takes a value, not " + ts(t));
-  bool float_only = ir::is_float_math(kind);
-  if (float_only && !t.is_float()) fail("trace.type", kind, "takes floats, not " + ts(t));
-  if ((kind == OpKind::Neg || kind == OpKind::Abs) && t.is_bool()) fail("trace.type", kind, "is not defined on bool");
-  if (kind == OpKind::Neg && ir::is_unsigned_int(t.scalar)) fail("trace.type", kind, "is not defined on " + ts(t));
-  if (kind == OpKind::Not && !(t.is_int() || t.is_bool())) fail("trace.type", kind, "takes integers or bools, not " + ts(t));
-  if ((kind == OpKind::Popcount || kind == OpKind::LeadingZeros) && !t.is_int()) {
-    fail("trace.type", kind, "takes integers, not " + ts(t));
-  }
-  Type result = t;
-  if (kind == OpKind::IsNan || kind == OpKind::IsInf) result = t.with_scalar(Scalar::Bool);
-  if (kind == OpKind::Popcount || kind == OpKind::LeadingZeros) result = t.with_scalar(Scalar::U32);
-  return emit(kind, {a}, result);
-}
+ValueRef Tracer::unary(OpKind kind, ValueRef a) { return emit(kind, {a}, Type::none()); }
 
+// Typing is the op's rule; the tracer adds what the DSL allows beyond the IR: a scalar operand
+// broadcasts to the other's vector width.
 ValueRef Tracer::binary(OpKind kind, ValueRef a, ValueRef b) {
   use(a, kind);
   use(b, kind);
-  if (!a.type.is_value() || !b.type.is_value()) {
-    fail("trace.type", kind, "takes values, not " + ts(a.type) + " and " + ts(b.type));
-  }
-  if (a.type.scalar != b.type.scalar) {
+  if (a.type.is_value() && b.type.is_value() && a.type.scalar != b.type.scalar) {
     fail("trace.type", kind,
          "operands are " + std::string(ir::scalar_name(a.type.scalar)) + " and " +
              std::string(ir::scalar_name(b.type.scalar)) + "; convert one with cast<T>()");
   }
-  int width = std::max<int>(a.type.width, b.type.width);
-  if (a.type.width != b.type.width && a.type.width != 1 && b.type.width != 1) {
-    fail("trace.vector_width", kind,
-         "vectors of different widths " + std::to_string(a.type.width) + " and " + std::to_string(b.type.width) +
-             "; only a scalar (width 1) broadcasts to a vector");
+  if (a.type.is_value() && b.type.is_value()) {
+    int width = std::max<int>(a.type.width, b.type.width);
+    if (a.type.width != b.type.width && a.type.width != 1 && b.type.width != 1) {
+      fail("trace.vector_width", kind,
+           "vectors of different widths " + std::to_string(a.type.width) + " and " + std::to_string(b.type.width) +
+               "; only a scalar (width 1) broadcasts to a vector");
+    }
+    a = broadcast_to(a, width, kind);
+    b = broadcast_to(b, width, kind);
   }
-  Scalar s = a.type.scalar;
-  bool logic = kind == OpKind::And || kind == OpKind::Or || kind == OpKind::Xor;
-  bool shift = kind == OpKind::Shl || kind == OpKind::Shr;
-  if (s == Scalar::Bool && !logic && kind != OpKind::Eq && kind != OpKind::Ne) {
-    fail("trace.type", kind, "is not defined on bool");
-  }
-  if ((logic || shift) && !(ir::is_int(s) || (logic && s == Scalar::Bool))) {
-    fail("trace.type", kind, "takes integers, not " + std::string(ir::scalar_name(s)));
-  }
-  if (kind == OpKind::Pow && !ir::is_float(s)) fail("trace.type", kind, "takes floats");
-  a = broadcast_to(a, width, kind);
-  b = broadcast_to(b, width, kind);
-  Type result = Type::vector_of(s, width);
-  if (ir::is_compare(kind)) result = result.with_scalar(Scalar::Bool);
-  return emit(kind, {a, b}, result);
+  return emit(kind, {a, b}, Type::none());
 }
 
 ValueRef Tracer::fma(ValueRef a, ValueRef b, ValueRef c) {
   for (const ValueRef* v : {&a, &b, &c}) {
     use(*v, OpKind::Fma);
-    if (!v->type.is_float()) fail("trace.type", OpKind::Fma, "takes floats, not " + ts(v->type));
     if (v->type.scalar != a.type.scalar) fail("trace.type", OpKind::Fma, "operands differ in type; use cast<T>()");
   }
   int width = std::max({int(a.type.width), int(b.type.width), int(c.type.width)});
   a = broadcast_to(a, width, OpKind::Fma);
   b = broadcast_to(b, width, OpKind::Fma);
   c = broadcast_to(c, width, OpKind::Fma);
-  return emit(OpKind::Fma, {a, b, c}, a.type);
+  return emit(OpKind::Fma, {a, b, c}, Type::none());
 }
 
 ValueRef Tracer::select(ValueRef cond, ValueRef a, ValueRef b) {
   use(cond, OpKind::Select);
   use(a, OpKind::Select);
   use(b, OpKind::Select);
-  if (!cond.type.is_bool()) fail("trace.type", OpKind::Select, "the condition must be bool, is " + ts(cond.type));
   if (a.type.scalar != b.type.scalar) fail("trace.type", OpKind::Select, "the two values differ in type; use cast<T>()");
   int width = std::max<int>(a.type.width, b.type.width);
   a = broadcast_to(a, width, OpKind::Select);
@@ -211,7 +197,7 @@ ValueRef Tracer::select(ValueRef cond, ValueRef a, ValueRef b) {
     b = broadcast_to(b, width, OpKind::Select);
     cond = broadcast_to(cond, width, OpKind::Select);
   }
-  return emit(OpKind::Select, {cond, a, b}, a.type);
+  return emit(OpKind::Select, {cond, a, b}, Type::none());
 }
 
 ValueRef Tracer::cast(ValueRef a, Scalar to) {
@@ -266,14 +252,19 @@ ValueRef Tracer::vector_insert(ValueRef v, ValueRef scalar, int lane) {
   return emit(OpKind::VectorInsert, {v, scalar}, v.type, {ir::Attr{ir::AttrKey::Lane, ir::AttrValue::of_int(lane)}});
 }
 
-ValueRef Tracer::leaf(OpKind kind, ir::Value operand, int64_t attr, const Type& type, std::vector<ir::Attr> attrs) {
+ValueRef Tracer::leaf(OpKind kind, ir::Value operand, int64_t attr, std::vector<ir::Attr> attrs) {
   for (const Leaf& l : leaves_) {
     if (l.kind == kind && l.operand == operand && l.attr == attr) return ValueRef{l.op.result, l.op.type, serial_};
   }
   if (finished_) fail("trace.finished", kind, "the trace has already finished");
   ir::Op op;
   op.kind = kind;
-  if (operand != ir::kNoValue) op.operands.push_back(operand);
+  std::vector<Type> types;
+  if (operand != ir::kNoValue) {
+    op.operands.push_back(operand);
+    types.push_back(k_.type_of(operand));
+  }
+  Type type = typed(kind, types, attrs, Type::none(), operand);
   op.attrs = std::move(attrs);
   op.type = type;
   op.result = k_.new_value(type);
@@ -288,14 +279,13 @@ ValueRef Tracer::leaf(OpKind kind, ir::Value operand, int64_t attr, const Type& 
 ValueRef Tracer::builtin(OpKind kind, int axis) {
   std::vector<ir::Attr> attrs;
   if (axis >= 0) attrs.push_back(ir::Attr{ir::AttrKey::Axis, ir::AttrValue::of_int(axis)});
-  return leaf(kind, ir::kNoValue, axis, Type::scalar_of(Scalar::U32), std::move(attrs));
+  return leaf(kind, ir::kNoValue, axis, std::move(attrs));
 }
 
 ValueRef Tracer::len(ValueRef array) {
   use(array, OpKind::Len);
-  if (!array.type.is_array()) fail("trace.type", OpKind::Len, "takes an array, not " + ts(array.type));
-  if (k_.param_of(array.id)) return leaf(OpKind::Len, array.id, -1, Type::scalar_of(Scalar::U32), {});
-  return emit(OpKind::Len, {array}, Type::scalar_of(Scalar::U32));
+  if (k_.param_of(array.id)) return leaf(OpKind::Len, array.id, -1, {});
+  return emit(OpKind::Len, {array}, Type::none());
 }
 
 ValueRef Tracer::tensor_meta(OpKind kind, ValueRef tensor, int dim) {
@@ -304,7 +294,7 @@ ValueRef Tracer::tensor_meta(OpKind kind, ValueRef tensor, int dim) {
          "dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(tensor.type.rank));
   }
   use(tensor, kind);
-  return leaf(kind, tensor.id, dim, Type::scalar_of(Scalar::U32), {ir::Attr{ir::AttrKey::Dim, ir::AttrValue::of_int(dim)}});
+  return leaf(kind, tensor.id, dim, {ir::Attr{ir::AttrKey::Dim, ir::AttrValue::of_int(dim)}});
 }
 
 static void check_index(const Tracer& t, OpKind kind, const ValueRef& index) {
@@ -368,22 +358,7 @@ ValueRef Tracer::alloc(OpKind kind, const Type& element, int64_t length) {
 void Tracer::sync(OpKind kind) { emit(kind, {}, Type::none()); }
 
 ValueRef Tracer::plane(OpKind kind, std::span<const ValueRef> operands) {
-  Type result;
-  switch (kind) {
-    case OpKind::PlaneAll:
-    case OpKind::PlaneAny:
-    case OpKind::PlaneElect: result = Type::scalar_of(Scalar::Bool); break;
-    case OpKind::PlaneBallot: result = Type::scalar_of(Scalar::U32); break;
-    default: result = operands[0].type;
-  }
-  if ((kind == OpKind::PlaneAll || kind == OpKind::PlaneAny || kind == OpKind::PlaneBallot) &&
-      !(operands[0].type == Type::scalar_of(Scalar::Bool))) {
-    fail("trace.type", kind, "takes a scalar bool, not " + ts(operands[0].type));
-  }
-  if (operands.size() == 2 && !(operands[1].type == Type::scalar_of(Scalar::U32))) {
-    fail("trace.type", kind, "the lane operand must be u32, is " + ts(operands[1].type));
-  }
-  return emit_refs(kind, operands, result);
+  return emit_refs(kind, operands, Type::none());
 }
 
 ValueRef Tracer::var_decl(const Type& element) {

@@ -1,11 +1,13 @@
-// Builds the KernelId `kiln dump` traces a gallery kernel with: comptime values come from
-// --comptime NAME=VALUE (parsed by the parameter's type) or the entry's defaults.
+// Builds the KernelId `kiln dump` traces a gallery kernel with, through make_kernel_id like every
+// launch: comptime values come from --comptime NAME=VALUE (parsed by the parameter's type) or the
+// entry's defaults; tensors are described with rank 2.
 #pragma once
 
 #include <charconv>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gallery/gallery.h"
 #include "kiln/dsl.h"
@@ -37,10 +39,11 @@ template <KernelFunction K>
 KernelId dump_id(const DumpOptions& o, ir::Dim3 cube_dim, int default_vector,
                  const std::map<std::string, std::string>& defaults) {
   using Params = detail::kernel_params_t<K>;
-  KernelId id = kernel_id_base<K>();
-  id.cube_dim = cube_dim;
-  id.mode = o.mode;
-  id.vector_width = uint8_t(o.vector ? o.vector : default_vector);
+  LaunchFacts facts;
+  facts.cube_dim = cube_dim;
+  facts.mode = o.mode;
+  facts.vector_width = uint8_t(o.vector ? o.vector : default_vector);
+  std::vector<ParamDesc> descs = param_descs<K>(facts.vector_width);
   std::set<std::string> known;
   [&]<size_t... I>(std::index_sequence<I...>) {
     (
@@ -55,11 +58,9 @@ KernelId dump_id(const DumpOptions& o, ir::Dim3 cube_dim, int default_vector,
             if (it != o.comptime.end()) text = it->second;
             else if (auto d = defaults.find(name); d != defaults.end()) text = d->second;
             else throw Error("tool.bad_option", std::string(K::name) + " needs --comptime " + name + "=VALUE");
-            constexpr int c = detail::comptime_index<Params, I>();
-            id.comptime[c] = comptime_bits<T>(parse_comptime<T>(name, text));
-            id.comptime_count = uint8_t(c + 1);
+            descs[I].comptime = comptime_bits<T>(parse_comptime<T>(name, text));
           } else if constexpr (param_traits<P>::kind == ParamKind::Tensor) {
-            id.rank[I] = 2;
+            descs[I].rank = 2;
           }
         }(),
         ...);
@@ -71,8 +72,7 @@ KernelId dump_id(const DumpOptions& o, ir::Dim3 cube_dim, int default_vector,
     throw Error("tool.bad_option", std::string(K::name) + " has no comptime parameter '" + name + "'" +
                                        (known.empty() ? std::string("; it takes none") : "; it takes " + list));
   }
-  id.finalize();
-  return id;
+  return kernel_id<K>(facts, descs);
 }
 
 }  // namespace kiln::gallery

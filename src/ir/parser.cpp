@@ -465,7 +465,7 @@ class Parser {
     }
     for (size_t i = 0; i < op.regions.size(); ++i) {
       if (i > 0) {
-        std::string_view label = op.kind == OpKind::If ? "else" : op.kind == OpKind::While ? "do" : "region";
+        std::string_view label = op.info().region_label(i);
         if (!accept_word(label)) {
           if (op.kind == OpKind::If) break;  // an if without else
           fail("expected '" + std::string(label) + "'");

@@ -10,14 +10,6 @@ namespace kiln::ir {
 
 namespace {
 
-// Labels printed before a kind's regions after the first ("} else {", "} do {").
-std::string_view region_label(OpKind kind, size_t index) {
-  if (index == 0) return "";
-  if (kind == OpKind::If) return "else";
-  if (kind == OpKind::While) return "do";
-  return "region";
-}
-
 std::string format_double(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
@@ -155,7 +147,7 @@ class Printer {
       const Region& r = op.regions[i];
       // An empty trailing region (an if without else) is not printed.
       if (i > 0 && r.ops.empty() && r.args.empty() && op.kind == OpKind::If) continue;
-      if (i > 0) out_ += " " + std::string(region_label(op.kind, i));
+      if (i > 0) out_ += " " + std::string(op.info().region_label(i));
       if (!r.args.empty()) {
         out_ += " (";
         for (size_t a = 0; a < r.args.size(); ++a) {

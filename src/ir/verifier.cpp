@@ -7,36 +7,11 @@
 
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
+#include "kiln/ir/type_rules.h"
 
 namespace kiln::ir {
 
 namespace {
-
-bool has_result(OpKind k) {
-  switch (k) {
-    case OpKind::Store:
-    case OpKind::SyncCube:
-    case OpKind::SyncPlane:
-    case OpKind::VarStore:
-    case OpKind::If:
-    case OpKind::For:
-    case OpKind::While:
-    case OpKind::Condition:
-    case OpKind::Yield:
-    case OpKind::Break:
-    case OpKind::Continue:
-    case OpKind::Terminate:
-    case OpKind::DebugPrint: return false;
-    default: return true;
-  }
-}
-
-// Control flow whose results are the values it carries (any number, checked by check_carried).
-bool carries_values(OpKind k) { return k == OpKind::If || k == OpKind::For || k == OpKind::While; }
-
-bool is_atomic_int(Scalar s) {
-  return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64;
-}
 
 class Verifier {
  public:
@@ -109,13 +84,7 @@ class Verifier {
 
   void check_op(const Op& op, Context ctx, bool last_in_region) {
     const OpInfo& info = op.info();
-    int n = static_cast<int>(op.operands.size());
-    if (n < info.min_operands || (info.max_operands >= 0 && n > info.max_operands)) {
-      std::string want = info.min_operands == info.max_operands
-                             ? std::to_string(info.min_operands)
-                             : std::to_string(info.min_operands) + " to " + std::to_string(info.max_operands);
-      fail(op, "takes " + want + " operands, has " + std::to_string(n));
-    }
+    if (auto e = operand_count_error(op.kind, op.operands.size()); !e.empty()) fail(op, e);
     if (static_cast<int>(op.regions.size()) != info.regions) {
       fail(op, "has " + std::to_string(op.regions.size()) + " regions, needs " + std::to_string(info.regions));
     }
@@ -133,9 +102,9 @@ class Verifier {
         if (r >= k_.value_types.size()) fail(op, "result value " + std::to_string(r) + " has no type");
       }
     }
-    if (carries_values(op.kind)) {
+    if (info.carries_values()) {
       // checked with the regions below
-    } else if (has_result(op.kind)) {
+    } else if (info.has_result()) {
       if (op.result == kNoValue || op.type.is_none()) fail(op, "needs a result");
       if (!op.more_results.empty()) fail(op, "has " + std::to_string(op.result_count()) + " results, needs 1");
     } else if (op.result != kNoValue) {
@@ -153,9 +122,7 @@ class Verifier {
     // a loop's body cannot see what the loop gives at its end.
     ctx.cond_top = false;
     ctx.yield_types = nullptr;
-    if (carries_values(op.kind)) {
-      carried(op, ctx);
-    }
+    if (info.carries_values()) carried(op, ctx);
     for (size_t i = 0; i < op.result_count(); ++i) define(op.result_at(i));
   }
 
@@ -276,299 +243,32 @@ class Verifier {
     }
   }
 
-  void same_operands(const Op& op, size_t count) {
-    for (size_t i = 1; i < count; ++i) {
-      if (!(operand(op, i) == operand(op, 0))) {
-        fail(op, "operands have different types: " + ts(operand(op, 0)) + " and " + ts(operand(op, i)));
-      }
-    }
-  }
-  void result_is(const Op& op, const Type& t) {
-    if (!(op.type == t)) fail(op, "result type is " + ts(op.type) + ", expected " + ts(t));
-  }
-  void value_operand(const Op& op, size_t i) {
-    if (!operand(op, i).is_value()) fail(op, "operand " + std::to_string(i) + " is " + ts(operand(op, i)) + ", not a value");
-  }
-  void scalar_int_operand(const Op& op, size_t i, const char* what) {
-    const Type& t = operand(op, i);
-    if (!t.is_scalar() || !is_int(t.scalar)) fail(op, std::string(what) + " must be a scalar integer, is " + ts(t));
-  }
-  void bool_scalar_operand(const Op& op, size_t i, const char* what) {
-    const Type& t = operand(op, i);
-    if (!(t == Type::scalar_of(Scalar::Bool))) fail(op, std::string(what) + " must be bool, is " + ts(t));
-  }
-
-  void check_array_access(const Op& op, bool writes, size_t value_operands) {
-    const Type& a = operand(op, 0);
-    if (!a.is_array()) fail(op, "operand 0 must be a buffer, tensor, shared or local array, is " + ts(a));
-    scalar_int_operand(op, 1, "the index");
-    if (writes && a.is_global() && a.access == Access::ReadOnly) {
-      const Param* p = k_.param_of(op.operands[0]);
-      fail(op, "writes read-only " + ts(a) + (p ? " '" + p->name + "'" : ""));
-    }
-    for (size_t i = 0; i < value_operands; ++i) {
-      if (!(operand(op, 2 + i) == a.element())) {
-        fail(op, "value has type " + ts(operand(op, 2 + i)) + ", the array holds " + ts(a.element()));
-      }
-    }
-    size_t mask_at = 2 + value_operands;
-    if (op.operands.size() > mask_at) bool_scalar_operand(op, mask_at, "the mask");
-    if (op.flag(AttrKey::Checked) && !a.is_global()) fail(op, "only global buffer accesses carry 'checked'");
-  }
-
+  // Typing is the op's rule (type_rules.h), shared with the tracer; what depends on where the op
+  // stands (loops around break, the while's condition, a for's induction value) is checked here.
   void check_types(const Op& op, Context ctx, bool last_in_region) {
-    using K = OpKind;
-    const Type& t = op.type;
+    types_.clear();
+    for (Value v : op.operands) types_.push_back(k_.type_of(v));
+    const Param* array = op.operands.empty() ? nullptr : k_.param_of(op.operands[0]);
+    TypeResult r = result_type(TypeQuery{op.kind, types_, op.attrs, op.type, array ? std::string_view(array->name) : ""});
+    if (!r.ok()) fail(op, r.error);
+    if (op.info().has_result() && !(op.type == r.type)) fail(op, "result type is " + ts(op.type) + ", expected " + ts(r.type));
     switch (op.kind) {
-      case K::Const: {
-        const AttrValue* v = op.attr(AttrKey::Value);
-        if (!v) fail(op, "needs a value");
-        if (!t.is_value()) fail(op, "a constant is a scalar or vector value, not " + ts(t));
-        if (t.scalar == Scalar::Bool ? v->tag != AttrValue::Tag::Bool
-                                     : is_float(t.scalar) ? v->tag != AttrValue::Tag::Float : v->tag != AttrValue::Tag::Int) {
-          fail(op, "value does not match type " + ts(t));
-        }
-        return;
-      }
-      case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min: case K::Max: {
-        value_operand(op, 0);
-        same_operands(op, 2);
-        if (operand(op, 0).scalar == Scalar::Bool) fail(op, "arithmetic on bool");
-        result_is(op, operand(op, 0));
-        return;
-      }
-      case K::Neg: case K::Abs: {
-        value_operand(op, 0);
-        Scalar s = operand(op, 0).scalar;
-        if (s == Scalar::Bool || (op.kind == K::Neg && is_unsigned_int(s))) fail(op, "not defined on " + ts(operand(op, 0)));
-        result_is(op, operand(op, 0));
-        return;
-      }
-      case K::Fma: {
-        same_operands(op, 3);
-        if (!operand(op, 0).is_float()) fail(op, "fma takes floats, not " + ts(operand(op, 0)));
-        result_is(op, operand(op, 0));
-        return;
-      }
-      case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: {
-        value_operand(op, 0);
-        same_operands(op, 2);
-        const Type& a = operand(op, 0);
-        bool shift = op.kind == K::Shl || op.kind == K::Shr;
-        if (!(a.is_int() || (!shift && a.is_bool()))) fail(op, "takes integers" + std::string(shift ? "" : " or bools") + ", not " + ts(a));
-        result_is(op, a);
-        return;
-      }
-      case K::Not: {
-        const Type& a = operand(op, 0);
-        if (!(a.is_int() || a.is_bool())) fail(op, "takes integers or bools, not " + ts(a));
-        result_is(op, a);
-        return;
-      }
-      case K::Popcount: case K::LeadingZeros: {
-        const Type& a = operand(op, 0);
-        if (!a.is_int()) fail(op, "takes integers, not " + ts(a));
-        result_is(op, a.with_scalar(Scalar::U32));
-        return;
-      }
-      case K::Eq: case K::Ne: case K::Lt: case K::Le: case K::Gt: case K::Ge: {
-        value_operand(op, 0);
-        same_operands(op, 2);
-        result_is(op, operand(op, 0).with_scalar(Scalar::Bool));
-        return;
-      }
-      case K::Select: {
-        const Type& c = operand(op, 0);
-        value_operand(op, 1);
-        if (!(operand(op, 1) == operand(op, 2))) {
-          fail(op, "operands have different types: " + ts(operand(op, 1)) + " and " + ts(operand(op, 2)));
-        }
-        if (!c.is_bool() || (c.width != 1 && c.width != operand(op, 1).width)) {
-          fail(op, "the condition must be bool with 1 or " + std::to_string(operand(op, 1).width) + " lanes, is " + ts(c));
-        }
-        result_is(op, operand(op, 1));
-        return;
-      }
-      case K::Cast: {
-        value_operand(op, 0);
-        if (!t.is_value() || t.width != operand(op, 0).width) {
-          fail(op, "casts " + ts(operand(op, 0)) + " to " + ts(t) + ": lanes must agree");
-        }
-        return;
-      }
-      case K::Bitcast: {
-        value_operand(op, 0);
-        if (!t.is_value() || t.element_bytes() != operand(op, 0).element_bytes()) {
-          fail(op, "bitcasts " + ts(operand(op, 0)) + " to " + ts(t) + ": sizes must agree");
-        }
-        return;
-      }
-      case K::VectorConstruct: {
-        same_operands(op, op.operands.size());
-        if (!operand(op, 0).is_scalar()) fail(op, "takes scalars");
-        if (size_t n = op.operands.size(); n != 2 && n != 4 && n != 8 && n != 16) {
-          fail(op, "takes 2, 4, 8 or 16 lanes, has " + std::to_string(n));
-        }
-        result_is(op, Type::vector_of(operand(op, 0).scalar, static_cast<int>(op.operands.size())));
-        return;
-      }
-      case K::VectorExtract: {
-        const Type& v = operand(op, 0);
-        if (!v.is_vector()) fail(op, "takes a vector, not " + ts(v));
-        int64_t lane = op.attr_int(AttrKey::Lane, -1);
-        if (lane < 0 || lane >= v.width) fail(op, "lane " + std::to_string(lane) + " is outside " + ts(v));
-        result_is(op, Type::scalar_of(v.scalar));
-        return;
-      }
-      case K::VectorInsert: {
-        const Type& v = operand(op, 0);
-        if (!v.is_vector()) fail(op, "takes a vector, not " + ts(v));
-        if (!(operand(op, 1) == Type::scalar_of(v.scalar))) fail(op, "inserts " + ts(operand(op, 1)) + " into " + ts(v));
-        int64_t lane = op.attr_int(AttrKey::Lane, -1);
-        if (lane < 0 || lane >= v.width) fail(op, "lane " + std::to_string(lane) + " is outside " + ts(v));
-        result_is(op, v);
-        return;
-      }
-      case K::VectorSplat: {
-        if (!operand(op, 0).is_scalar()) fail(op, "splats a scalar, not " + ts(operand(op, 0)));
-        if (!t.is_vector() || t.scalar != operand(op, 0).scalar) fail(op, "result must be a vector of " + ts(operand(op, 0)));
-        return;
-      }
-      case K::AbsolutePos: case K::UnitPos: case K::CubePos: case K::CubeDim: case K::CubeCount:
-      case K::PlaneDim: case K::UnitPosPlane: {
-        if (const AttrValue* a = op.attr(AttrKey::Axis); a && (a->i < 0 || a->i > 2)) {
-          fail(op, "axis must be 0, 1 or 2");
-        }
-        result_is(op, Type::scalar_of(Scalar::U32));
-        return;
-      }
-      case K::Len: {
-        if (!operand(op, 0).is_array()) fail(op, "takes an array, not " + ts(operand(op, 0)));
-        result_is(op, Type::scalar_of(Scalar::U32));
-        return;
-      }
-      case K::TensorShape: case K::TensorStride: {
-        const Type& a = operand(op, 0);
-        if (a.kind != TypeKind::Tensor) fail(op, "takes a tensor, not " + ts(a));
-        int64_t dim = op.attr_int(AttrKey::Dim, -1);
-        if (dim < 0 || dim >= a.rank) fail(op, "dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(a.rank));
-        result_is(op, Type::scalar_of(Scalar::U32));
-        return;
-      }
-      case K::Load: {
-        check_array_access(op, false, 0);
-        result_is(op, operand(op, 0).element());
-        return;
-      }
-      case K::Store: {
-        check_array_access(op, true, 1);
-        return;
-      }
-      case K::SharedAlloc: case K::LocalAlloc: {
-        TypeKind want = op.kind == K::SharedAlloc ? TypeKind::Shared : TypeKind::Local;
-        if (t.kind != want || t.length == 0) fail(op, "result must be a " + std::string(want == TypeKind::Shared ? "shared" : "local") + " array of length > 0");
-        return;
-      }
-      case K::AtomicAdd: case K::AtomicSub: case K::AtomicMin: case K::AtomicMax: case K::AtomicAnd:
-      case K::AtomicOr: case K::AtomicXor: case K::AtomicExchange: case K::AtomicCas: {
-        const Type& a = operand(op, 0);
-        if (!(a.is_global() || a.kind == TypeKind::Shared)) fail(op, "atomics work on global buffers and shared arrays, not " + ts(a));
-        if (a.width != 1) fail(op, "atomics work on scalar elements, not " + ts(a.element()));
-        bool ints_only = op.kind == K::AtomicAnd || op.kind == K::AtomicOr || op.kind == K::AtomicXor ||
-                         op.kind == K::AtomicMin || op.kind == K::AtomicMax || op.kind == K::AtomicCas;
-        bool ok = is_atomic_int(a.scalar) || (!ints_only && (a.scalar == Scalar::F32 || a.scalar == Scalar::F64));
-        if (!ok) fail(op, "no atomic " + std::string(op.info().name.substr(7)) + " on " + ts(a.element()));
-        check_array_access(op, true, op.kind == K::AtomicCas ? 2 : 1);
-        result_is(op, a.element());
-        return;
-      }
-      case K::SyncCube: case K::SyncPlane: return;
-      case K::PlaneSum: case K::PlaneProd: case K::PlaneMax: case K::PlaneMin:
-      case K::PlaneInclusiveSum: case K::PlaneExclusiveSum: {
-        value_operand(op, 0);
-        if (operand(op, 0).scalar == Scalar::Bool) fail(op, "takes numbers, not bool");
-        result_is(op, operand(op, 0));
-        return;
-      }
-      case K::PlaneAll: case K::PlaneAny: {
-        bool_scalar_operand(op, 0, "the operand");
-        result_is(op, Type::scalar_of(Scalar::Bool));
-        return;
-      }
-      case K::PlaneBallot: {
-        bool_scalar_operand(op, 0, "the operand");
-        result_is(op, Type::scalar_of(Scalar::U32));
-        return;
-      }
-      case K::PlaneElect: result_is(op, Type::scalar_of(Scalar::Bool)); return;
-      case K::PlaneBroadcast: case K::PlaneShuffle: case K::PlaneShuffleXor: case K::PlaneShuffleUp:
-      case K::PlaneShuffleDown: {
-        value_operand(op, 0);
-        if (!(operand(op, 1) == Type::scalar_of(Scalar::U32))) fail(op, "the lane must be u32, is " + ts(operand(op, 1)));
-        result_is(op, operand(op, 0));
-        return;
-      }
-      case K::VarDecl: {
-        if (t.kind != TypeKind::Var) fail(op, "result must be a var");
-        return;
-      }
-      case K::VarLoad: {
-        if (operand(op, 0).kind != TypeKind::Var) fail(op, "loads a var, not " + ts(operand(op, 0)));
-        result_is(op, operand(op, 0).element());
-        return;
-      }
-      case K::VarStore: {
-        if (operand(op, 0).kind != TypeKind::Var) fail(op, "stores a var, not " + ts(operand(op, 0)));
-        if (!(operand(op, 1) == operand(op, 0).element())) {
-          fail(op, "stores " + ts(operand(op, 1)) + " into " + ts(operand(op, 0)));
-        }
-        return;
-      }
-      case K::If: bool_scalar_operand(op, 0, "the condition"); return;
-      case K::For: {
-        scalar_int_operand(op, 0, "the lower bound");
-        same_operands(op, 3);
+      case OpKind::For: {
         const Region& body = op.regions[0];
         if (body.args.empty() || body.args[0] >= k_.value_types.size() ||
             !(k_.type_of(body.args[0]) == operand(op, 0))) {
           fail(op, "the body takes one induction value of type " + ts(operand(op, 0)));
         }
-        if (const AttrValue* u = op.attr(AttrKey::Unroll); u && u->i < 1) fail(op, "Loop attribute unroll must be 1 or greater");
-        if (const AttrValue* p = op.attr(AttrKey::PrefetchStages); p && p->i < 0) {
-          fail(op, "Loop attribute prefetch_stages must be 0 or greater");
-        }
         return;
       }
-      case K::While: case K::Yield: return;
-      case K::Condition: {
-        bool_scalar_operand(op, 0, "the condition");
+      case OpKind::Condition:
         if (!ctx.cond_top || !last_in_region) fail(op, "'condition' ends a while's condition region and appears nowhere else");
         return;
-      }
-      case K::Break: case K::Continue: {
+      case OpKind::Break:
+      case OpKind::Continue:
         if (ctx.loop_depth == 0 || ctx.in_while_cond) fail(op, "is only allowed inside the body of a for or while loop");
         return;
-      }
-      case K::Terminate: return;
-      case K::DebugPrint: {
-        const AttrValue* f = op.attr(AttrKey::Format);
-        if (!f || f->tag != AttrValue::Tag::String) fail(op, "needs a format string");
-        for (size_t i = 0; i < op.operands.size(); ++i) {
-          if (!operand(op, i).is_scalar()) fail(op, "prints scalars; operand " + std::to_string(i) + " is " + ts(operand(op, i)));
-        }
-        return;
-      }
-      default:
-        if (is_float_math(op.kind)) {
-          size_t arity = op.operands.size();
-          value_operand(op, 0);
-          same_operands(op, arity);
-          if (!operand(op, 0).is_float()) fail(op, "takes floats, not " + ts(operand(op, 0)));
-          bool predicate = op.kind == K::IsNan || op.kind == K::IsInf;
-          result_is(op, predicate ? operand(op, 0).with_scalar(Scalar::Bool) : operand(op, 0));
-          return;
-        }
-        fail(op, "has no verifier rule");
+      default: return;
     }
   }
 
@@ -577,6 +277,7 @@ class Verifier {
   std::vector<bool> defined_;
   std::vector<Value> scope_;
   size_t number_ = 0;
+  std::vector<Type> types_;
 };
 
 }  // namespace

@@ -14,15 +14,8 @@ using ir::OpKind;
 using ir::Scalar;
 using ir::Type;
 
-bool is_access(OpKind k) { return k == OpKind::Load || k == OpKind::Store || ir::is_atomic(k); }
-
-// Operands before the optional mask: load (array, index), store (array, index, value),
-// atomics (array, index, value), cas (array, index, expected, desired).
-size_t unmasked_operands(OpKind k) {
-  if (k == OpKind::Load) return 2;
-  if (k == OpKind::AtomicCas) return 4;
-  return 3;
-}
+// Loads, stores and atomics: the ops that take a mask.
+bool is_access(OpKind k) { return ir::op_info(k).has_mask(); }
 
 struct Rewriter {
   ir::Kernel& k;
@@ -72,7 +65,7 @@ struct Rewriter {
     }
     out.push_back(make(OpKind::Lt, {index, len}, Type::scalar_of(Scalar::Bool)));
     ir::Value in_bounds = out.back().result;
-    size_t n = unmasked_operands(op.kind);
+    size_t n = static_cast<size_t>(op.info().mask_operand);  // the position of the optional mask
     if (op.operands.size() > n) {
       out.push_back(make(OpKind::And, {op.operands[n], in_bounds}, Type::scalar_of(Scalar::Bool)));
       op.operands[n] = out.back().result;

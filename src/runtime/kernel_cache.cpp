@@ -58,12 +58,12 @@ void KernelCache::insert_locked(CacheEntry* e) {
   }
 }
 
-CacheEntry& KernelCache::get(const KernelId& id, DefineFn define, backend::Backend& backend) {
+CacheEntry& KernelCache::get(const KernelId& id, const KernelRef& kernel, backend::Backend& backend) {
   if (CacheEntry* e = find(id)) return *e;
-  return compile(id, define, backend);
+  return compile(id, kernel, backend);
 }
 
-CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, backend::Backend& backend) {
+CacheEntry& KernelCache::compile(const KernelId& id, const KernelRef& kernel, backend::Backend& backend) {
   std::promise<CacheEntry*> promise;
   {
     std::unique_lock lock(m_);
@@ -90,7 +90,7 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, backend::B
   try {
     using clock = std::chrono::steady_clock;
     auto t0 = clock::now();
-    ir::Kernel k = define(id);
+    ir::Kernel k = kernel.define(id);
     auto t1 = clock::now();
     std::string stem = std::string(id.name) + "-" + [&] {
       char buf[20];
@@ -113,9 +113,8 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, backend::B
     auto t2 = clock::now();
     std::shared_ptr<backend::Executable> exe = backend.compile(k);
     auto t3 = clock::now();
-    auto entry = std::make_unique<CacheEntry>();
-    entry->id = id;
-    entry->define = define;
+    // The entry's id points into `kernel` (its name; a program), which the entry keeps.
+    std::unique_ptr<CacheEntry> entry(new CacheEntry{id, kernel, {}, {}, {}});
     entry->name = std::string(id.name);
     entry->exe = std::move(exe);
     CacheEntry* e = entry.get();
@@ -138,10 +137,10 @@ CacheEntry& KernelCache::compile(const KernelId& id, DefineFn define, backend::B
   }
 }
 
-std::vector<std::pair<KernelId, DefineFn>> KernelCache::kernels() const {
+std::vector<std::pair<KernelId, KernelRef>> KernelCache::kernels() const {
   std::lock_guard lock(m_);
-  std::vector<std::pair<KernelId, DefineFn>> out;
-  for (const auto& e : entries_) out.emplace_back(e->id, e->define);
+  std::vector<std::pair<KernelId, KernelRef>> out;
+  for (const auto& e : entries_) out.emplace_back(e->id, e->kernel);
   return out;
 }
 

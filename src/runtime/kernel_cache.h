@@ -14,15 +14,16 @@
 #include <vector>
 
 #include "kiln/kernel_id.h"
+#include "kiln/kernel_ref.h"
 #include "backend/backend.h"
 
 namespace kiln::runtime {
 
-using DefineFn = ir::Kernel (*)(const KernelId&);
-
 struct CacheEntry {
   KernelId id;
-  DefineFn define = nullptr;  // what traced it: lets tools re-trace a cached kernel for another backend
+  // What it was traced or specialised from: lets tools define a cached kernel again (for another
+  // backend), and keeps a recorded program, which the id points to, alive.
+  KernelRef kernel;
   std::string name;
   std::shared_ptr<backend::Executable> exe;
   std::atomic<uint64_t> launches{0};
@@ -36,12 +37,12 @@ class KernelCache {
   KernelCache& operator=(const KernelCache&) = delete;
 
   // The compiled kernel for `id`: from the table, or traced, passed and compiled now.
-  CacheEntry& get(const KernelId& id, DefineFn define, backend::Backend& backend);
+  CacheEntry& get(const KernelId& id, const KernelRef& kernel, backend::Backend& backend);
   CacheEntry* find(const KernelId& id) const;
 
   uint64_t compilations() const { return compilations_.load(std::memory_order_relaxed); }
-  // Every compiled kernel's id and definer, in compile order.
-  std::vector<std::pair<KernelId, DefineFn>> kernels() const;
+  // Every compiled kernel's id and kernel reference, in compile order: `ref(id)` defines it again.
+  std::vector<std::pair<KernelId, KernelRef>> kernels() const;
   uint64_t launches() const;
   std::vector<std::pair<std::string, uint64_t>> launches_by_kernel() const;
 
@@ -51,7 +52,7 @@ class KernelCache {
     std::unique_ptr<std::atomic<CacheEntry*>[]> slots;
     explicit Table(size_t capacity);
   };
-  CacheEntry& compile(const KernelId& id, DefineFn define, backend::Backend& backend);
+  CacheEntry& compile(const KernelId& id, const KernelRef& kernel, backend::Backend& backend);
   void insert_locked(CacheEntry* e);
 
   std::atomic<Table*> table_;

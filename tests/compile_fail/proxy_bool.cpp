@@ -23,7 +23,5 @@ struct Guarded {
 };
 
 int main() {
-  KernelId id = kernel_id_base<Guarded>();
-  id.finalize();
-  (void)define<Guarded>(id);
+  (void)define<Guarded>(kernel_id<Guarded>(LaunchFacts{}, param_descs<Guarded>()));
 }

@@ -223,12 +223,9 @@ TEST(ElementRead, ASwapThroughATemporaryWorksOnEveryKindOfArray) {
   expect_swap(v, "a", "b");
   EXPECT_EQ(v.type_of(accesses(v)[3]->operands[2]), ir::Type::vector_of(ir::Scalar::F32, 4));
 
-  KernelId tid = kernel_id_base<SwapTensors>();
-  tid.cube_dim = {32, 1, 1};
-  tid.rank[0] = 1;
-  tid.rank[1] = 1;
-  tid.finalize();
-  expect_swap(define<SwapTensors>(tid), "a", "b");
+  std::vector<ParamDesc> tensors = param_descs<SwapTensors>();
+  tensors[0].rank = tensors[1].rank = 1;
+  expect_swap(define<SwapTensors>(kernel_id<SwapTensors>(LaunchFacts{{32, 1, 1}}, tensors)), "a", "b");
 
   ir::Kernel sl = define<SwapSharedAndLocal>(id_of<SwapSharedAndLocal>({32, 1, 1}));
   Labels all = labels(sl);

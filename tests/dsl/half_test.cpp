@@ -84,10 +84,7 @@ TYPED_TEST_SUITE(TemplatedOverElement, NumericElements);
 
 TYPED_TEST(TemplatedOverElement, TWithAnIntegerTracesAsThatConstant) {
   using T = TypeParam;
-  KernelId id = kernel_id_base<ScaleByTwo<T>>();
-  id.cube_dim = {32, 1, 1};
-  id.finalize();
-  ir::Kernel k = define<ScaleByTwo<T>>(id);
+  ir::Kernel k = define<ScaleByTwo<T>>(kernel_id<ScaleByTwo<T>>(LaunchFacts{{32, 1, 1}}, param_descs<ScaleByTwo<T>>()));
   EXPECT_NO_THROW(ir::verify(k, "traced"));
   const std::string text = ir::print(k);
   const std::string type(ir::scalar_name(scalar_of<T>()));

@@ -9,6 +9,7 @@
 
 #include "dsl/traced_cases.h"
 #include "kiln/ir/text.h"
+#include "support/expect_error.h"
 
 namespace kiln::test {
 namespace {
@@ -53,7 +54,7 @@ TEST(KernelId, SeedOneFourLaunchesOfAddAreThreeIds) {
 TEST(KernelId, IdOfAddRecordsItsParameters) {
   KernelId id = add_id(ir::ExecMode::Checked, true);
   EXPECT_EQ(id.name, "add");
-  EXPECT_EQ(id.param_count, 4);
+  EXPECT_EQ(id.param_count, 3) << "x, y, out: relu is a comptime value, no kernel parameter";
   EXPECT_EQ(id.element[0], ir::Scalar::F32);
   EXPECT_EQ(id.element[2], ir::Scalar::F32);
   EXPECT_EQ(id.comptime_count, 1);
@@ -89,31 +90,44 @@ TEST(KernelId, TemplateElementTypeIsPartOfTheId) {
 
 TEST(KernelId, ModeAndAddressTypeArePartOfTheId) {
   KernelId base = id_of<Classify>({64, 1, 1});
-  KernelId u64 = base;
-  u64.address = ir::AddressType::U64;
-  u64.finalize();
+  KernelId u64 = kernel_id<Classify>(LaunchFacts{{64, 1, 1}, ir::ExecMode::Checked, ir::AddressType::U64},
+                                     param_descs<Classify>());
   expect_different(base, u64);
   expect_different(base, id_of<Classify>({64, 1, 1}, 1, ir::ExecMode::Unchecked));
   EXPECT_EQ(define<Classify>(u64).facts.address, ir::AddressType::U64);
 }
 
 TEST(KernelId, AliasingIsPartOfTheId) {
+  // Aliasing comes from the memory the descriptors show: parameters whose byte ranges overlap in
+  // one memory record the lowest other one.
+  auto with_memory = [](std::array<uint64_t, 3> memory, std::array<uint64_t, 3> begin) {
+    std::vector<ParamDesc> d = add_descs(false);
+    for (size_t i = 0; i < 3; ++i) {
+      d[i].memory = memory[i];
+      d[i].begin = begin[i];
+      d[i].end = begin[i] + 24;
+    }
+    return kernel_id<Add>(LaunchFacts{{6, 1, 1}}, d);
+  };
   KernelId plain = add_id(ir::ExecMode::Checked, false);
-  KernelId in_place = plain;
-  in_place.alias[2] = 1;  // out shares x's memory
-  in_place.finalize();
+  expect_same(plain, with_memory({1, 2, 3}, {0, 0, 0}));
+  KernelId in_place = with_memory({1, 2, 1}, {0, 0, 0});  // out shares x's memory
   expect_different(plain, in_place);
-  KernelId other_alias = plain;
-  other_alias.alias[2] = 2;  // out shares y's memory
-  other_alias.finalize();
+  EXPECT_EQ(in_place.alias[0], 3);
+  EXPECT_EQ(in_place.alias[1], 0);
+  EXPECT_EQ(in_place.alias[2], 1);
+  KernelId other_alias = with_memory({1, 2, 2}, {0, 0, 0});  // out shares y's memory
   expect_different(in_place, other_alias);
+  EXPECT_EQ(other_alias.alias[2], 2);
+  // One memory, ranges that only touch: no aliasing.
+  expect_same(plain, with_memory({1, 1, 1}, {0, 24, 48}));
+  // Overlapping by one element is aliasing.
+  EXPECT_EQ(with_memory({1, 1, 1}, {0, 20, 48}).alias[1], 1);
 }
 
 TEST(KernelId, TensorRankIsPartOfTheId) {
   KernelId rank2 = transpose_id();
-  KernelId rank3 = rank2;
-  rank3.rank[0] = 3;
-  rank3.finalize();
+  KernelId rank3 = transpose_id(3);
   expect_different(rank2, rank3);
   ir::Kernel k = define<Transpose>(rank3);
   EXPECT_EQ(k.params[0].type.rank, 3);
@@ -139,13 +153,11 @@ struct Scaled {
 };
 
 KernelId scaled_id(int k, float f, Scaled::Op op) {
-  KernelId id = kernel_id_base<Scaled>();
-  id.comptime_count = 3;
-  id.comptime[0] = comptime_bits(k);
-  id.comptime[1] = comptime_bits(f);
-  id.comptime[2] = comptime_bits(op);
-  id.finalize();
-  return id;
+  std::vector<ParamDesc> d = param_descs<Scaled>();
+  d[1].comptime = comptime_bits(k);
+  d[2].comptime = comptime_bits(f);
+  d[3].comptime = comptime_bits(op);
+  return kernel_id<Scaled>(LaunchFacts{}, d);
 }
 
 TEST(KernelId, ComptimeIntsFloatsAndEnumsEnterTheIdByValue) {
@@ -188,6 +200,78 @@ TEST(KernelId, ScalarArgumentIsNotPartOfTheId) {
     EXPECT_NE(op.kind, ir::OpKind::Const) << "no constant stands for a";
   });
   EXPECT_GE(uses, 1) << "the kernel reads a at run time";
+}
+
+// The id's parameter arrays are by kernel parameter: a comptime parameter before a buffer takes
+// no slot (the bug f552bf0 fixed was a binding shifted by one).
+struct ComptimeBetween {
+  static constexpr std::string_view name = "comptime_between";
+  void operator()(Comptime<int> scale, TensorArg<const double> x, Comptime<bool> negate, Slice<float> y) const {
+    Expr<double> v = x[absolute_pos() * x.stride(1)] * double(scale.get());
+    y[absolute_pos()] = cast<float>(negate ? -v : v);
+  }
+};
+
+TEST(KernelId, ParametersAreIndexedByKernelParameter) {
+  const KernelSignature& sig = signature_of<ComptimeBetween>();
+  EXPECT_EQ(sig.count, 4);
+  EXPECT_EQ(sig.ir_count, 2);
+  EXPECT_EQ(sig.params[1].ir_index, 0);
+  EXPECT_EQ(sig.params[3].ir_index, 1);
+  EXPECT_EQ(sig.params[0].ir_index, -1);
+  std::vector<ParamDesc> d = param_descs<ComptimeBetween>(4);
+  d[0].comptime = comptime_bits(3);
+  d[1].rank = 2;
+  d[2].comptime = comptime_bits(true);
+  d[1].memory = d[3].memory = 9;
+  d[1].end = d[3].end = 64;
+  KernelId id = kernel_id<ComptimeBetween>(LaunchFacts{{32, 1, 1}}, d);
+  EXPECT_EQ(id.param_count, 2);
+  EXPECT_EQ(id.element[0], ir::Scalar::F64);
+  EXPECT_EQ(id.element[1], ir::Scalar::F32);
+  EXPECT_EQ(id.rank[0], 2);
+  EXPECT_EQ(id.rank[1], 0);
+  EXPECT_EQ(id.alias[0], 2);
+  EXPECT_EQ(id.alias[1], 1);
+  EXPECT_EQ(id.comptime_count, 2);
+  EXPECT_EQ(id.comptime[0], comptime_bits(int64_t(3)));
+  EXPECT_EQ(id.comptime[1], comptime_bits(true));
+  // The traced kernel takes its facts by kernel parameter, with no translation.
+  ir::Kernel k = define<ComptimeBetween>(id);
+  ASSERT_EQ(k.params.size(), 2u);
+  EXPECT_EQ(k.params[0].type.rank, 2);
+  EXPECT_EQ(k.facts.alias, (std::vector<uint8_t>{2, 1}));
+}
+
+// Descriptors that disagree with the signature are refused, naming the parameter.
+TEST(KernelId, DescriptorsMustMatchTheSignature) {
+  std::vector<ParamDesc> d = add_descs(false);
+  d.pop_back();
+  Error e = expect_error([&] { kernel_id<Add>(LaunchFacts{}, d); }, "launch.arity");
+  EXPECT_NE(e.message().find("kernel 'add' takes 4 arguments (x: Slice<const f32>, y: Slice<const f32>, "
+                             "out: Slice<f32>, relu: Comptime<bool>), 3 were given"),
+            std::string::npos)
+      << e.message();
+  d = add_descs(false);
+  d[3].kind = ParamKind::Scalar;
+  e = expect_error([&] { kernel_id<Add>(LaunchFacts{}, d); }, "launch.kind_mismatch");
+  EXPECT_NE(e.message().find("argument 3 (relu: Comptime<bool>): described as a scalar, the parameter is a comptime "
+                             "value"),
+            std::string::npos)
+      << e.message();
+  d = add_descs(false);
+  d[1].element = ir::Scalar::F64;
+  e = expect_error([&] { kernel_id<Add>(LaunchFacts{}, d); }, "launch.type_mismatch");
+  EXPECT_NE(e.message().find("argument 1 (y: Slice<const f32>): described as f64, the parameter takes f32"),
+            std::string::npos)
+      << e.message();
+  // A vector parameter's width is the launch's.
+  std::vector<ParamDesc> s = param_descs<Saxpy<float>>(4);
+  EXPECT_NO_THROW(kernel_id<Saxpy<float>>(LaunchFacts{{4, 1, 1}, ir::ExecMode::Checked, ir::AddressType::U32, 4}, s));
+  const LaunchFacts width2{{4, 1, 1}, ir::ExecMode::Checked, ir::AddressType::U32, 2};
+  e = expect_error([&] { kernel_id<Saxpy<float>>(width2, s); }, "launch.type_mismatch");
+  EXPECT_NE(e.message().find("described as vector<4 x f32>, the parameter takes vector<2 x f32>"), std::string::npos)
+      << e.message();
 }
 
 }  // namespace

@@ -683,6 +683,22 @@ struct ShiftAFloat {
 
 TEST(TraceError, ShiftingAFloat) { expect_trace_error<ShiftAFloat>("trace.type", {"'shl'", "takes integers, not f32"}); }
 
+// The tracer and the verifier type an op by the same rule (ir/type_rules.h), so they refuse it in
+// the same words.
+TEST(TraceError, TheTracerAndTheVerifierRefuseInTheSameWords) {
+  TraceFailure traced = trace_failure<ShiftAFloat>(id_of<ShiftAFloat>({32, 1, 1}));
+  std::string verified;
+  try {
+    ir::verify(ir::parse("kernel @k(%f: f32) {cube_dim = [32, 1, 1], mode = checked, address = u32, vector = 1} {\n"
+                         "  %0 = shl %f, %f : f32\n}\n"));
+  } catch (const Error& e) {
+    verified = e.message();
+  }
+  const std::string rule = "'shl': takes integers, not f32";
+  EXPECT_NE(traced.message.find(rule), std::string::npos) << traced.message;
+  EXPECT_NE(verified.find(rule), std::string::npos) << verified;
+}
+
 struct BitcastChangingSize {
   static constexpr std::string_view name = "bitcast_changing_size";
   void operator()(Slice<const float> x, Slice<uint64_t> out) const {
@@ -701,10 +717,9 @@ struct TensorDimOutOfRange {
 };
 
 TEST(TraceError, TensorDimOutsideTheRank) {
-  KernelId id = kernel_id_base<TensorDimOutOfRange>();
-  id.rank[0] = 2;
-  id.finalize();
-  TraceFailure f = trace_failure<TensorDimOutOfRange>(id);
+  std::vector<ParamDesc> d = param_descs<TensorDimOutOfRange>();
+  d[0].rank = 2;
+  TraceFailure f = trace_failure<TensorDimOutOfRange>(kernel_id<TensorDimOutOfRange>(LaunchFacts{}, d));
   EXPECT_EQ(f.kind, "trace.tensor_dim");
   EXPECT_EQ(f.message.rfind("kernel 'tensor_dim_out_of_range'", 0), 0u) << f.message;
   EXPECT_NE(f.message.find("dim 2 is outside a tensor of rank 2"), std::string::npos) << f.message;

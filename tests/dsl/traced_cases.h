@@ -15,36 +15,28 @@
 
 namespace kiln::test {
 
-// An id of K for a launch: cube_dim, vector width and mode; comptime values and ranks are set by
-// the caller before finalize() where K has them.
+// An id of K for a launch (cube_dim, vector width, mode) with no comptime values or tensors.
 template <class K>
 KernelId id_of(ir::Dim3 cube_dim, int vector_width = 1, ir::ExecMode mode = ir::ExecMode::Checked) {
-  KernelId id = kernel_id_base<K>();
-  id.cube_dim = cube_dim;
-  id.vector_width = static_cast<uint8_t>(vector_width);
-  id.mode = mode;
-  id.finalize();
-  return id;
+  return kernel_id<K>(LaunchFacts{cube_dim, mode, ir::AddressType::U32, uint8_t(vector_width)},
+                      param_descs<K>(vector_width));
 }
 
+inline std::vector<ParamDesc> add_descs(bool relu) {
+  std::vector<ParamDesc> d = param_descs<Add>();
+  d[3].comptime = comptime_bits(relu);
+  return d;
+}
 inline KernelId add_id(ir::ExecMode mode, bool relu) {
-  KernelId id = kernel_id_base<Add>();
-  id.cube_dim = {6, 1, 1};
-  id.mode = mode;
-  id.comptime_count = 1;
-  id.comptime[0] = comptime_bits(relu);
-  id.finalize();
-  return id;
+  return kernel_id<Add>(LaunchFacts{{6, 1, 1}, mode}, add_descs(relu));
 }
 
-inline KernelId transpose_id() {
-  KernelId id = kernel_id_base<Transpose>();
-  id.cube_dim = {16, 16, 1};
-  id.address = ir::AddressType::U64;
-  id.rank[0] = 2;
-  id.rank[1] = 2;
-  id.finalize();
-  return id;
+// Transpose's tensors at rank 2 (or `rank_in` for the input).
+inline KernelId transpose_id(uint8_t rank_in = 2) {
+  std::vector<ParamDesc> d = param_descs<Transpose>();
+  d[0].rank = rank_in;
+  d[1].rank = 2;
+  return kernel_id<Transpose>(LaunchFacts{{16, 16, 1}, ir::ExecMode::Checked, ir::AddressType::U64}, d);
 }
 
 inline ir::Kernel promoted(ir::Kernel k) {

@@ -16,23 +16,16 @@ std::vector<TracedCase> all_traced() {
   std::vector<TracedCase> all = traced_cases();
   all.push_back({"saxpy_f64_vector2", [] { return define<Saxpy<double>>(id_of<Saxpy<double>>({8, 1, 1}, 2)); }});
   all.push_back({"saxpy_f32_vector16", [] { return define<Saxpy<float>>(id_of<Saxpy<float>>({1, 1, 1}, 16)); }});
-  all.push_back({"transpose_rank3", [] {
-                   KernelId id = transpose_id();
-                   id.rank[0] = 3;
-                   id.finalize();
-                   return define<Transpose>(id);
-                 }});
+  all.push_back({"transpose_rank3", [] { return define<Transpose>(transpose_id(3)); }});
   all.push_back({"classify_unchecked_u64", [] {
-                   KernelId id = id_of<Classify>({64, 1, 1}, 1, ir::ExecMode::Unchecked);
-                   id.address = ir::AddressType::U64;
-                   id.finalize();
-                   return define<Classify>(id);
+                   LaunchFacts f{{64, 1, 1}, ir::ExecMode::Unchecked, ir::AddressType::U64};
+                   return define<Classify>(kernel_id<Classify>(f, param_descs<Classify>()));
                  }});
   all.push_back({"add_in_place", [] {
-                   KernelId id = add_id(ir::ExecMode::Checked, true);
-                   id.alias[2] = 1;  // out shares x's memory
-                   id.finalize();
-                   return define<Add>(id);
+                   std::vector<ParamDesc> d = add_descs(true);
+                   d[0].memory = d[2].memory = 1;  // out shares x's memory
+                   d[0].end = d[2].end = 24;
+                   return define<Add>(kernel_id<Add>(LaunchFacts{{6, 1, 1}}, d));
                  }});
   return all;
 }

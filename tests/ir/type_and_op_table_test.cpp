@@ -192,7 +192,14 @@ TEST(OpTable, OperandAndRegionCountsAreConsistent) {
   EXPECT_EQ(op_info(OpKind::Load).min_operands, 2);
   EXPECT_EQ(op_info(OpKind::Load).max_operands, 3);
   EXPECT_EQ(op_info(OpKind::AtomicCas).max_operands, 5);
-  EXPECT_EQ(op_info(OpKind::VectorConstruct).max_operands, 16);
+  EXPECT_EQ(op_info(OpKind::VectorConstruct).min_operands, 2);
+  EXPECT_EQ(op_info(OpKind::VectorConstruct).max_operands, -1);  // its rule allows 2, 4, 8 or 16
+  EXPECT_EQ(op_info(OpKind::Load).mask_operand, 2);
+  EXPECT_EQ(op_info(OpKind::Store).mask_operand, 3);
+  EXPECT_EQ(op_info(OpKind::AtomicCas).mask_operand, 4);
+  EXPECT_EQ(op_info(OpKind::Add).mask_operand, -1);
+  EXPECT_EQ(op_info(OpKind::If).region_label(1), "else");
+  EXPECT_EQ(op_info(OpKind::While).region_label(1), "do");
 }
 
 TEST(OpTable, TraitsOfRepresentativeOps) {
@@ -255,7 +262,7 @@ TEST(OpTable, FamilyPredicates) {
   }
   EXPECT_EQ(compares.size(), 6u);
   EXPECT_EQ(atomics.size(), 9u);
-  EXPECT_EQ(math.size(), 19u);
+  EXPECT_EQ(math.size(), 20u);
   EXPECT_TRUE(math.count(OpKind::Exp) && math.count(OpKind::IsInf) && math.count(OpKind::Pow));
   EXPECT_FALSE(is_float_math(OpKind::Fma));
 }

@@ -55,7 +55,7 @@ const RuleCase kRules[] = {
     {"add_type_mismatch", "%0 = cast %f : i32\n%1 = add %f, %0 : f32\n", 2, "add",
      "operands have different types: f32 and i32"},
     {"arithmetic_on_a_buffer", "%0 = add %x, %x : f32\n", 1, "add", "operand 0 is buffer<f32, ro>, not a value"},
-    {"arithmetic_on_bool", "%0 = add %b, %b : bool\n", 1, "add", "arithmetic on bool"},
+    {"arithmetic_on_bool", "%0 = add %b, %b : bool\n", 1, "add", "arithmetic is not defined on bool"},
     {"arithmetic_result_type", "%0 = mul %f, %f : f64\n", 1, "mul", "result type is f64, expected f32"},
     {"neg_of_unsigned", "%0 = neg %n : u32\n", 1, "neg", "not defined on u32"},
     {"abs_of_bool", "%0 = abs %b : bool\n", 1, "abs", "not defined on bool"},
@@ -66,6 +66,9 @@ const RuleCase kRules[] = {
     {"not_of_float", "%0 = not %f : f32\n", 1, "not", "takes integers or bools, not f32"},
     {"popcount_of_float", "%0 = popcount %f : u32\n", 1, "popcount", "takes integers, not f32"},
     {"leading_zeros_result", "%0 = leading_zeros %n : i32\n", 1, "leading_zeros", "result type is i32, expected u32"},
+    {"trailing_zeros_of_a_float", "%0 = trailing_zeros %f : u32\n", 1, "trailing_zeros", "takes integers, not f32"},
+    {"copysign_of_integers", "%0 = copysign %n, %n : u32\n", 1, "copysign", "takes floats, not u32"},
+    {"copysign_mixed", "%0 = cast %f : f64\n%1 = copysign %f, %0 : f32\n", 2, "copysign", "operands have different types: f32 and f64"},
     // compare, select
     {"compare_result_is_bool", "%0 = cmp.lt %f, %f : f32\n", 1, "cmp.lt", "result type is f32, expected bool"},
     {"select_values_differ", "%0 = select %b, %f, %n : f32\n", 1, "select",
@@ -105,14 +108,14 @@ const RuleCase kRules[] = {
     // builtins and array metadata
     {"builtin_axis", "%0 = builtin.unit_pos {axis = 3} : u32\n", 1, "builtin.unit_pos", "axis must be 0, 1 or 2"},
     {"builtin_result", "%0 = builtin.cube_dim : i32\n", 1, "builtin.cube_dim", "result type is i32, expected u32"},
-    {"len_of_a_scalar", "%0 = len %f : u32\n", 1, "len", "takes an array, not f32"},
+    {"len_of_a_scalar", "%0 = len %f : u32\n", 1, "len", "takes an array (buffer, tensor, shared or local), not f32"},
     {"tensor_shape_of_a_buffer", "%0 = tensor.shape %x {dim = 0} : u32\n", 1, "tensor.shape",
      "takes a tensor, not buffer<f32, ro>"},
     {"tensor_stride_dim", "%0 = tensor.stride %t {dim = 2} : u32\n", 1, "tensor.stride",
      "dim 2 is outside a tensor of rank 2"},
     // loads and stores
     {"load_of_a_scalar", "%0 = load %f, %n : f32\n", 1, "load",
-     "operand 0 must be a buffer, tensor, shared or local array, is f32"},
+     "takes an array (buffer, tensor, shared or local), not f32"},
     {"load_index_not_integer", "%0 = load %x, %f {checked} : f32\n", 1, "load",
      "the index must be a scalar integer, is f32"},
     {"load_result", "%0 = load %x, %n {checked} : f64\n", 1, "load", "result type is f64, expected f32"},
@@ -146,8 +149,8 @@ const RuleCase kRules[] = {
      "the lane must be u32, is f32"},
     // vars
     {"var_decl_result", "%0 = var.decl : u32\n", 1, "var.decl", "result must be a var"},
-    {"var_load_of_a_value", "%0 = var.load %f : f32\n", 1, "var.load", "loads a var, not f32"},
-    {"var_store_to_a_value", "var.store %f, %f\n", 1, "var.store", "stores a var, not f32"},
+    {"var_load_of_a_value", "%0 = var.load %f : f32\n", 1, "var.load", "takes a var, not f32"},
+    {"var_store_to_a_value", "var.store %f, %f\n", 1, "var.store", "takes a var, not f32"},
     {"var_store_type", "%0 = var.decl : var<f32>\nvar.store %0, %n\n", 2, "var.store", "stores u32 into var<f32>"},
     // control flow
     {"if_condition_not_bool", "if %n {\n}\n", 1, "if", "the condition must be bool, is u32"},

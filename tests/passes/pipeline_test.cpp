@@ -44,11 +44,7 @@ struct Add {
 
 template <class K>
 ir::Kernel trace(ir::ExecMode mode) {
-  KernelId id = kernel_id_base<K>();
-  id.cube_dim = ir::Dim3{32, 1, 1};
-  id.mode = mode;
-  id.finalize();
-  return define<K>(id);
+  return define<K>(kernel_id<K>(LaunchFacts{{32, 1, 1}, mode}, param_descs<K>()));
 }
 
 bool is_access(OpKind k) { return k == OpKind::Load || k == OpKind::Store || ir::is_atomic(k); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/ir/text.h"
+#include "kiln/kernel_ref.h"
 #include "kiln/kiln.h"
 #include "runtime/device_state.h"
 #include "runtime/kernel_cache.h"
@@ -50,7 +51,7 @@ class RecordingBackend : public backend::Backend {
 };
 
 // A kernel with a Var carried by a loop: the pipeline's promote_vars turns it into a loop argument.
-ir::Kernel define_sum(const KernelId&) {
+ir::Kernel sum_kernel() {
   return ir::parse(
       "kernel @sum(%x: buffer<f32, ro>, %out: buffer<f32, rw>, %n: u32) {cube_dim = [32, 1, 1], mode = unchecked, "
       "address = u32, vector = 1} {\n"
@@ -65,10 +66,11 @@ TEST(CompileTarget, TheBackendGetsTheKernelPassedForItsTarget) {
   for (ir::Target target : {ir::Target::cpu(), ir::Target::cuda(90, true), ir::Target::cuda(80)}) {
     runtime::KernelCache cache;
     RecordingBackend backend(target);
-    KernelId id;
-    id.name = "sum";
-    id.finalize();
-    cache.get(id, &define_sum, backend);
+    KernelRef sum = kernel_ref(sum_kernel());
+    LaunchFacts facts;
+    facts.cube_dim = {32, 1, 1};
+    KernelId id = make_kernel_id(sum.signature(), facts, default_descs(sum.signature(), 1));
+    cache.get(id, sum, backend);
     EXPECT_EQ(backend.seen, target) << ir::to_string(target);
     EXPECT_NE(backend.compiled.find("target = " + ir::to_string(target) + "}"), std::string::npos) << backend.compiled;
     EXPECT_EQ(backend.compiled.find("var."), std::string::npos) << "the pipeline ran: the Var is promoted\n"

@@ -136,6 +136,13 @@ uint32_t leading_zeros(T a) {
   for (int b = int(bits_of<T>()) - 1; b >= 0 && !((u >> b) & 1); --b) ++n;
   return n;
 }
+template <class T>
+uint32_t trailing_zeros(T a) {
+  uint64_t u = static_cast<std::make_unsigned_t<T>>(a);
+  uint32_t n = 0;
+  for (int b = 0; b < int(bits_of<T>()) && !((u >> b) & 1); ++b) ++n;
+  return n;
+}
 
 // docs/ir.md `cast`: to bool is != 0 (NaN is not 0); int to int wraps; int or float to a float
 // rounds to nearest even (exactly: long double holds every 64-bit integer); float to int truncates

@@ -1,5 +1,5 @@
 // Bitwise ops, shifts (amounts at and past the bit width, negative amounts read as unsigned, a
-// scalar amount broadcast over a vector), popcount and leading_zeros; compares (NaN unequal to
+// scalar amount broadcast over a vector), popcount, leading_zeros and trailing_zeros; compares (NaN unequal to
 // everything), select with a per-unit or a per-lane condition, and logic on bools.
 #include "arith_ref.h"
 #include "suite_run.h"
@@ -42,11 +42,13 @@ struct Shifts {
 template <class T>
 struct BitCount {
   static constexpr std::string_view name = "bit_count";
-  void operator()(Slice<const Vector<T>> a, Slice<Vector<uint32_t>> ones, Slice<Vector<uint32_t>> lz) const {
+  void operator()(Slice<const Vector<T>> a, Slice<Vector<uint32_t>> ones, Slice<Vector<uint32_t>> lz,
+                  Slice<Vector<uint32_t>> tz) const {
     auto i = absolute_pos();
     If(i < a.len(), [&] {
       ones[i] = popcount(a[i]);
       lz[i] = leading_zeros(a[i]);
+      tz[i] = trailing_zeros(a[i]);
     });
   }
 };
@@ -144,9 +146,12 @@ void register_bitwise(int width) {
     auto a = random_any<T>(rng, n);
     sprinkle_specials(a, rng);
     for (size_t i = 0; i < n; i += 5) a[i] = T(a[i] >> (rng() % ref::bits_of<T>()));  // more leading zeros
-    auto out = run_map<BitCount<T>, uint32_t, 2>(client, width, 64, n, a);
+    for (size_t i = 2; i < n; i += 5) a[i] = T(a[i] << (rng() % ref::bits_of<T>()));  // more trailing zeros
+    for (size_t i = 4; i < n; i += 31) a[i] = T(0);
+    auto out = run_map<BitCount<T>, uint32_t, 3>(client, width, 64, n, a);
     expect_equal("popcount(a)", tabulate<uint32_t>(n, [&](size_t i) { return ref::popcount(a[i]); }), out[0]);
     expect_equal("leading_zeros(a)", tabulate<uint32_t>(n, [&](size_t i) { return ref::leading_zeros(a[i]); }), out[1]);
+    expect_equal("trailing_zeros(a)", tabulate<uint32_t>(n, [&](size_t i) { return ref::trailing_zeros(a[i]); }), out[2]);
   });
 }
 

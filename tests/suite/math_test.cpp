@@ -58,6 +58,15 @@ struct Pow {
 };
 
 template <class F>
+struct CopySign {
+  static constexpr std::string_view name = "copysign";
+  void operator()(Slice<const Vector<F>> a, Slice<const Vector<F>> b, Slice<Vector<F>> y) const {
+    auto i = absolute_pos();
+    If(i < a.len(), [&] { y[i] = copysign(a[i], b[i]); });
+  }
+};
+
+template <class F>
 struct Classify {
   static constexpr std::string_view name = "classify";
   void operator()(Slice<const Vector<F>> x, Slice<Vector<bool>> nan, Slice<Vector<bool>> inf) const {
@@ -171,6 +180,22 @@ void register_pow(int width) {
            });
 }
 
+// Exact on every device: the magnitude's bits with the sign's bit, NaNs and zeros included.
+template <class F>
+void register_copysign(int width) {
+  const size_t n = size_t(width) * 1009;
+  add_case(case_name({"copysign", dtype_name<F>(), vw(width), nn(n)}), kernels<CopySign<F>>(),
+           [=](Client& client, std::mt19937_64& rng) {
+             auto a = random_any<F>(rng, n), b = random_any<F>(rng, n);
+             sprinkle_specials(a, rng);
+             sprinkle_specials(b, rng);
+             auto out = run_map<CopySign<F>, F, 1>(client, width, 64, n, a, b);
+             expect_equal("copysign(a, b)",
+                          tabulate<F>(n, [&](size_t i) { return narrow<F>(std::copysign(wide(a[i]), wide(b[i]))); }),
+                          out[0]);
+           });
+}
+
 template <class F>
 void register_classify(int width) {
   const size_t n = size_t(width) * 1009;
@@ -196,6 +221,8 @@ KILN_SUITE_CASES(math) {
   register_pow<float>(1);
   register_pow<float>(4);
   register_pow<double>(2);
+  for_types<float, double, f16, bf16>([]<class F>() { register_copysign<F>(1); });
+  register_copysign<float>(4);
   for_types<float, double, f16, bf16>([]<class F>() { register_classify<F>(1); });
   register_classify<float>(8);
 }

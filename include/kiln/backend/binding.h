@@ -1,5 +1,5 @@
-// A bound kernel argument as backends receive it (part of the backend interface, public because
-// launch<K> binds arguments inline). Fixed-size so that binding allocates nothing.
+// A bound kernel argument as backends receive it (part of the backend interface). Fixed-size so
+// that binding allocates nothing.
 #pragma once
 
 #include <array>
@@ -9,10 +9,10 @@
 
 namespace kiln::backend {
 
+// Indexed by kernel parameter: comptime arguments are no kernel parameters, and a launch binds
+// each argument at its parameter's index from the start (runtime/launch_binding.h).
 struct ArgBinding {
-  // Comptime arguments are not kernel parameters: submit() drops them before the backend sees the
-  // list, so that a binding's index is its kernel parameter's index.
-  enum class Kind : uint8_t { Buffer, Tensor, Scalar, Comptime };
+  enum class Kind : uint8_t { Buffer, Tensor, Scalar };
   Kind kind = Kind::Scalar;
   uint64_t address = 0;  // device address of the first visible element (buffers, tensors)
   uint64_t bytes = 0;    // visible bytes

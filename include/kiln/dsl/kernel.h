@@ -1,4 +1,5 @@
-// Kernels as function objects, and define(): trace one into an ir::Kernel for a KernelId.
+// Kernels as function objects: their signature (signature_of<K>), their reference for a launch
+// (kernel_ref<K>), and define(): trace one into an ir::Kernel for a KernelId.
 //
 //   struct Add {
 //     static constexpr std::string_view name = "add";
@@ -12,16 +13,17 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
+#include <vector>
 
 #include "kiln/dsl/memory.h"
 #include "kiln/dsl/params.h"
 #include "kiln/dsl/trace.h"
 #include "kiln/kernel_id.h"
+#include "kiln/kernel_ref.h"
 
 namespace kiln {
-
-enum class ParamKind : uint8_t { Buffer, Tensor, Scalar, Comptime };
 
 template <class P>
 struct param_traits {
@@ -120,7 +122,9 @@ auto make_param(dsl::Tracer& t, const KernelId& id, ir::KernelFacts& facts) {
     facts.comptime.emplace_back(param_name<K>(I), id.comptime[size_t(c)].to_string());
     return Comptime<T>(v);
   } else {
-    return traits::make(t.param(param_name<K>(I), traits::type(id, int(I))));
+    // The id's parameter arrays are by kernel parameter: I less the comptime parameters before it.
+    constexpr int p = int(I) - comptime_index<kernel_params_t<K>, I>();
+    return traits::make(t.param(param_name<K>(I), traits::type(id, p)));
   }
 }
 
@@ -132,28 +136,97 @@ concept KernelFunction = requires {
   &K::operator();
 };
 
-// Fills the parts of an id that come from K alone: its type, name and parameters' elements.
 template <KernelFunction K>
-KernelId kernel_id_base() {
-  using Params = detail::kernel_params_t<K>;
-  static_assert(std::tuple_size_v<Params> <= kMaxParams, "a kernel takes at most 16 parameters");
-  static_assert(detail::comptime_index<Params, std::tuple_size_v<Params>>() <= kMaxComptime,
-                "a kernel takes at most 8 Comptime parameters");
-  KernelId id;
-  id.type = &typeid(K);
-  id.name = K::name;
-  id.param_count = static_cast<uint8_t>(std::tuple_size_v<Params>);
+ir::Kernel define(const KernelId& id);
+
+namespace detail {
+
+// How a comptime parameter of C++ type T is checked and converted at launch: through the kiln
+// element of T's kind and width (the integer types that are no kiln element, such as long long,
+// by their width; long double as f64; enums as i64, their comptime bits).
+template <class T>
+constexpr ir::Scalar comptime_scalar() {
+  if constexpr (std::is_enum_v<T>) {
+    return ir::Scalar::I64;
+  } else if constexpr (Element<T>) {
+    return scalar_of<T>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return ir::Scalar::F64;
+  } else if constexpr (std::is_signed_v<T>) {
+    return sizeof(T) == 1 ? ir::Scalar::I8 : sizeof(T) == 2 ? ir::Scalar::I16 : sizeof(T) == 4 ? ir::Scalar::I32
+                                                                                             : ir::Scalar::I64;
+  } else {
+    return sizeof(T) == 1 ? ir::Scalar::U8 : sizeof(T) == 2 ? ir::Scalar::U16 : sizeof(T) == 4 ? ir::Scalar::U32
+                                                                                             : ir::Scalar::U64;
+  }
+}
+
+template <class K, class P, size_t I>
+ParamSpec param_spec() {
+  using traits = param_traits<P>;
+  ParamSpec s;
+  s.name = param_name<K>(I);
+  s.kind = traits::kind;
+  if constexpr (traits::kind == ParamKind::Comptime) {
+    using T = typename traits::value_type;
+    s.element = comptime_scalar<T>();
+    if constexpr (std::is_enum_v<T>) s.enum_type = &typeid(T);
+    else if constexpr (!Element<T>) s.integer_bits = uint8_t(sizeof(T) * 8);
+  } else {
+    s.element = scalar_of<typename traits::scalar>();
+    s.ir_index = int8_t(I - size_t(comptime_index<kernel_params_t<K>, I>()));
+    if constexpr (traits::kind != ParamKind::Scalar) {
+      s.read_only = traits::read_only;
+      s.vector = traits::info::is_vector;
+    }
+  }
+  return s;
+}
+
+template <KernelFunction K>
+KernelSignature make_signature() {
+  using Params = kernel_params_t<K>;
+  constexpr size_t n = std::tuple_size_v<Params>;
+  static_assert(n <= size_t(kMaxParams), "a kernel takes at most 16 parameters");
+  static_assert(comptime_index<Params, n>() <= kMaxComptime, "a kernel takes at most 8 Comptime parameters");
+  KernelSignature sig;
+  sig.name = K::name;
+  sig.type = &typeid(K);
+  sig.kernel_hash = typeid(K).hash_code();
+  sig.define = &define<K>;
+  sig.count = uint8_t(n);
+  sig.ir_count = uint8_t(n - size_t(comptime_index<Params, n>()));
   [&]<size_t... I>(std::index_sequence<I...>) {
-    (
-        [&] {
-          using traits = param_traits<std::tuple_element_t<I, Params>>;
-          if constexpr (traits::kind != ParamKind::Comptime) {
-            id.element[I] = scalar_of<typename traits::scalar>();
-          }
-        }(),
-        ...);
-  }(std::make_index_sequence<std::tuple_size_v<Params>>{});
-  return id;
+    ((sig.params[I] = param_spec<K, std::tuple_element_t<I, Params>, I>()), ...);
+  }(std::make_index_sequence<n>{});
+  return sig;
+}
+
+}  // namespace detail
+
+// K's parameters and identity, made once per kernel type.
+template <KernelFunction K>
+const KernelSignature& signature_of() {
+  static const KernelSignature sig = detail::make_signature<K>();
+  return sig;
+}
+
+// K as a kernel reference, for the run-time launch entry (kiln/runtime/launch.h).
+template <KernelFunction K>
+KernelRef kernel_ref() {
+  return KernelRef(signature_of<K>());
+}
+
+// K's descriptors for a launch at `vector_width` with no arguments (tensors' ranks and comptime
+// values to fill in by signature position), and the id they make: for tests and tools that trace
+// a kernel without launching it.
+template <KernelFunction K>
+std::vector<ParamDesc> param_descs(int vector_width = 1) {
+  return default_descs(signature_of<K>(), vector_width);
+}
+template <KernelFunction K>
+KernelId kernel_id(const LaunchFacts& facts, std::span<const ParamDesc> params) {
+  return make_kernel_id(signature_of<K>(), facts, params);
 }
 
 // Traces K into an ir::Kernel specialised for `id` (its comptime values, ranks, vector width,
@@ -163,27 +236,7 @@ ir::Kernel define(const KernelId& id) {
   using Params = detail::kernel_params_t<K>;
   ir::Kernel k;
   k.name = std::string(K::name);
-  k.facts.cube_dim = id.cube_dim;
-  k.facts.mode = id.mode;
-  k.facts.address = id.address;
-  k.facts.vector_width = id.vector_width;
-  // The id counts every C++ parameter; the kernel's parameters leave out the comptime ones.
-  // facts.alias is by kernel parameter, so translate both the position and the value.
-  std::array<int, kMaxParams> ir_index{};
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    int next = 0;
-    ((ir_index[I] = param_traits<std::tuple_element_t<I, Params>>::kind == ParamKind::Comptime ? -1 : next++), ...);
-  }(std::make_index_sequence<std::tuple_size_v<Params>>{});
-  for (int i = 0; i < id.param_count; ++i) {
-    uint8_t a = id.alias[size_t(i)];
-    if (!a || ir_index[size_t(i)] < 0) continue;
-    if (k.facts.alias.empty()) {
-      int count = 0;
-      for (int j = 0; j < id.param_count; ++j) count += ir_index[size_t(j)] >= 0 ? 1 : 0;
-      k.facts.alias.assign(size_t(count), 0);
-    }
-    k.facts.alias[size_t(ir_index[size_t(i)])] = uint8_t(ir_index[size_t(a - 1)] + 1);
-  }
+  k.facts = kernel_facts(id);
   dsl::Tracer t(k);
   ir::KernelFacts facts = k.facts;
   auto params = [&]<size_t... I>(std::index_sequence<I...>) {

@@ -38,7 +38,8 @@ template <Proxy A>
 auto isinf(const A& a) {
   return result_proxy_t<bool, proxy_is_vector<A>>(dsl::Tracer::current().unary(ir::OpKind::IsInf, read_ref(a)));
 }
-// Set bits; leading zero bits. The result is u32 with the operand's lanes.
+// Set bits; leading zero bits; trailing zero bits (the bit width for 0). The result is u32 with
+// the operand's lanes.
 template <Proxy A>
 auto popcount(const A& a) {
   return result_proxy_t<uint32_t, proxy_is_vector<A>>(dsl::Tracer::current().unary(ir::OpKind::Popcount, read_ref(a)));
@@ -47,6 +48,11 @@ template <Proxy A>
 auto leading_zeros(const A& a) {
   return result_proxy_t<uint32_t, proxy_is_vector<A>>(
       dsl::Tracer::current().unary(ir::OpKind::LeadingZeros, read_ref(a)));
+}
+template <Proxy A>
+auto trailing_zeros(const A& a) {
+  return result_proxy_t<uint32_t, proxy_is_vector<A>>(
+      dsl::Tracer::current().unary(ir::OpKind::TrailingZeros, read_ref(a)));
 }
 
 template <class A, class B>
@@ -63,6 +69,12 @@ template <class A, class B>
   requires ProxyPair<A, B>
 auto pow(const A& a, const B& b) {
   return detail::binary(ir::OpKind::Pow, a, b);
+}
+// The magnitude of a with the sign bit of b (NaNs included).
+template <class A, class B>
+  requires ProxyPair<A, B>
+auto copysign(const A& a, const B& b) {
+  return detail::binary(ir::OpKind::CopySign, a, b);
 }
 
 namespace detail {

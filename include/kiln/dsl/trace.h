@@ -137,10 +137,15 @@ class Tracer {
   };
 
   ValueRef use(const ValueRef& v, ir::OpKind for_op) const;
-  ValueRef emit(ir::OpKind kind, std::initializer_list<ValueRef> operands, const ir::Type& result,
+  // Records an op; its result type is the op's rule's (ir/type_rules.h). `stated` is the result
+  // type for ops whose result is a choice (const, cast, allocations, ...); other ops ignore it.
+  ValueRef emit(ir::OpKind kind, std::initializer_list<ValueRef> operands, const ir::Type& stated,
                 std::vector<ir::Attr> attrs = {});
-  ValueRef emit_refs(ir::OpKind kind, std::span<const ValueRef> operands, const ir::Type& result,
+  ValueRef emit_refs(ir::OpKind kind, std::span<const ValueRef> operands, const ir::Type& stated,
                      std::vector<ir::Attr> attrs = {});
+  // The op's rule applied to `operands`; a broken rule is trace.type.
+  ir::Type typed(ir::OpKind kind, std::span<const ir::Type> operands, const std::vector<ir::Attr>& attrs,
+                 const ir::Type& stated, ir::Value array) const;
   void note_value(const ValueRef& v);
   void open_region(ir::Region& r, bool loop_body);
   Frame close_region();
@@ -176,7 +181,7 @@ class Tracer {
     int64_t attr;
     ir::Op op;
   };
-  ValueRef leaf(ir::OpKind kind, ir::Value operand, int64_t attr, const ir::Type& type, std::vector<ir::Attr> attrs);
+  ValueRef leaf(ir::OpKind kind, ir::Value operand, int64_t attr, std::vector<ir::Attr> attrs);
   std::vector<Leaf> leaves_;
   std::pmr::monotonic_buffer_resource storage_;
   size_t ops_ = 0;  // ops recorded so far: the next op's number is ops_ + 1

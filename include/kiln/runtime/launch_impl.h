@@ -1,39 +1,16 @@
-// The template half of launch(): checks each argument against its parameter, fills the
-// KernelId's comptime values and tensor ranks, and binds the argument for the backend. Mistakes
-// are Error{launch.bad_argument} naming the kernel, the parameter and what was given.
+// The typed front of launch: launch<K> refuses at compile time an argument count or an argument
+// type that can never bind, then lists its arguments for the run-time entry, which checks values
+// (element types, numbers that do not fit, sizes), builds the KernelId and submits.
 #pragma once
 
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <optional>
-#include <string>
+#include <array>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace kiln::detail {
-
-template <class A>
-std::string given_name() {
-  if constexpr (std::is_same_v<A, Handle>) {
-    return "a Handle";
-  } else if constexpr (std::is_same_v<A, TensorBinding>) {
-    return "a TensorBinding";
-  } else if constexpr (Element<A>) {
-    return "a " + std::string(ir::scalar_name(scalar_of<A>())) + " value";
-  } else if constexpr (std::is_enum_v<A>) {
-    return "an enum value";
-  } else if constexpr (requires { typename A::value_type; } && std::is_same_v<A, Comptime<typename A::value_type>>) {
-    return "a comptime value";
-  } else {
-    return "an argument of another type";
-  }
-}
-
-[[noreturn]] void bad_argument(std::string_view kernel, size_t index, const std::string& param, const std::string& what);
-[[noreturn]] void type_mismatch(std::string_view kernel, size_t index, const std::string& param,
-                                std::optional<ir::Scalar> held, ir::Scalar wanted);
 
 // ---- compile-time argument checks -------------------------------------------------------------
 // launch<K> knows K's parameters and the C++ types of its arguments, so an argument that can never
@@ -75,9 +52,6 @@ constexpr auto param_label() {
     return default_param_label<I>();
   }
 }
-
-template <class A>
-inline constexpr bool kNumber = std::is_arithmetic_v<A> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>;
 
 // Whether a number of C++ type A can become a T for some value: a bool only from a bool, an
 // integer from any integer or float (whose value is checked when the launch runs), a float from
@@ -149,139 +123,14 @@ constexpr bool check_argument() {
   }
 }
 
-template <class P>
-std::string describe(std::string_view name) {
-  using traits = param_traits<P>;
-  if constexpr (traits::kind == ParamKind::Comptime) {
-    using T = typename traits::value_type;
-    if constexpr (Element<T>) return std::string(name) + ": Comptime<" + std::string(ir::scalar_name(scalar_of<T>())) + ">";
-    else if constexpr (std::is_enum_v<T>) return std::string(name) + ": Comptime<enum>";
-    else return std::string(name) + ": Comptime<" + std::to_string(sizeof(T) * 8) + "-bit integer>";
-  } else if constexpr (traits::kind == ParamKind::Scalar) {
-    return runtime::describe_param(name, int(traits::kind), false, false, scalar_of<typename traits::scalar>());
+// The run-time argument for parameter P: a Comptime<T> given as a plain T becomes comptime(T).
+template <class P, class A>
+Arg to_arg(const A& a) {
+  if constexpr (param_traits<P>::kind == ParamKind::Comptime) {
+    if constexpr (std::is_same_v<A, typename param_traits<P>::value_type>) return Arg(Comptime<A>(a));
+    else return Arg(a);
   } else {
-    return runtime::describe_param(name, int(traits::kind), traits::read_only, traits::info::is_vector,
-                                   scalar_of<typename traits::scalar>());
-  }
-}
-
-// A run-time scalar: any number converts, unless the value would change (300 into u8, 2.5 into
-// an integer); floats narrow with rounding.
-template <class T, class A>
-bool scalar_fits(const A& a, T& out) {
-  if constexpr (std::is_same_v<T, bool>) {
-    if constexpr (std::is_same_v<A, bool>) {
-      out = a;
-      return true;
-    } else {
-      return false;
-    }
-  } else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
-    // One rounding from the value given, as literals in kernels get (expr.h literal_as).
-    if constexpr (std::is_same_v<A, f16> || std::is_same_v<A, bf16>) out = T(static_cast<float>(a));
-    else if constexpr (std::is_same_v<A, bool>) out = T(a ? 1.0f : 0.0f);
-    else if constexpr (std::is_integral_v<A>) out = T::from_integer(a);
-    else out = T(static_cast<double>(a));
-    return true;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if constexpr (std::is_same_v<A, f16> || std::is_same_v<A, bf16>) out = static_cast<T>(static_cast<float>(a));
-    else out = static_cast<T>(a);
-    return true;
-  } else {
-    // integer parameter
-    if constexpr (std::is_same_v<A, bool> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
-      return false;
-    } else if constexpr (std::is_floating_point_v<A>) {
-      // Bounds as powers of two, exact in A: T's max rounds up to 2^digits in a float, and a value
-      // equal to that would pass a `<= max` test and overflow the conversion.
-      const A upper = std::ldexp(A(1), std::numeric_limits<T>::digits);
-      const A lower = std::is_signed_v<T> ? -upper : A(0);
-      if (!(a == std::trunc(a)) || a < lower || a >= upper) return false;
-      out = static_cast<T>(a);
-      return true;
-    } else {
-      if (!std::in_range<T>(a)) return false;
-      out = static_cast<T>(a);
-      return true;
-    }
-  }
-}
-
-template <class K, class P, size_t I, class A>
-void bind_one(const A& arg, KernelId& id, backend::ArgBinding& b, const Handle*& h, int vector_size) {
-  using traits = param_traits<P>;
-  constexpr ParamKind kind = traits::kind;
-  auto fail = [&](const std::string& what) {
-    bad_argument(K::name, I, describe<P>(param_name<K>(I)), what);
-  };
-  if constexpr (kind == ParamKind::Buffer || kind == ParamKind::Tensor) {
-    const Handle* handle = nullptr;
-    if constexpr (kind == ParamKind::Buffer && std::is_same_v<A, Handle>) {
-      handle = &arg;
-      b.kind = backend::ArgBinding::Kind::Buffer;
-    } else if constexpr (kind == ParamKind::Tensor && std::is_same_v<A, TensorBinding>) {
-      if (arg.rank > 8) fail("its rank " + std::to_string(arg.rank) + " is over 8");
-      handle = &arg.handle;
-      b.kind = backend::ArgBinding::Kind::Tensor;
-      b.rank = arg.rank;
-      b.shape = arg.shape;
-      b.stride = arg.stride;
-      id.rank[I] = arg.rank;
-    } else {
-      static_assert(kNever<A>, "launch_kernel checks argument types before binding");
-    }
-    if (!handle->valid()) throw Error("handle.invalid", "kernel '" + std::string(K::name) + "', argument " +
-                                                          std::to_string(I) + " (" + describe<P>(param_name<K>(I)) +
-                                                          "): the handle is empty (default-constructed)");
-    if (handle->element() != scalar_of<typename traits::scalar>()) {
-      type_mismatch(K::name, I, describe<P>(param_name<K>(I)), handle->element(), scalar_of<typename traits::scalar>());
-    }
-    size_t elem = sizeof(typename traits::scalar) * size_t(traits::info::is_vector ? vector_size : 1);
-    size_t bytes = handle->size_in_used();
-    if (bytes % elem != 0) {
-      fail("its handle shows " + std::to_string(bytes) + " bytes, which is not a whole number of " +
-           std::to_string(elem) + "-byte elements" +
-           (traits::info::is_vector ? "; the vector width " + std::to_string(vector_size) + " must divide its length"
-                                    : std::string()));
-    }
-    if (bytes / elem > 0xffffffffull) fail("it has more than 2^32 - 1 elements, more than u32 indexing reaches");
-    // Every element is accessed whole (a vector in one 16-byte load on GPUs): the view must start
-    // on an element boundary, on every device, so that a kernel that runs on the CPU runs on a GPU.
-    if (handle->address() % elem != 0) {
-      fail("its view starts " + std::to_string(handle->offset()) + " bytes into its memory, not on a " +
-           std::to_string(elem) + "-byte element boundary; offset views by whole elements");
-    }
-    b.address = handle->address();
-    b.bytes = bytes;
-    b.len = uint32_t(bytes / elem);
-    h = handle;
-  } else if constexpr (kind == ParamKind::Scalar) {
-    using T = typename traits::scalar;
-    if constexpr (std::is_arithmetic_v<A> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
-      T v{};
-      if (!scalar_fits<T>(arg, v)) fail(given_name<A>() + " was given, and it does not convert to the parameter's type");
-      b.kind = backend::ArgBinding::Kind::Scalar;
-      std::memcpy(b.scalar.data(), &v, sizeof v);
-    } else {
-      static_assert(kNever<A>, "launch_kernel checks argument types before binding");
-    }
-  } else {
-    using T = typename traits::value_type;
-    constexpr int c = comptime_index<kernel_params_t<K>, I>();
-    b.kind = backend::ArgBinding::Kind::Comptime;
-    if constexpr (std::is_same_v<A, Comptime<T>>) {
-      id.comptime[c] = comptime_bits<T>(arg.get());
-    } else if constexpr (std::is_same_v<A, T>) {
-      id.comptime[c] = comptime_bits<T>(arg);
-    } else if constexpr (requires { typename A::value_type; } && std::is_same_v<A, Comptime<typename A::value_type>> &&
-                         std::is_arithmetic_v<typename A::value_type> && std::is_arithmetic_v<T>) {
-      // comptime(300) for a Comptime<uint8_t>: refused like a Scalar that does not fit.
-      T v{};
-      if (!scalar_fits<T>(arg.get(), v)) fail(given_name<A>() + " was given, and its value does not fit the parameter's type");
-      id.comptime[c] = comptime_bits<T>(v);
-    } else {
-      static_assert(kNever<A>, "launch_kernel checks argument types before binding");
-    }
+    return Arg(a);
   }
 }
 
@@ -301,22 +150,11 @@ void launch_kernel(const Client& client, CubeCount count, CubeDim dim, int vecto
     }
   }();
   if constexpr (types_ok) {
-    if (vector_size != 1 && vector_size != 2 && vector_size != 4 && vector_size != 8 && vector_size != 16) {
-      throw Error("launch.bad_argument", "kernel '" + std::string(K::name) + "': vector size " +
-                                            std::to_string(vector_size) + " is not one of 1, 2, 4, 8, 16");
-    }
-    static const KernelId base = kernel_id_base<K>();
-    KernelId id = base;
-    id.mode = mode;
-    id.vector_width = uint8_t(vector_size);
-    id.comptime_count = uint8_t(comptime_index<Params, n>());
-    std::array<backend::ArgBinding, (n > 0 ? n : 1)> bindings;
-    std::array<const Handle*, (n > 0 ? n : 1)> handles{};
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      (bind_one<K, std::tuple_element_t<I, Params>, I>(args, id, bindings[I], handles[I], vector_size), ...);
+    static const KernelRef ref = kernel_ref<K>();
+    const std::array<Arg, n> list = [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::array<Arg, n>{to_arg<std::tuple_element_t<I, Params>>(args)...};
     }(std::make_index_sequence<n>{});
-    runtime::submit(client, id, &define<K>, count, dim, std::span<backend::ArgBinding>(bindings.data(), n),
-                    std::span<const Handle* const>(handles.data(), n));
+    launch(client, ref, LaunchConfig{count, dim, vector_size, mode}, std::span<const Arg>(list.data(), n));
   }
 }
 

@@ -215,13 +215,15 @@ uint32_t not_instr(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
-template <class T, bool LeadingZeros>
+template <class T, OpKind K>
 uint32_t bits_instr(Exec& e, const Instr& in, uint32_t pc) {
   const T* a = e.slot<T>(in.a);
   uint32_t* d = e.slot<uint32_t>(in.dst);
   for_lanes(e, in.width, [&](uint32_t i) {
     auto u = static_cast<std::make_unsigned_t<T>>(a[i]);
-    d[i] = static_cast<uint32_t>(LeadingZeros ? std::countl_zero(u) : std::popcount(u));
+    d[i] = static_cast<uint32_t>(K == OpKind::LeadingZeros    ? std::countl_zero(u)
+                                 : K == OpKind::TrailingZeros ? std::countr_zero(u)
+                                                              : std::popcount(u));
   });
   return pc + 1;
 }
@@ -274,8 +276,9 @@ struct Picker {
       case OpKind::Not: if constexpr (is_int || is_bool) return &not_instr<T>; break;
       case OpKind::Shl: if constexpr (is_int) return &BinaryInstr<ShlOp>::run<T>; break;
       case OpKind::Shr: if constexpr (is_int) return &BinaryInstr<ShrOp>::run<T>; break;
-      case OpKind::Popcount: if constexpr (is_int) return &bits_instr<T, false>; break;
-      case OpKind::LeadingZeros: if constexpr (is_int) return &bits_instr<T, true>; break;
+      case OpKind::Popcount: if constexpr (is_int) return &bits_instr<T, OpKind::Popcount>; break;
+      case OpKind::LeadingZeros: if constexpr (is_int) return &bits_instr<T, OpKind::LeadingZeros>; break;
+      case OpKind::TrailingZeros: if constexpr (is_int) return &bits_instr<T, OpKind::TrailingZeros>; break;
       case OpKind::Eq: return &BinaryInstr<EqOp>::run<T>;
       case OpKind::Ne: return &BinaryInstr<NeOp>::run<T>;
       case OpKind::Lt: return &BinaryInstr<LtOp>::run<T>;

@@ -44,12 +44,21 @@ uint32_t unary_math(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
-template <class T>
-uint32_t pow_instr(Exec& e, const Instr& in, uint32_t pc) {
+template <class C>
+C apply_math2(OpKind kind, C x, C y) {
+  switch (kind) {
+    case OpKind::Pow: return std::pow(x, y);
+    case OpKind::CopySign: return std::copysign(x, y);
+    default: return x;
+  }
+}
+
+template <class T, OpKind K>
+uint32_t binary_math(Exec& e, const Instr& in, uint32_t pc) {
   const T* a = e.slot<T>(in.a);
   const T* b = e.slot<T>(in.b);
   T* d = e.slot<T>(in.dst);
-  for_lanes(e, in.width, [&](uint32_t i) { d[i] = num<T>::put(std::pow(num<T>::get(a[i]), num<T>::get(b[i]))); });
+  for_lanes(e, in.width, [&](uint32_t i) { d[i] = num<T>::put(apply_math2(K, num<T>::get(a[i]), num<T>::get(b[i]))); });
   return pc + 1;
 }
 
@@ -72,7 +81,8 @@ InstrFn pick_for(OpKind kind) {
     KILN_M(Exp) KILN_M(Exp2) KILN_M(Log) KILN_M(Log2) KILN_M(Sqrt) KILN_M(Rsqrt) KILN_M(Recip) KILN_M(Sin)
     KILN_M(Cos) KILN_M(Tan) KILN_M(Tanh) KILN_M(Erf) KILN_M(Floor) KILN_M(Ceil) KILN_M(Round) KILN_M(Trunc)
 #undef KILN_M
-    case OpKind::Pow: return &pow_instr<T>;
+    case OpKind::Pow: return &binary_math<T, OpKind::Pow>;
+    case OpKind::CopySign: return &binary_math<T, OpKind::CopySign>;
     case OpKind::IsNan: return &class_instr<T, true>;
     case OpKind::IsInf: return &class_instr<T, false>;
     default: return nullptr;

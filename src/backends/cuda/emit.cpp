@@ -256,33 +256,22 @@ void Emitter::region(const ir::Region& r) {
 void Emitter::op(const ir::Op& op) {
   using K = OpKind;
   if (op.type.kind == TypeKind::Tile) unsupported(op, "has no tile values yet (tile ops lower before emission)");
-  switch (op.kind) {
-    case K::AbsolutePos:
-    case K::UnitPos:
-    case K::CubePos:
-    case K::CubeDim:
-    case K::CubeCount:
-    case K::PlaneDim:
-    case K::UnitPosPlane: declare(op, builtin(op)); return;
-    case K::Len:
-    case K::TensorShape:
-    case K::TensorStride:
-    case K::Load:
-    case K::Store:
-    case K::LocalAlloc:
-    case K::VarDecl:
-    case K::VarLoad:
-    case K::VarStore: memory(op); return;
-    case K::SharedAlloc: return;  // declared at the top of the entry
-    case K::SyncCube: line(t_.barrier); return;
-    case K::SyncPlane: line(t_.plane_barrier); return;
-    case K::DebugPrint: debug_print(op); return;
-    default: break;
+  // By family: each op's own text is in the family's function, its one site in this emitter.
+  switch (op.info().family) {
+    case ir::OpFamily::Builtin: declare(op, builtin(op)); return;
+    case ir::OpFamily::Array:
+    case ir::OpFamily::Memory:
+    case ir::OpFamily::Atomic:
+    case ir::OpFamily::Var:
+      if (op.kind == K::SharedAlloc) return;  // declared at the top of the entry
+      memory(op);
+      return;
+    case ir::OpFamily::Sync: line(op.kind == K::SyncCube ? t_.barrier : t_.plane_barrier); return;
+    case ir::OpFamily::Debug: debug_print(op); return;
+    case ir::OpFamily::Plane: plane(op); return;
+    case ir::OpFamily::Control: control(op); return;
+    default: lanewise(op); return;
   }
-  if (ir::is_atomic(op.kind)) return memory(op);
-  if (op.has(ir::kPlane)) return plane(op);
-  if (op.has(ir::kControl) || op.has(ir::kTerminator)) return control(op);
-  lanewise(op);
 }
 
 // Pragmas from the loop's attributes, then `for (T i = lo; test; i += step) {`.

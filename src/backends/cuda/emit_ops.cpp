@@ -23,6 +23,16 @@ using ir::Type;
 bool is_half(Scalar s) {
   return s == Scalar::F16 || s == Scalar::BF16;
 }
+// The unsigned integer of the same width.
+Scalar unsigned_of(Scalar s) {
+  switch (s) {
+    case Scalar::I8: return Scalar::U8;
+    case Scalar::I16: return Scalar::U16;
+    case Scalar::I32: return Scalar::U32;
+    case Scalar::I64: return Scalar::U64;
+    default: return s;
+  }
+}
 std::string sname(Scalar s) {
   return std::string(ir::scalar_name(s));
 }
@@ -150,55 +160,45 @@ std::string Emitter::lane_expr(const ir::Op& op, int i) const {
   std::vector<std::string> a;
   for (ir::Value v : op.operands) a.push_back(lane(v, i));
   Scalar s = op.operands.empty() ? op.type.scalar : type(op.operands[0]).scalar;
-  switch (op.kind) {
-    case K::Const: return constant(op);
-    case K::Add:
-    case K::Sub:
-    case K::Mul:
-    case K::Div:
-    case K::Rem:
-    case K::Neg:
-    case K::Abs:
-    case K::Min:
-    case K::Max:
-    case K::Fma: return arith(op, s, a);
-    case K::And:
-    case K::Or:
-    case K::Xor:
-    case K::Not:
-    case K::Shl:
-    case K::Shr:
-    case K::Popcount:
-    case K::LeadingZeros: return bitwise(op, s, a);
-    case K::Eq:
-    case K::Ne:
-    case K::Lt:
-    case K::Le:
-    case K::Gt:
-    case K::Ge: {
-      const char* c = op.kind == K::Eq   ? "=="
-                      : op.kind == K::Ne ? "!="
-                      : op.kind == K::Lt ? "<"
-                      : op.kind == K::Le ? "<="
-                      : op.kind == K::Gt ? ">"
-                                         : ">=";
-      if (is_half(s)) return "(kiln_f32(" + a[0] + ") " + c + " kiln_f32(" + a[1] + "))";
-      return "(" + a[0] + " " + c + " " + a[1] + ")";
-    }
-    case K::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-    case K::Cast: return cast(s, op.type.scalar, a[0]);
-    case K::Bitcast: {
+  switch (op.info().family) {
+    case ir::OpFamily::Constant: return constant(op);
+    case ir::OpFamily::Arith: return arith(op, s, a);
+    case ir::OpFamily::Bitwise: return bitwise(op, s, a);
+    case ir::OpFamily::Compare: return compare(op, s, a);
+    case ir::OpFamily::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case ir::OpFamily::Cast:
+      if (op.kind == K::Cast) return cast(s, op.type.scalar, a[0]);
       if (s == op.type.scalar) return a[0];
       if (op.type.scalar == Scalar::Bool) return "(kiln_bitcast<u8>(" + a[0] + ") != 0)";
       return "kiln_bitcast<" + sname(op.type.scalar) + ">(" + a[0] + ")";
-    }
-    case K::VectorSplat: return a[0];
-    case K::VectorConstruct: return name(op.operands[static_cast<size_t>(i)]);
-    case K::VectorInsert: return i == op.attr_int(ir::AttrKey::Lane) ? name(op.operands[1]) : a[0];
-    default:
-      if (ir::is_float_math(op.kind)) return math(op, s, a);
-      unsupported(op, "does not know this op");
+    case ir::OpFamily::Math: return math(op, s, a);
+    case ir::OpFamily::Vector:
+      switch (op.kind) {
+        case K::VectorSplat: return a[0];
+        case K::VectorConstruct: return name(op.operands[static_cast<size_t>(i)]);
+        case K::VectorInsert: return i == op.attr_int(ir::AttrKey::Lane) ? name(op.operands[1]) : a[0];
+        default: break;
+      }
+      break;
+    default: break;
   }
+  unsupported(op, "does not know this op");
+}
+
+std::string Emitter::compare(const ir::Op& op, Scalar s, const std::vector<std::string>& a) const {
+  using K = OpKind;
+  const char* c = nullptr;
+  switch (op.kind) {
+    case K::Eq: c = "=="; break;
+    case K::Ne: c = "!="; break;
+    case K::Lt: c = "<"; break;
+    case K::Le: c = "<="; break;
+    case K::Gt: c = ">"; break;
+    case K::Ge: c = ">="; break;
+    default: unsupported(op, "does not know this comparison");
+  }
+  if (is_half(s)) return std::string("(kiln_f32(") + a[0] + ") " + c + " kiln_f32(" + a[1] + "))";
+  return "(" + a[0] + " " + c + " " + a[1] + ")";
 }
 
 std::string Emitter::constant(const ir::Op& op) const {
@@ -272,6 +272,15 @@ std::string Emitter::bitwise(const ir::Op& op, Scalar s, const std::vector<std::
     case K::Shr: return "kiln_shr(" + a[0] + ", " + a[1] + ")";
     case K::Popcount: return "kiln_popcount(" + a[0] + ")";
     case K::LeadingZeros: return "kiln_leading_zeros(" + a[0] + ")";
+    case K::TrailingZeros: {
+      // The bits as unsigned of the same width, widened: __ffs counts from 1 and gives 0 for 0,
+      // where the IR's count for 0 is the bit width.
+      int bits = 8 * ir::scalar_bytes(s);
+      std::string wide = bits == 64 ? "u64" : "u32";
+      std::string u = "(" + wide + ")(" + sname(unsigned_of(s)) + ")" + a[0];
+      std::string ffs = bits == 64 ? "__ffsll((i64)" + u + ")" : "__ffs((i32)" + u + ")";
+      return "(" + u + " == 0 ? (u32)" + std::to_string(bits) + " : (u32)(" + ffs + " - 1))";
+    }
     default: unsupported(op, "does not know this bitwise op");
   }
 }

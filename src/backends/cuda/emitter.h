@@ -95,6 +95,7 @@ class Emitter {
   std::string constant(const ir::Op& op) const;
   std::string arith(const ir::Op& op, ir::Scalar s, const std::vector<std::string>& a) const;
   std::string bitwise(const ir::Op& op, ir::Scalar s, const std::vector<std::string>& a) const;
+  std::string compare(const ir::Op& op, ir::Scalar s, const std::vector<std::string>& a) const;
   std::string math(const ir::Op& op, ir::Scalar s, const std::vector<std::string>& a) const;
   std::string cast(ir::Scalar from, ir::Scalar to, const std::string& e) const;
   std::string builtin(const ir::Op& op) const;

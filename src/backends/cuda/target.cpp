@@ -22,7 +22,7 @@ const CStyleTarget& cuda_target() {
       .print = "printf",
       .plane_size = 32,
       .max_static_shared = 48 * 1024,
-      .math = {{
+      .math = {
           {K::Exp, "expf", "__expf", "exp"},
           {K::Exp2, "exp2f", "exp2f", "exp2"},
           {K::Log, "logf", "__logf", "log"},
@@ -36,13 +36,14 @@ const CStyleTarget& cuda_target() {
           {K::Tanh, "tanhf", "kiln_tanh_approx", "tanh"},
           {K::Erf, "erff", "erff", "erf"},
           {K::Pow, "powf", "__powf", "pow"},
+          {K::CopySign, "copysignf", "copysignf", "copysign"},
           {K::Floor, "floorf", "floorf", "floor"},
           {K::Ceil, "ceilf", "ceilf", "ceil"},
           {K::Round, "roundf", "roundf", "round"},  // ties away from zero, as the IR's round
           {K::Trunc, "truncf", "truncf", "trunc"},
           {K::IsNan, "kiln_isnan", "kiln_isnan", "kiln_isnan"},
           {K::IsInf, "kiln_isinf", "kiln_isinf", "kiln_isinf"},
-      }},
+      },
   };
   return t;
 }

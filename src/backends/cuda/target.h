@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "kiln/ir/op_kinds.h"
 
@@ -38,7 +39,7 @@ struct CStyleTarget {
   std::string_view print;                      // printf-like function of debug.print
   uint32_t plane_size;                         // units per plane
   uint32_t max_static_shared;                  // above this many bytes, shared arrays use the dynamic buffer
-  std::array<MathName, 19> math;
+  std::vector<MathName> math;  // one row per op of the math family
 };
 
 const CStyleTarget& cuda_target();

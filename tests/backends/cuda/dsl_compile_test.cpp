@@ -111,13 +111,11 @@ struct Bits {
 };
 
 template <class K>
-ir::Kernel trace(int vector_width, ir::Dim3 cube = {256, 1, 1}, void (*adjust)(KernelId&) = nullptr) {
-  KernelId id = kernel_id_base<K>();
-  id.cube_dim = cube;
-  id.vector_width = static_cast<uint8_t>(vector_width);
-  if (adjust) adjust(id);
-  id.finalize();
-  ir::Kernel k = define<K>(id);
+ir::Kernel trace(int vector_width, ir::Dim3 cube = {256, 1, 1}, void (*adjust)(std::vector<ParamDesc>&) = nullptr) {
+  std::vector<ParamDesc> d = param_descs<K>(vector_width);
+  if (adjust) adjust(d);
+  LaunchFacts facts{cube, ir::ExecMode::Checked, ir::AddressType::U32, static_cast<uint8_t>(vector_width)};
+  ir::Kernel k = define<K>(kernel_id<K>(facts, d));
   passes::PipelineOptions options;
   options.verify_each = true;
   passes::run_pipeline(k, options);
@@ -197,7 +195,7 @@ TEST(DslKernels, Collatz) {
 }
 
 TEST(DslKernels, Transpose) {
-  ir::Kernel k = trace<Transpose>(1, {16, 16, 1}, [](KernelId& id) { id.rank[0] = id.rank[1] = 2; });
+  ir::Kernel k = trace<Transpose>(1, {16, 16, 1}, [](std::vector<ParamDesc>& d) { d[0].rank = d[1].rank = 2; });
   EmitResult r = emit_cuda(k);
   EXPECT_NE(r.source.find("u32 arg1_stride_1"), std::string::npos) << r.source;
   emit_and_compile(k);
@@ -205,12 +203,10 @@ TEST(DslKernels, Transpose) {
 
 TEST(DslKernels, SoftplusBothComptimeBranches) {
   for (bool relu : {false, true}) {
-    ir::Kernel k = trace<Softplus>(8, {128, 1, 1}, relu ? [](KernelId& id) {
-      id.comptime[0] = comptime_bits(true);
-      id.comptime_count = 1;
-    } : [](KernelId& id) {
-      id.comptime[0] = comptime_bits(false);
-      id.comptime_count = 1;
+    ir::Kernel k = trace<Softplus>(8, {128, 1, 1}, relu ? [](std::vector<ParamDesc>& d) {
+      d[2].comptime = comptime_bits(true);
+    } : [](std::vector<ParamDesc>& d) {
+      d[2].comptime = comptime_bits(false);
     });
     EmitResult r = emit_cuda(k);
     EXPECT_EQ(r.source.find("logf(") != std::string::npos, !relu);

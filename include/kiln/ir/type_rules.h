@@ -1,0 +1,41 @@
+// The typing of ops, stated once. The tracer asks it for the type of each op it records and the
+// verifier asks it whether an op's stated type is the one its operands give; both report the
+// same words. Each op's row in op_kinds.h names its rule; src/ir/type_rules.cpp holds them.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "kiln/ir/kernel.h"
+
+namespace kiln::ir {
+
+// An op as far as typing sees it.
+struct TypeQuery {
+  OpKind kind;
+  std::span<const Type> operands;
+  std::span<const Attr> attrs;
+  // The result type the op states, for ops whose result is a choice and not a consequence of
+  // their operands (const, cast, bitcast, vector.splat, allocations, var.decl); the rule checks it.
+  // Other ops ignore it.
+  Type stated;
+  // For messages: the parameter name of operand 0 when it is a parameter ("writes read-only
+  // buffer<f32, ro> 'x'").
+  std::string_view array_name;
+};
+
+// The result type, or why there is none: `error` is empty when the op is well typed. A message
+// says what is wrong in the op's own terms ("takes integers, not f32"), without the op's name.
+struct TypeResult {
+  Type type;
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+// "takes 2 operands, has 1" when `count` operands do not fit the op's schema; empty when they do.
+std::string operand_count_error(OpKind kind, size_t count);
+
+// Checks the operand count and kinds against the op's schema, then runs its rule.
+TypeResult result_type(const TypeQuery& q);
+
+}  // namespace kiln::ir

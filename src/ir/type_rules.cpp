@@ -1,0 +1,375 @@
+// The rule of each op's result type (type_rules.h). Each op's row in op_kinds.h names one rule
+// here; result_type() first checks what the row's operand letters say, so a rule sees operands of
+// the right kinds and the right number and checks only what is particular to its ops.
+#include "kiln/ir/type_rules.h"
+
+#include <iterator>
+
+namespace kiln::ir {
+
+namespace {
+
+using K = OpKind;
+
+std::string ts(const Type& t) { return to_string(t); }
+Type u32() { return Type::scalar_of(Scalar::U32); }
+Type boolean() { return Type::scalar_of(Scalar::Bool); }
+
+const AttrValue* find_attr(const TypeQuery& q, AttrKey key) {
+  for (const Attr& a : q.attrs) {
+    if (a.key == key) return &a.value;
+  }
+  return nullptr;
+}
+int64_t attr_int(const TypeQuery& q, AttrKey key, int64_t fallback) {
+  const AttrValue* v = find_attr(q, key);
+  return v ? v->i : fallback;
+}
+
+TypeResult ok(const Type& t) { return {t, {}}; }
+TypeResult none() { return {Type::none(), {}}; }
+TypeResult error(std::string why) { return {Type::none(), std::move(why)}; }
+
+// "operands have different types" when operands [first, first + count) differ; empty when not.
+std::string differing(const TypeQuery& q, size_t first, size_t count) {
+  for (size_t i = first + 1; i < first + count; ++i) {
+    if (!(q.operands[i] == q.operands[first])) {
+      return "operands have different types: " + ts(q.operands[first]) + " and " + ts(q.operands[i]);
+    }
+  }
+  return {};
+}
+
+// --- values ---
+
+TypeResult rule_constant(const TypeQuery& q) {
+  const Type& t = q.stated;
+  const AttrValue* v = find_attr(q, AttrKey::Value);
+  if (!v) return error("needs a value");
+  if (!t.is_value()) return error("a constant is a scalar or vector value, not " + ts(t));
+  bool fits = t.scalar == Scalar::Bool ? v->tag == AttrValue::Tag::Bool
+              : is_float(t.scalar)    ? v->tag == AttrValue::Tag::Float
+                                      : v->tag == AttrValue::Tag::Int;
+  if (!fits) return error("value does not match type " + ts(t));
+  return ok(t);
+}
+
+TypeResult rule_arith(const TypeQuery& q) {
+  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
+  const Type& a = q.operands[0];
+  if (q.operands.size() == 1) {
+    if (a.scalar == Scalar::Bool || (q.kind == K::Neg && is_unsigned_int(a.scalar))) {
+      return error("not defined on " + ts(a));
+    }
+    return ok(a);
+  }
+  if (a.scalar == Scalar::Bool) return error("arithmetic is not defined on bool");
+  return ok(a);
+}
+
+TypeResult rule_fma(const TypeQuery& q) {
+  if (auto d = differing(q, 0, 3); !d.empty()) return error(d);
+  if (!q.operands[0].is_float()) return error("fma takes floats, not " + ts(q.operands[0]));
+  return ok(q.operands[0]);
+}
+
+// and, or, xor, not (integers or bools); shl, shr (integers).
+TypeResult rule_bitwise(const TypeQuery& q) {
+  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
+  const Type& a = q.operands[0];
+  bool shift = q.kind == K::Shl || q.kind == K::Shr;
+  if (!(a.is_int() || (!shift && a.is_bool()))) {
+    return error("takes integers" + std::string(shift ? "" : " or bools") + ", not " + ts(a));
+  }
+  return ok(a);
+}
+
+// Counts of bits: u32 per lane.
+TypeResult rule_bit_count(const TypeQuery& q) {
+  const Type& a = q.operands[0];
+  if (!a.is_int()) return error("takes integers, not " + ts(a));
+  return ok(a.with_scalar(Scalar::U32));
+}
+
+TypeResult rule_compare(const TypeQuery& q) {
+  if (auto d = differing(q, 0, 2); !d.empty()) return error(d);
+  return ok(q.operands[0].with_scalar(Scalar::Bool));
+}
+
+TypeResult rule_select(const TypeQuery& q) {
+  const Type& c = q.operands[0];
+  if (auto d = differing(q, 1, 2); !d.empty()) return error(d);
+  const Type& v = q.operands[1];
+  if (!c.is_bool() || (c.width != 1 && c.width != v.width)) {
+    return error("the condition must be bool with 1 or " + std::to_string(v.width) + " lanes, is " + ts(c));
+  }
+  return ok(v);
+}
+
+TypeResult rule_cast(const TypeQuery& q) {
+  const Type& from = q.operands[0];
+  if (!q.stated.is_value() || q.stated.width != from.width) {
+    return error("casts " + ts(from) + " to " + ts(q.stated) + ": lanes must agree");
+  }
+  return ok(q.stated);
+}
+
+TypeResult rule_bitcast(const TypeQuery& q) {
+  const Type& from = q.operands[0];
+  if (!q.stated.is_value() || q.stated.element_bytes() != from.element_bytes()) {
+    return error("bitcasts " + ts(from) + " to " + ts(q.stated) + ": sizes must agree");
+  }
+  return ok(q.stated);
+}
+
+// exp, log, sqrt, pow, ...: floats to the same type.
+TypeResult rule_float_math(const TypeQuery& q) {
+  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
+  if (!q.operands[0].is_float()) return error("takes floats, not " + ts(q.operands[0]));
+  return ok(q.operands[0]);
+}
+
+// isnan, isinf: floats to bool with the same lanes.
+TypeResult rule_float_predicate(const TypeQuery& q) {
+  if (!q.operands[0].is_float()) return error("takes floats, not " + ts(q.operands[0]));
+  return ok(q.operands[0].with_scalar(Scalar::Bool));
+}
+
+// --- vectors ---
+
+TypeResult rule_vector_construct(const TypeQuery& q) {
+  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
+  if (!q.operands[0].is_scalar()) return error("takes scalars");
+  size_t n = q.operands.size();
+  if (n != 2 && n != 4 && n != 8 && n != 16) return error("takes 2, 4, 8 or 16 lanes, has " + std::to_string(n));
+  return ok(Type::vector_of(q.operands[0].scalar, static_cast<int>(n)));
+}
+
+std::string lane_outside(const TypeQuery& q, const Type& v) {
+  int64_t lane = attr_int(q, AttrKey::Lane, -1);
+  if (lane < 0 || lane >= v.width) return "lane " + std::to_string(lane) + " is outside " + ts(v);
+  return {};
+}
+
+TypeResult rule_vector_extract(const TypeQuery& q) {
+  const Type& v = q.operands[0];
+  if (!v.is_vector()) return error("takes a vector, not " + ts(v));
+  if (auto e = lane_outside(q, v); !e.empty()) return error(e);
+  return ok(Type::scalar_of(v.scalar));
+}
+
+TypeResult rule_vector_insert(const TypeQuery& q) {
+  const Type& v = q.operands[0];
+  if (!v.is_vector()) return error("takes a vector, not " + ts(v));
+  if (!(q.operands[1] == Type::scalar_of(v.scalar))) return error("inserts " + ts(q.operands[1]) + " into " + ts(v));
+  if (auto e = lane_outside(q, v); !e.empty()) return error(e);
+  return ok(v);
+}
+
+TypeResult rule_vector_splat(const TypeQuery& q) {
+  const Type& s = q.operands[0];
+  if (!s.is_scalar()) return error("splats a scalar, not " + ts(s));
+  if (!q.stated.is_vector() || q.stated.scalar != s.scalar) return error("result must be a vector of " + ts(s));
+  return ok(q.stated);
+}
+
+// --- launch builtins and arrays ---
+
+TypeResult rule_builtin(const TypeQuery& q) {
+  if (const AttrValue* a = find_attr(q, AttrKey::Axis); a && (a->i < 0 || a->i > 2)) {
+    return error("axis must be 0, 1 or 2");
+  }
+  return ok(u32());
+}
+
+TypeResult rule_length(const TypeQuery&) { return ok(u32()); }
+
+TypeResult rule_tensor_dim(const TypeQuery& q) {
+  const Type& a = q.operands[0];
+  if (a.kind != TypeKind::Tensor) return error("takes a tensor, not " + ts(a));
+  int64_t dim = attr_int(q, AttrKey::Dim, -1);
+  if (dim < 0 || dim >= a.rank) {
+    return error("dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(a.rank));
+  }
+  return ok(u32());
+}
+
+// --- memory ---
+
+// What every load, store and atomic shares: the value operands [2, 2 + values) are elements of
+// the array; a write needs a writable array; `checked` is for global arrays only.
+std::string array_access(const TypeQuery& q, bool writes, size_t values) {
+  const Type& a = q.operands[0];
+  if (writes && a.is_global() && a.access == Access::ReadOnly) {
+    return "writes read-only " + ts(a) + (q.array_name.empty() ? "" : " '" + std::string(q.array_name) + "'");
+  }
+  for (size_t i = 0; i < values; ++i) {
+    if (!(q.operands[2 + i] == a.element())) {
+      return "value has type " + ts(q.operands[2 + i]) + ", the array holds " + ts(a.element());
+    }
+  }
+  if (attr_int(q, AttrKey::Checked, 0) != 0 && !a.is_global()) return "only global buffer accesses carry 'checked'";
+  return {};
+}
+
+TypeResult rule_load(const TypeQuery& q) {
+  if (auto e = array_access(q, false, 0); !e.empty()) return error(e);
+  return ok(q.operands[0].element());
+}
+
+TypeResult rule_store(const TypeQuery& q) {
+  if (auto e = array_access(q, true, 1); !e.empty()) return error(e);
+  return none();
+}
+
+TypeResult rule_shared_alloc(const TypeQuery& q) {
+  if (q.stated.kind != TypeKind::Shared || q.stated.length == 0) return error("result must be a shared array of length > 0");
+  return ok(q.stated);
+}
+
+TypeResult rule_local_alloc(const TypeQuery& q) {
+  if (q.stated.kind != TypeKind::Local || q.stated.length == 0) return error("result must be a local array of length > 0");
+  return ok(q.stated);
+}
+
+bool is_atomic_int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; }
+
+TypeResult rule_atomic(const TypeQuery& q) {
+  const Type& a = q.operands[0];
+  if (!(a.is_global() || a.kind == TypeKind::Shared)) {
+    return error("atomics work on global buffers and shared arrays, not " + ts(a));
+  }
+  if (a.width != 1) return error("atomics work on scalar elements, not " + ts(a.element()));
+  bool ints_only = q.kind != K::AtomicAdd && q.kind != K::AtomicSub && q.kind != K::AtomicExchange;
+  bool fits = is_atomic_int(a.scalar) || (!ints_only && (a.scalar == Scalar::F32 || a.scalar == Scalar::F64));
+  if (!fits) return error("no atomic " + std::string(op_name(q.kind).substr(7)) + " on " + ts(a.element()));
+  if (auto e = array_access(q, true, q.kind == K::AtomicCas ? 2 : 1); !e.empty()) return error(e);
+  return ok(a.element());
+}
+
+// --- plane ops ---
+
+TypeResult rule_plane_numeric(const TypeQuery& q) {
+  if (q.operands[0].scalar == Scalar::Bool) return error("takes numbers, not bool");
+  return ok(q.operands[0]);
+}
+TypeResult rule_plane_vote(const TypeQuery&) { return ok(boolean()); }
+TypeResult rule_plane_ballot(const TypeQuery&) { return ok(u32()); }
+TypeResult rule_plane_elect(const TypeQuery&) { return ok(boolean()); }
+TypeResult rule_plane_lane(const TypeQuery& q) { return ok(q.operands[0]); }
+
+// --- vars ---
+
+TypeResult rule_var_decl(const TypeQuery& q) {
+  if (q.stated.kind != TypeKind::Var) return error("result must be a var");
+  return ok(q.stated);
+}
+TypeResult rule_var_load(const TypeQuery& q) { return ok(q.operands[0].element()); }
+TypeResult rule_var_store(const TypeQuery& q) {
+  if (!(q.operands[1] == q.operands[0].element())) {
+    return error("stores " + ts(q.operands[1]) + " into " + ts(q.operands[0]));
+  }
+  return none();
+}
+
+// --- control and debug ---
+
+TypeResult rule_no_result(const TypeQuery&) { return none(); }
+
+TypeResult rule_loop_bounds(const TypeQuery& q) {
+  if (auto d = differing(q, 0, 3); !d.empty()) return error(d);
+  if (const AttrValue* u = find_attr(q, AttrKey::Unroll); u && u->i < 1) {
+    return error("Loop attribute unroll must be 1 or greater");
+  }
+  if (const AttrValue* p = find_attr(q, AttrKey::PrefetchStages); p && p->i < 0) {
+    return error("Loop attribute prefetch_stages must be 0 or greater");
+  }
+  return none();
+}
+
+TypeResult rule_debug_print(const TypeQuery& q) {
+  const AttrValue* f = find_attr(q, AttrKey::Format);
+  if (!f || f->tag != AttrValue::Tag::String) return error("needs a format string");
+  if (q.operands.size() > 16) return error("prints at most 16 values, has " + std::to_string(q.operands.size()));
+  for (size_t i = 0; i < q.operands.size(); ++i) {
+    if (!q.operands[i].is_scalar()) return error("prints scalars; operand " + std::to_string(i) + " is " + ts(q.operands[i]));
+  }
+  return none();
+}
+
+// --- the table and the schema check ---
+
+using Rule = TypeResult (*)(const TypeQuery&);
+constexpr Rule kRules[] = {
+#define KILN_X(e, text, family, operands, result, rule, regions, traits) &rule_##rule,
+    KILN_IR_OPS(KILN_X)
+#undef KILN_X
+};
+
+// What an operand is for, in messages: "the index must be a scalar integer, is f32".
+std::string role(OpKind k, char letter, size_t i) {
+  if (letter == 'm') return "the mask";
+  if (letter == 'u') return "the lane";
+  if (letter == 'b') return k == K::If || k == K::Condition ? "the condition" : "the operand";
+  if (k == K::For) return i == 0 ? "the lower bound" : i == 1 ? "the upper bound" : "the step";
+  if (letter == 'i' && i == 1) return "the index";
+  return "operand " + std::to_string(i);
+}
+
+// The schema's part of typing: operand counts are the verifier's structure check, so here each
+// operand only meets its letter.
+std::string schema_error(const TypeQuery& q) {
+  const OpInfo& info = op_info(q.kind);
+  for (size_t i = 0; i < q.operands.size(); ++i) {
+    const Type& t = q.operands[i];
+    char letter = info.operand_kind(i);
+    switch (letter) {
+      case 'v':
+        if (!t.is_value()) return "operand " + std::to_string(i) + " is " + ts(t) + ", not a value";
+        break;
+      case 'i':
+        if (!t.is_scalar() || !is_int(t.scalar)) return role(q.kind, letter, i) + " must be a scalar integer, is " + ts(t);
+        break;
+      case 'b':
+      case 'm':
+        if (!(t == boolean())) return role(q.kind, letter, i) + " must be bool, is " + ts(t);
+        break;
+      case 'u':
+        if (!(t == u32())) return role(q.kind, letter, i) + " must be u32, is " + ts(t);
+        break;
+      case 'a':
+        if (!t.is_array()) return "takes an array (buffer, tensor, shared or local), not " + ts(t);
+        break;
+      case 'x':
+        if (t.kind != TypeKind::Var) return "takes a var, not " + ts(t);
+        break;
+      case 'c':
+        if (!(t.is_value() || (t.is_tile() && t.space == MemorySpace::Registers))) {
+          return "carries " + ts(t) + "; control flow carries scalars, vectors and register tiles";
+        }
+        break;
+      default: return "operand " + std::to_string(i) + " is one more than the op takes";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string operand_count_error(OpKind kind, size_t count) {
+  const OpInfo& info = op_info(kind);
+  int n = static_cast<int>(count);
+  if (n >= info.min_operands && (info.max_operands < 0 || n <= info.max_operands)) return {};
+  std::string want = info.min_operands == info.max_operands ? std::to_string(info.min_operands)
+                     : info.max_operands < 0 ? std::to_string(info.min_operands) + " or more"
+                                             : std::to_string(info.min_operands) + " to " + std::to_string(info.max_operands);
+  return "takes " + want + " operands, has " + std::to_string(n);
+}
+
+TypeResult result_type(const TypeQuery& q) {
+  if (auto e = operand_count_error(q.kind, q.operands.size()); !e.empty()) return error(e);
+  if (auto e = schema_error(q); !e.empty()) return error(e);
+  return kRules[static_cast<size_t>(q.kind)](q);
+}
+
+}  // namespace kiln::ir
