@@ -459,9 +459,12 @@ class Parser {
                                std::to_string(types.size()) + " types");
       }
       op.type = Type::none();
-      for (size_t i = 0; i < types.size(); ++i) bind(result_names[i].first, k_.add_result(op, types[i]), result_names[i].second);
+      for (size_t i = 0; i < types.size(); ++i) {
+        bind(result_names[i].first, k_.add_result(op, types[i]), result_names[i].second);
+      }
     } else if (types.size() > 1) {
-      fail_at(types_at, "op '" + name + "' gives " + std::to_string(types.size()) + " result types but defines no results");
+      fail_at(types_at,
+              "op '" + name + "' gives " + std::to_string(types.size()) + " result types but defines no results");
     }
     for (size_t i = 0; i < op.regions.size(); ++i) {
       if (i > 0) {

@@ -206,7 +206,8 @@ class Verifier {
     region(c, cond);
     const Op& condition = c.ops.back();
     Types forwarded = types_of(std::span<const Value>(condition.operands).subspan(1));
-    expect_types(op, types_of(op.regions[1].args), forwarded, "the body's arguments must be what 'condition' passes on:");
+    expect_types(op, types_of(op.regions[1].args), forwarded,
+                 "the body's arguments must be what 'condition' passes on:");
     expect_types(op, results, forwarded, "the results must be what 'condition' passes on:");
     Context body = ctx;
     ++body.loop_depth;

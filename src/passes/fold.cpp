@@ -312,7 +312,9 @@ class Folder {
           // runs them). Without results they stay for dce, as after any break.
           if (ops(taken, out) && op.result_count() > 0) return true;
           if (yield) {
-            for (size_t i = 0; i < op.result_count(); ++i) replacement_[op.result_at(i)] = replacement_[yield->operands[i]];
+            for (size_t i = 0; i < op.result_count(); ++i) {
+              replacement_[op.result_at(i)] = replacement_[yield->operands[i]];
+            }
           }
           continue;
         }

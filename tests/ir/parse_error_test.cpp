@@ -129,8 +129,9 @@ TEST(ParseError, UnknownTarget) {
 }
 
 TEST(ParseError, ResultsAndTypesDisagreeInNumber) {
-  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1, %2 = for %0, %0, %0, %0 : u32 (%3: u32, %4: u32) {\n"
-                     "    yield %4\n  }\n}\n",
+  expect_parse_error(std::string(kHeader) +
+                         "  %0 = const 0 : u32\n  %1, %2 = for %0, %0, %0, %0 : u32 (%3: u32, %4: u32) {\n"
+                         "    yield %4\n  }\n}\n",
                      3, 3, "op 'for' defines 2 results but gives 1 types");
   expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  store %y, %0, %0 : f32, f32\n}\n", 3, 20,
                      "op 'store' gives 2 result types but defines no results");
@@ -148,7 +149,8 @@ TEST(ParseError, ArrayAttributeHoldsIntegers) {
 TEST(ParseError, BreakBeforeADefinitionTakesNoOperands) {
   Kernel k = parse(std::string(kHeader) +
                    "  %0 = const 0 : u32\n  %1 = const 1 : u32\n  for %0, %1, %1 (%2: u32) {\n    break\n"
-                   "    %3, %4 = if %0 : u32, u32 {\n      yield %0, %0\n    } else {\n      yield %1, %1\n    }\n  }\n}\n");
+                   "    %3, %4 = if %0 : u32, u32 {\n      yield %0, %0\n    } else {\n      yield %1, %1\n    }\n"
+                   "  }\n}\n");
   const Op& loop = k.body.ops[2];
   ASSERT_EQ(loop.regions[0].ops.size(), 2u);
   EXPECT_TRUE(loop.regions[0].ops[0].operands.empty());

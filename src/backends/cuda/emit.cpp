@@ -315,7 +315,9 @@ void Emitter::assign(const std::vector<std::string>& to, const ir::Op& exit, siz
 }
 
 void Emitter::snapshot(std::span<const ir::Value> args, std::span<const ir::Value> from) {
-  for (size_t i = 0; i < args.size(); ++i) line(type_name(type(args[i])) + " " + name(args[i]) + " = " + name(from[i]) + ";");
+  for (size_t i = 0; i < args.size(); ++i) {
+    line(type_name(type(args[i])) + " " + name(args[i]) + " = " + name(from[i]) + ";");
+  }
 }
 
 std::vector<std::string> Emitter::names_of(std::span<const ir::Value> values) const {

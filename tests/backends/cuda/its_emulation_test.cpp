@@ -400,7 +400,8 @@ TEST_P(ItsCarried, CpuModelAndReferenceAgree) {
   for (uint32_t u = 0; u < units; ++u) {
     std::vector<uint32_t> want = ref(&x[size_t(u) * 64], u);
     for (size_t j = 0; j < want.size(); ++j) {
-      ASSERT_EQ(cpu_out[size_t(u) * 64 + j], want[j]) << "unit " << u << ", output " << j << ": the CPU, then the reference";
+      ASSERT_EQ(cpu_out[size_t(u) * 64 + j], want[j])
+          << "unit " << u << ", output " << j << ": the CPU, then the reference";
     }
   }
 }
