@@ -37,7 +37,8 @@ class Builder {
         arrays_[prm.value] = ArrayRef{ArraySpace::Global, uint32_t(i), 0, 0};
       } else if (!prm.type.is_value()) {
         throw Error("compile.unsupported", "kernel '" + k_.name + "': parameter '" + prm.name + "' has type " +
-                                               ir::to_string(prm.type) + "; the CPU backend takes buffers, tensors and scalars");
+                                               ir::to_string(prm.type) +
+                                               "; the CPU backend takes buffers, tensors and scalars");
       } else {
         // Scalars are broadcast into a slot at the start of each cube (see cpu_backend.cpp).
         slot_of(prm.value);
