@@ -74,7 +74,7 @@ TEST(CompileTarget, TheBackendGetsTheKernelPassedForItsTarget) {
     EXPECT_EQ(backend.seen, target) << ir::to_string(target);
     EXPECT_NE(backend.compiled.find("target = " + ir::to_string(target) + "}"), std::string::npos) << backend.compiled;
     EXPECT_EQ(backend.compiled.find("var."), std::string::npos) << "the pipeline ran: the Var is promoted\n"
-                                                                  << backend.compiled;
+                                                                << backend.compiled;
   }
 }
 
