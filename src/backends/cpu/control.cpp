@@ -239,7 +239,11 @@ uint32_t carry_instr(Exec& e, const Instr& in, uint32_t pc) {
   const VarCopy& x = in.as<VarCopy>();
   unsigned char* to = e.slot<unsigned char>(x.var);
   const uint32_t b = x.bytes;
-  for_active(e, [&](uint32_t u) { std::memcpy(to + size_t(u) * b, unit_bytes(e, x.value, u, b), b); });
+  if (e.all_active && !x.value.uniform) {
+    std::memcpy(to, e.slot<unsigned char>(x.value.slot), size_t(b) * e.units);
+  } else {
+    for_active(e, [&](uint32_t u) { std::memcpy(to + size_t(u) * b, unit_bytes(e, x.value, u, b), b); });
+  }
   return pc + 1;
 }
 
