@@ -37,6 +37,8 @@ class Backend {
 
   virtual std::string_view runtime_name() const = 0;
   virtual const DeviceInfo& info() const = 0;
+  // What the backend compiles for: the pass pipeline runs for this target before compile().
+  virtual ir::Target target() const = 0;
 
   // Raw device memory for the pools. allocate returns 0 when the device is out of memory.
   virtual uint64_t allocate(size_t bytes) = 0;

@@ -21,6 +21,14 @@ Value Builder::emit(OpKind kind, std::span<const Value> operands, const Type& re
   return v;
 }
 
+std::vector<Value> Builder::emit_results(OpKind kind, std::span<const Value> operands, std::span<const Type> results,
+                                         std::vector<Attr> attrs) {
+  emit(kind, operands, Type::none(), std::move(attrs));
+  Op& op = last();
+  for (const Type& t : results) k_.add_result(op, t);
+  return op.results();
+}
+
 Value Builder::constant(const Type& t, AttrValue v) {
   return emit(OpKind::Const, {}, t, {Attr{AttrKey::Value, std::move(v)}});
 }

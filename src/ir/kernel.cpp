@@ -74,6 +74,46 @@ bool Kernel::param_aliased(size_t i) const {
   return false;
 }
 
+std::vector<Value> Op::results() const {
+  std::vector<Value> r;
+  if (result == kNoValue) return r;
+  r.reserve(1 + more_results.size());
+  r.push_back(result);
+  r.insert(r.end(), more_results.begin(), more_results.end());
+  return r;
+}
+
+Value Kernel::add_result(Op& op, const Type& t) {
+  Value v = new_value(t);
+  if (op.result == kNoValue) {
+    op.result = v;
+    op.type = t;
+  } else {
+    op.more_results.push_back(v);
+  }
+  return v;
+}
+
+void set_results(Op& op, std::span<const Value> results, const Kernel& k) {
+  op.result = results.empty() ? kNoValue : results[0];
+  op.type = results.empty() ? Type::none() : k.type_of(results[0]);
+  op.more_results.assign(results.begin() + (results.empty() ? 0 : 1), results.end());
+}
+
+std::span<const Value> loop_inits(const Op& op) {
+  if (op.kind == OpKind::For && op.operands.size() >= 3) return std::span<const Value>(op.operands).subspan(3);
+  if (op.kind == OpKind::While) return op.operands;
+  return {};
+}
+
+std::span<const Value> loop_carried_args(const Op& op) {
+  if (op.regions.empty()) return {};
+  std::span<const Value> args = op.regions[0].args;
+  if (op.kind == OpKind::For) return args.empty() ? args : args.subspan(1);
+  if (op.kind == OpKind::While) return args;
+  return {};
+}
+
 size_t op_count(const Kernel& k) {
   size_t n = 0;
   walk(k.body, [&](const Op&) { ++n; });

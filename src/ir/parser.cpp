@@ -225,8 +225,14 @@ class Parser {
       expect(']');
       expect_word("x");
       Scalar s = scalar();
+      expect(',');
+      std::string w = ident();
+      MemorySpace space;
+      if (!parse_memory_space(w, space)) {
+        fail_at(token_, "a tile's memory space is 'registers', 'shared' or 'global', not '" + w + "'");
+      }
       expect('>');
-      return Type::tile(s, rank, shape);
+      return Type::tile(s, rank, shape, space);
     }
     return element();
   }
@@ -259,6 +265,11 @@ class Parser {
           else fail_at(token_, "address is 'u32' or 'u64', not '" + a + "'");
         } else if (key == "vector") {
           f.vector_width = static_cast<int>(unsigned_number(kIntMax));
+        } else if (key == "target") {
+          std::string t = raw_word();
+          if (!parse_target(t, f.target)) {
+            fail_at(token_, "target is 'cpu' or a CUDA architecture such as 'sm_90a', not '" + t + "'");
+          }
         } else if (key == "alias") {
           expect('[');
           if (!peek(']')) {
@@ -407,11 +418,14 @@ class Parser {
 
   Op op() {
     skip();
-    std::string result_name;
-    size_t result_at = pos_;
+    // `%a = ...` or, for an op with several results, `%a, %b = ...`.
+    std::vector<std::pair<std::string, size_t>> result_names;  // name, where it is written
     if (peek('%')) {
-      ++pos_;
-      result_name = "%" + ident();
+      do {
+        expect('%');
+        size_t at = pos_ - 1;
+        result_names.emplace_back("%" + ident(), at);
+      } while (accept(','));
       expect('=');
     }
     std::string name = ident();
@@ -424,9 +438,10 @@ class Parser {
       const_word = raw_word();
       const_at = token_;
     } else {
-      // An op that takes no operands (sync.cube, break, ...) ends at its name: a '%' after it
-      // starts the next line's op (`%3 = load ...`), not an operand.
-      if (op.info().max_operands != 0 && peek('%')) {
+      // An op that takes no operands (sync.cube, a break that carries nothing, ...) ends at its
+      // name: a '%' after it starts the next line's op (`%3 = load ...`), not an operand.
+      bool operands = op.info().max_operands != 0 && peek('%') && (op.info().min_operands > 0 || !definition_follows());
+      if (operands) {
         do {
           op.operands.push_back(value_ref());
         } while (accept(','));
@@ -434,17 +449,33 @@ class Parser {
       if (peek('{') && op.regions.empty()) attrs(op);
       else if (peek('{') && looks_like_attrs()) attrs(op);
     }
+    std::vector<Type> types;
+    skip();
+    size_t types_at = pos_;
     if (accept(':')) {
-      op.type = type();
+      do {
+        types.push_back(type());
+      } while (accept(','));
     }
+    if (!types.empty()) op.type = types[0];
     if (op.kind == OpKind::Const) {
       if (op.type.is_none()) fail_at(const_at, "a constant needs its type");
       op.attrs.push_back(Attr{AttrKey::Value, constant_value(const_word, op.type, const_at)});
     }
-    if (!result_name.empty()) {
-      if (op.type.is_none()) fail_at(result_at, "op '" + name + "' defines " + result_name + " but has no ': type'");
-      op.result = k_.new_value(op.type);
-      bind(result_name, op.result, result_at);
+    if (!result_names.empty()) {
+      const auto& [first, first_at] = result_names[0];
+      if (types.empty()) fail_at(first_at, "op '" + name + "' defines " + first + " but has no ': type'");
+      if (types.size() != result_names.size()) {
+        fail_at(first_at, "op '" + name + "' defines " + std::to_string(result_names.size()) + " results but gives " +
+                               std::to_string(types.size()) + " types");
+      }
+      op.type = Type::none();
+      for (size_t i = 0; i < types.size(); ++i) {
+        bind(result_names[i].first, k_.add_result(op, types[i]), result_names[i].second);
+      }
+    } else if (types.size() > 1) {
+      fail_at(types_at,
+              "op '" + name + "' gives " + std::to_string(types.size()) + " result types but defines no results");
     }
     for (size_t i = 0; i < op.regions.size(); ++i) {
       if (i > 0) {
@@ -457,6 +488,27 @@ class Parser {
       region(op, i);
     }
     return op;
+  }
+
+  // Whether `%a = ` or `%a, %b = ` follows: the next op's results, not operands of this one.
+  bool definition_follows() {
+    size_t save = pos_;
+    bool definition = false;
+    while (true) {
+      skip();
+      if (pos_ >= s_.size() || s_[pos_] != '%') break;
+      ++pos_;
+      while (pos_ < s_.size() && word_char(s_[pos_])) ++pos_;
+      skip();
+      if (pos_ < s_.size() && s_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      definition = pos_ < s_.size() && s_[pos_] == '=';
+      break;
+    }
+    pos_ = save;
+    return definition;
   }
 
   // After the operands of an op with regions, '{' opens either attributes or the first region.
@@ -478,6 +530,25 @@ class Parser {
     return key;
   }
 
+  // `[1, -2, 3]`: an array attribute of integers.
+  AttrValue int_array() {
+    expect('[');
+    std::vector<int64_t> ints;
+    if (!peek(']')) {
+      do {
+        std::string w = raw_word();
+        int64_t v = 0;
+        auto res = std::from_chars(w.data(), w.data() + w.size(), v);
+        if (res.ec != std::errc() || res.ptr != w.data() + w.size()) {
+          fail_at(token_, "an array attribute holds integers, not '" + w + "'");
+        }
+        ints.push_back(v);
+      } while (accept(','));
+    }
+    expect(']');
+    return AttrValue::of_ints(std::move(ints));
+  }
+
   void attrs(Op& op) {
     expect('{');
     if (!peek('}')) {
@@ -488,6 +559,7 @@ class Parser {
         AttrValue v = AttrValue::of_bool(true);
         if (accept('=')) {
           if (peek('"')) v = AttrValue::of_string(string_literal());
+          else if (peek('[')) v = int_array();
           else v = attr_value(raw_word());
         }
         op.set_attr(k, v);

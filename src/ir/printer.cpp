@@ -64,6 +64,7 @@ class Printer {
       out_ += "]";
     }
     if (f.fast_math.any()) out_ += ", fast_math = [" + std::string(to_string(f.fast_math)) + "]";
+    if (f.target.known()) out_ += ", target = " + to_string(f.target);
     out_ += "}";
     if (!f.comptime.empty()) {
       out_ += " comptime {";
@@ -112,6 +113,11 @@ class Printer {
       case AttrValue::Tag::Int: return name + " = " + std::to_string(a.value.i);
       case AttrValue::Tag::Float: return name + " = " + format_double(a.value.f);
       case AttrValue::Tag::String: return name + " = " + quote(a.value.s);
+      case AttrValue::Tag::Ints: {
+        std::string list;
+        for (size_t i = 0; i < a.value.ints.size(); ++i) list += (i ? ", " : "") + std::to_string(a.value.ints[i]);
+        return name + " = [" + list + "]";
+      }
     }
     return name;
   }
@@ -119,7 +125,10 @@ class Printer {
   void op(const Op& op, int depth) {
     indent(depth);
     size_t number = ++op_number_;
-    if (op.result != kNoValue) out_ += define(op.result) + " = ";
+    // Results are numbered before the values of the op's regions: in the order they are written.
+    for (size_t i = 0; i < op.result_count(); ++i) {
+      out_ += (i ? ", " : "") + define(op.result_at(i)) + (i + 1 == op.result_count() ? " = " : "");
+    }
     out_ += op.info().name;
     if (op.kind == OpKind::Const) {
       out_ += " " + constant(op);
@@ -131,7 +140,10 @@ class Printer {
         out_ += "}";
       }
     }
-    if (op.result != kNoValue) out_ += " : " + to_string(op.type);
+    // The first result's type as the op holds it (the verifier checks it against value_types).
+    for (size_t i = 0; i < op.result_count(); ++i) {
+      out_ += (i ? ", " : " : ") + to_string(i == 0 ? op.type : k_.type_of(op.result_at(i)));
+    }
     for (size_t i = 0; i < op.regions.size(); ++i) {
       const Region& r = op.regions[i];
       // An empty trailing region (an if without else) is not printed.

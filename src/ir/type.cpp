@@ -2,6 +2,7 @@
 #include "kiln/ir/type.h"
 
 #include <cassert>
+#include <iterator>
 #include <stdexcept>
 
 #include "kiln/error.h"
@@ -99,13 +100,30 @@ Type Type::local(Type element, uint32_t length) {
 
 Type Type::var(Type element) { return array_of(TypeKind::Var, element); }
 
-Type Type::tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape) {
+Type Type::tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape, MemorySpace space) {
   Type t;
   t.kind = TypeKind::Tile;
   t.scalar = s;
   t.rank = static_cast<uint8_t>(rank);
   t.shape = shape;
+  t.space = space;
   return t;
+}
+
+namespace {
+constexpr std::string_view kSpaces[] = {"registers", "shared", "global"};
+}  // namespace
+
+std::string_view to_string(MemorySpace m) { return kSpaces[static_cast<size_t>(m)]; }
+
+bool parse_memory_space(std::string_view text, MemorySpace& out) {
+  for (size_t i = 0; i < std::size(kSpaces); ++i) {
+    if (kSpaces[i] == text) {
+      out = static_cast<MemorySpace>(i);
+      return true;
+    }
+  }
+  return false;
 }
 
 static std::string element_text(const Type& t) {
@@ -130,7 +148,7 @@ std::string to_string(const Type& t) {
     case TypeKind::Tile: {
       std::string s = "tile<[";
       for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
-      return s + "] x " + std::string(scalar_name(t.scalar)) + ">";
+      return s + "] x " + std::string(scalar_name(t.scalar)) + ", " + std::string(to_string(t.space)) + ">";
     }
   }
   return "?";

@@ -343,6 +343,11 @@ std::string schema_error(const TypeQuery& q) {
       case 'x':
         if (t.kind != TypeKind::Var) return "takes a var, not " + ts(t);
         break;
+      case 'c':
+        if (!(t.is_value() || (t.is_tile() && t.space == MemorySpace::Registers))) {
+          return "carries " + ts(t) + "; control flow carries scalars, vectors and register tiles";
+        }
+        break;
       default: return "operand " + std::to_string(i) + " is one more than the op takes";
     }
   }

@@ -2,6 +2,7 @@
 // break/continue) and types (each kind's rule). It stops at the first broken rule.
 #include "kiln/ir/verifier.h"
 
+#include <span>
 #include <vector>
 
 #include "kiln/error.h"
@@ -35,10 +36,17 @@ class Verifier {
   }
 
  private:
+  using Types = std::vector<Type>;
   struct Context {
     int loop_depth = 0;   // enclosing for/while bodies
     bool in_while_cond = false;  // inside a while's condition region, at any depth
     bool cond_top = false;       // directly in a while's condition region (not in a nested region)
+    // The innermost loop's carried values: what its break carries (its results) and what its
+    // continue carries (what its body yields).
+    const Types* break_types = nullptr;
+    const Types* continue_types = nullptr;
+    // What a yield ending this region carries; nullptr where no yield may end the region.
+    const Types* yield_types = nullptr;
   };
 
   [[noreturn]] void fail_kernel(const std::string& rule) {
@@ -86,44 +94,153 @@ class Verifier {
         fail(op, "operand " + std::to_string(i) + " is not defined here (used outside the region that defines it, or before)");
       }
     }
-    if (info.has_result()) {
-      if (op.result == kNoValue || op.type.is_none()) fail(op, "needs a result");
+    if (op.result != kNoValue || !op.more_results.empty()) {
+      if (op.result == kNoValue) fail(op, "has more results but no first one");
       if (op.result >= k_.value_types.size()) fail(op, "result value " + std::to_string(op.result) + " has no type");
       if (!(k_.type_of(op.result) == op.type)) fail(op, "result type disagrees with its value");
+      for (Value r : op.more_results) {
+        if (r >= k_.value_types.size()) fail(op, "result value " + std::to_string(r) + " has no type");
+      }
+    }
+    if (info.carries_values()) {
+      // checked with the regions below
+    } else if (info.has_result()) {
+      if (op.result == kNoValue || op.type.is_none()) fail(op, "needs a result");
+      if (!op.more_results.empty()) fail(op, "has " + std::to_string(op.result_count()) + " results, needs 1");
     } else if (op.result != kNoValue) {
       fail(op, "has no result, but defines one");
     }
-    if (op.kind == OpKind::If || op.kind == OpKind::While) {
+    if (op.kind == OpKind::If) {
       for (const Region& r : op.regions) {
         if (!r.args.empty()) fail(op, "its regions take no arguments");
       }
     }
     check_types(op, ctx, last_in_region);
-    if (op.result != kNoValue) define(op.result);
+    check_passes_values(op, ctx, last_in_region);
     // Regions after the op's own checks; their ops are numbered after it. A nested region is
-    // never directly a while's condition region.
+    // never directly a while's condition region. The op's results are defined after its regions:
+    // a loop's body cannot see what the loop gives at its end.
     ctx.cond_top = false;
-    if (op.kind == OpKind::If) {
-      region(op.regions[0], ctx);
-      region(op.regions[1], ctx);
-    } else if (op.kind == OpKind::For) {
-      Context body = ctx;
-      ++body.loop_depth;
-      body.in_while_cond = false;
-      region(op.regions[0], body);
-    } else if (op.kind == OpKind::While) {
-      Context cond = ctx;
-      cond.in_while_cond = true;
-      cond.cond_top = true;
-      const Region& c = op.regions[0];
-      if (c.ops.empty() || c.ops.back().kind != OpKind::Condition) {
-        fail(op, "the condition region must end with 'condition'");
+    ctx.yield_types = nullptr;
+    if (info.carries_values()) carried(op, ctx);
+    for (size_t i = 0; i < op.result_count(); ++i) define(op.result_at(i));
+  }
+
+  // The types of a list of values.
+  Types types_of(std::span<const Value> values) const {
+    Types t;
+    for (Value v : values) t.push_back(v < k_.value_types.size() ? k_.type_of(v) : Type::none());
+    return t;
+  }
+  std::string list_text(const Types& types) {
+    std::string s;
+    for (size_t i = 0; i < types.size(); ++i) s += (i ? ", " : "") + ts(types[i]);
+    return s.empty() ? "nothing" : s;
+  }
+  // Values passed on through control flow match what the receiving side takes, by count and type.
+  void expect_types(const Op& op, const Types& got, const Types& want, const std::string& what) {
+    if (got.size() != want.size() || got != want) {
+      fail(op, what + " " + list_text(want) + ", not " + list_text(got));
+    }
+  }
+
+  // If, for and while with what they carry: the kinds of values carried, region arguments against
+  // the initial values, results, and the regions that pass values on (each ends with a yield, or
+  // with break, continue or terminate, which pass them on their own way).
+  void carried(const Op& op, Context ctx) {
+    // Rules checked after a region name the op by its own number, not the region's last op's.
+    size_t self = number_;
+    auto fail = [&](const Op& o, const std::string& rule) {
+      number_ = self;
+      this->fail(o, rule);
+    };
+    auto expect_types = [&](const Op& o, const Types& got, const Types& want, const std::string& what) {
+      if (got == want) return;
+      number_ = self;
+      this->expect_types(o, got, want, what);
+    };
+    Types results = types_of(op.results());
+    for (const Type& t : results) {
+      if (!(t.is_value() || (t.is_tile() && t.space == MemorySpace::Registers))) {
+        fail(op, "carries " + ts(t) + "; control flow carries scalars, vectors and register tiles");
       }
-      region(c, cond);
+    }
+    if (op.kind == OpKind::If) {
+      Context inner = ctx;
+      inner.yield_types = results.empty() ? nullptr : &results;
+      for (size_t i = 0; i < 2; ++i) {
+        region(op.regions[i], inner);
+        if (!results.empty() && !ends_passing_on(op.regions[i])) {
+          fail(op, std::string(i == 0 ? "the then" : "the else") + " region must end with 'yield' of " +
+                       list_text(results) + ", or with break, continue or terminate");
+        }
+      }
+      return;
+    }
+    Types inits = types_of(loop_inits(op));
+    Types args = types_of(loop_carried_args(op));
+    if (op.kind == OpKind::For) {
+      expect_types(op, args, inits, "the body's arguments after the induction value must be the carried values:");
+      expect_types(op, results, inits, "the results must be the carried values:");
       Context body = ctx;
       ++body.loop_depth;
       body.in_while_cond = false;
-      region(op.regions[1], body);
+      body.break_types = &results;
+      body.continue_types = &inits;
+      body.yield_types = inits.empty() ? nullptr : &inits;
+      region(op.regions[0], body);
+      if (!inits.empty() && !ends_passing_on(op.regions[0])) {
+        fail(op, "the body must end with 'yield' of " + list_text(inits) + ", or with break, continue or terminate");
+      }
+      return;
+    }
+    // while
+    expect_types(op, args, inits, "the condition region's arguments must be the initial values:");
+    Context cond = ctx;
+    cond.in_while_cond = true;
+    cond.cond_top = true;
+    const Region& c = op.regions[0];
+    if (c.ops.empty() || c.ops.back().kind != OpKind::Condition) {
+      fail(op, "the condition region must end with 'condition'");
+    }
+    region(c, cond);
+    const Op& condition = c.ops.back();
+    Types forwarded = types_of(std::span<const Value>(condition.operands).subspan(1));
+    expect_types(op, types_of(op.regions[1].args), forwarded,
+                 "the body's arguments must be what 'condition' passes on:");
+    expect_types(op, results, forwarded, "the results must be what 'condition' passes on:");
+    Context body = ctx;
+    ++body.loop_depth;
+    body.in_while_cond = false;
+    body.break_types = &results;
+    body.continue_types = &inits;
+    body.yield_types = inits.empty() ? nullptr : &inits;
+    region(op.regions[1], body);
+    if (!inits.empty() && !ends_passing_on(op.regions[1])) {
+      fail(op, "the body must end with 'yield' of " + list_text(inits) + ", or with break, continue or terminate");
+    }
+  }
+
+  static bool ends_passing_on(const Region& r) { return !r.ops.empty() && r.ops.back().has(kTerminator); }
+
+  // Yield, break and continue carry what the region's op or the innermost loop takes.
+  void check_passes_values(const Op& op, const Context& ctx, bool last_in_region) {
+    Types got = types_of(op.operands);
+    switch (op.kind) {
+      case OpKind::Yield:
+        if (!ctx.yield_types) {
+          fail(op, "ends a region of an if, for or while body that carries values, and appears nowhere else");
+        }
+        if (!last_in_region) fail(op, "must be the last op of its region");
+        expect_types(op, got, *ctx.yield_types, "must carry");
+        return;
+      case OpKind::Break:
+        if (ctx.break_types) expect_types(op, got, *ctx.break_types, "must carry the loop's results:");
+        return;
+      case OpKind::Continue:
+        if (ctx.continue_types) expect_types(op, got, *ctx.continue_types, "must carry what the loop's body yields:");
+        return;
+      default: return;
     }
   }
 
@@ -139,7 +256,7 @@ class Verifier {
     switch (op.kind) {
       case OpKind::For: {
         const Region& body = op.regions[0];
-        if (body.args.size() != 1 || body.args[0] >= k_.value_types.size() ||
+        if (body.args.empty() || body.args[0] >= k_.value_types.size() ||
             !(k_.type_of(body.args[0]) == operand(op, 0))) {
           fail(op, "the body takes one induction value of type " + ts(operand(op, 0)));
         }

@@ -54,6 +54,8 @@ std::string key_of(const Op& op) {
     append(key, std::bit_cast<uint64_t>(a.value.f));
     append(key, a.value.s.size());
     key += a.value.s;
+    append(key, a.value.ints.size());
+    for (int64_t i : a.value.ints) append(key, i);
   }
   return key;
 }

@@ -6,7 +6,15 @@
 //   plane ops, loads and var.loads (what each op may do is asked of its traits);
 // - a var.decl that no var.load reads, with every var.store to it;
 // - an `if` whose two regions are empty;
-// - the ops after a break, continue or terminate in the same region: no unit runs them.
+// - the ops after a break, continue, terminate or yield in the same region: no unit runs them;
+// - what control flow carries and nobody reads: an if's result without a use (with what its
+//   regions yield for it), and a loop's carried value whose result has no use and whose region
+//   argument is read only to be carried on at the same place (by the loop's own yield, break or
+//   continue; for a while, a value the condition passes on that way, then a condition-region
+//   argument nothing reads). A Var the tracer assigned in a loop but never read after it is such a
+//   value once promote_vars has made it one. Values computed only to be carried die after it. A
+//   value whose argument feeds its own next value (a counter nobody reads) stays: that takes
+//   following the cycle through the body, which this pass does not do.
 // Loads are removable on every kind of array (global, shared, local), in either mode. In checked
 // mode a load past len() reads zero: its value is its only effect. In unchecked mode an
 // out-of-range load is undefined on a GPU and a bounds.out_of_range error on the CPU; but a load
@@ -72,6 +80,112 @@ class Dce {
     for (const ir::Region& r : op.regions) ir::walk(r, [&](const Op& inner) { count(inner, -1); });
   }
 
+  // The yield, break and continue ops that leave a loop's body region `r` for this loop: those
+  // in nested ifs too, not those of nested loops, and the yield that ends `r` itself (an if's
+  // yields carry the if's values).
+  static void own_exits(ir::Region& r, bool top, std::vector<Op*>& out) {
+    for (Op& op : r.ops) {
+      if (op.kind == OpKind::Break || op.kind == OpKind::Continue || (top && op.kind == OpKind::Yield)) {
+        out.push_back(&op);
+      } else if (op.kind == OpKind::If) {
+        own_exits(op.regions[0], false, out);
+        own_exits(op.regions[1], false, out);
+      }
+    }
+  }
+
+  // Drops operand `i` of `exit`, and the exit's use of it.
+  void drop_operand(Op& exit, size_t i) {
+    uses_[exit.operands[i]] -= 1;
+    exit.operands.erase(exit.operands.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+
+  // A yield that carries nothing any more goes: a region of an op that carries nothing ends
+  // without one.
+  static void drop_empty_yield(ir::Region& r) {
+    if (!r.ops.empty() && r.ops.back().kind == OpKind::Yield && r.ops.back().operands.empty()) r.ops.pop_back();
+  }
+
+  void drop_result(Op& op, size_t i) {
+    std::vector<Value> results = op.results();
+    results.erase(results.begin() + static_cast<std::ptrdiff_t>(i));
+    ir::set_results(op, results, k_);
+  }
+
+  // How many of `v`'s uses are operand `i` of the given exits.
+  static int carried_on(Value v, const std::vector<Op*>& exits, size_t i, bool (*which)(OpKind)) {
+    int n = 0;
+    for (const Op* e : exits) {
+      if (which(e->kind) && i < e->operands.size() && e->operands[i] == v) ++n;
+    }
+    return n;
+  }
+  static bool is_break(OpKind k) { return k == OpKind::Break; }
+  static bool carries_back(OpKind k) { return k == OpKind::Yield || k == OpKind::Continue; }
+  static bool any_exit(OpKind) { return true; }
+
+  // Removes the carried values of `op` (an if, for or while) that nobody reads; see the top.
+  bool prune_carried(Op& op) {
+    bool pruned = false;
+    if (op.kind == OpKind::If) {
+      for (size_t i = op.result_count(); i-- > 0;) {
+        if (uses_[op.result_at(i)] != 0) continue;
+        for (ir::Region& r : op.regions) {
+          if (!r.ops.empty() && r.ops.back().kind == OpKind::Yield) drop_operand(r.ops.back(), i);
+          drop_empty_yield(r);
+        }
+        drop_result(op, i);
+        pruned = true;
+      }
+      return pruned;
+    }
+    if (op.kind == OpKind::For) {
+      ir::Region& body = op.regions[0];
+      std::vector<Op*> exits;
+      own_exits(body, true, exits);
+      for (size_t i = op.result_count(); i-- > 0;) {
+        Value arg = body.args[1 + i];
+        if (uses_[op.result_at(i)] != 0 || uses_[arg] != carried_on(arg, exits, i, any_exit)) continue;
+        for (Op* e : exits) drop_operand(*e, i);
+        drop_operand(op, 3 + i);
+        body.args.erase(body.args.begin() + static_cast<std::ptrdiff_t>(1 + i));
+        drop_result(op, i);
+        pruned = true;
+      }
+      drop_empty_yield(body);
+      return pruned;
+    }
+    // while: first what the condition passes on (the body's args and the results, with breaks),
+    // then the condition region's args (with yields and continues).
+    ir::Region& cond = op.regions[0];
+    ir::Region& body = op.regions[1];
+    Op& condition = cond.ops.back();
+    std::vector<Op*> exits;
+    own_exits(body, true, exits);
+    for (size_t i = op.result_count(); i-- > 0;) {
+      Value arg = body.args[i];
+      if (uses_[op.result_at(i)] != 0 || uses_[arg] != carried_on(arg, exits, i, is_break)) continue;
+      for (Op* e : exits) {
+        if (e->kind == OpKind::Break) drop_operand(*e, i);
+      }
+      drop_operand(condition, 1 + i);
+      body.args.erase(body.args.begin() + static_cast<std::ptrdiff_t>(i));
+      drop_result(op, i);
+      pruned = true;
+    }
+    for (size_t i = cond.args.size(); i-- > 0;) {
+      if (uses_[cond.args[i]] != 0) continue;
+      for (Op* e : exits) {
+        if (carries_back(e->kind)) drop_operand(*e, i);
+      }
+      drop_operand(op, i);
+      cond.args.erase(cond.args.begin() + static_cast<std::ptrdiff_t>(i));
+      pruned = true;
+    }
+    drop_empty_yield(body);
+    return pruned;
+  }
+
   bool dead(const Op& op) const {
     if (op.kind == OpKind::VarDecl) return var_loads_[op.result] == 0;
     if (op.kind == OpKind::VarStore) return var_loads_[op.operands[0]] == 0;
@@ -91,6 +205,7 @@ class Dce {
     for (size_t i = r.ops.size(); i-- > 0;) {
       Op& op = r.ops[i];
       for (ir::Region& sub : op.regions) region(sub);
+      if (op.has(ir::kControl) && prune_carried(op)) swept_ = true;
       if (dead(op)) {
         release(op);
         remove[i] = true;

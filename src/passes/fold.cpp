@@ -20,12 +20,15 @@
 // x + (-0.0) and x - (+0.0) are identities: x + (+0.0) turns x = -0.0 into +0.0. (x * 1.0 and
 // x / 1.0 are x except that hardware would quieten a signalling NaN; NaN bits mean nothing in
 // kiln, as above, so they fold.) An `if` on a constant is replaced by the ops of its taken
-// region, and a `for` whose constant bounds give no iteration is deleted. Constants made here
-// keep the attribute form the verifier expects.
+// region (its results by what that region yields; when the region ends with a break, continue or
+// terminate instead, the ops after the if, which no unit runs, go with it), and a `for` whose constant bounds
+// give no iteration is deleted (its results are its initial values). Constants made here keep the
+// attribute form the verifier expects.
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "kiln/half.h"
@@ -288,18 +291,37 @@ class Folder {
 
   // Folds `in` into `out`. An `if` on a constant continues with its taken region's ops, in place
   // of the if: they run exactly when the if ran, and the values they define were visible only
-  // after them in that region, so they stay defined before every use.
-  void ops(std::vector<Op>& in, std::vector<Op>& out) {
+  // after them in that region, so they stay defined before every use. The region's yield gives
+  // the if's results; a region that ends with another terminator ends `out` there too (nothing
+  // after it runs). Returns whether `out` now ends with such a terminator.
+  bool ops(std::vector<Op>& in, std::vector<Op>& out) {
+    bool ends = false;
     for (Op& op : in) {
+      ends = false;
       for (Value& v : op.operands) v = replacement_[v];
       if (op.kind == OpKind::If) {
         if (const AttrValue* c = constant(op.operands[0])) {
           changed_ = true;
-          ops(op.regions[c->i != 0 ? 0 : 1].ops, out);
+          std::vector<Op>& taken = op.regions[c->i != 0 ? 0 : 1].ops;
+          std::optional<Op> yield;
+          if (!taken.empty() && taken.back().kind == OpKind::Yield) {
+            yield = std::move(taken.back());
+            taken.pop_back();
+          }
+          // Ops after it could read the if's results, which no yield gives: they go (no unit
+          // runs them). Without results they stay for dce, as after any break.
+          if (ops(taken, out) && op.result_count() > 0) return true;
+          if (yield) {
+            for (size_t i = 0; i < op.result_count(); ++i) {
+              replacement_[op.result_at(i)] = replacement_[yield->operands[i]];
+            }
+          }
           continue;
         }
       }
       if (op.kind == OpKind::For && never_runs(op)) {
+        std::span<const Value> inits = ir::loop_inits(op);
+        for (size_t i = 0; i < op.result_count(); ++i) replacement_[op.result_at(i)] = inits[i];
         changed_ = true;
         continue;
       }
@@ -320,8 +342,10 @@ class Folder {
         }
         if (op.kind == OpKind::Const) constant_[op.result] = *op.attr(AttrKey::Value);
       }
+      ends = op.has(ir::kTerminator) && op.kind != OpKind::Yield && op.kind != OpKind::Condition;
       out.push_back(std::move(op));
     }
+    return ends;
   }
 
   const AttrValue* constant(Value v) const { return constant_[v] ? &*constant_[v] : nullptr; }

@@ -8,8 +8,10 @@
 namespace kiln::passes {
 
 const std::vector<Pass>& default_pipeline() {
-  // checked_io first: it adds len/compare ops that fold, cse and dce then tidy.
+  // promote_vars first, so that every later pass sees values instead of Vars; checked_io before
+  // the others: it adds len/compare ops that fold, cse and dce then tidy.
   static const std::vector<Pass> pipeline = {
+      {"promote_vars", promote_vars},
       {"checked_io", checked_io},
       {"fold", fold},
       {"cse", cse},
@@ -29,6 +31,7 @@ void run_pipeline(ir::Kernel& k, const PipelineOptions& options) {
   }
   if (options.dump) options.dump("traced", k);
   if (options.stop_after == "traced") return;
+  if (options.target.known()) k.facts.target = options.target;
   for (const Pass& p : pipeline) {
     p.run(k);
     if (options.verify_each) ir::verify(k, "after " + std::string(p.name));

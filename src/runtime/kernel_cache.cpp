@@ -98,6 +98,7 @@ CacheEntry& KernelCache::compile(const KernelId& id, const KernelRef& kernel, ba
       return std::string(buf);
     }();
     passes::PipelineOptions options;
+    options.target = backend.target();
 #ifndef NDEBUG
     options.verify_each = true;
 #endif

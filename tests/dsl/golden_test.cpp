@@ -212,10 +212,51 @@ TEST(TracedStructure, BuiltinsAndLengthsAreRecordedOnceAtTheTop) {
   EXPECT_EQ(count_ops(k, ir::OpKind::TensorStride), 4);
 }
 
+// The pipeline's first pass turns every Var of these kernels into values: a Var assigned in a loop
+// body is a loop argument and result, one assigned in both branches an if result.
+TEST(PromotedStructure, VarsAssignedInLoopsBecomeLoopArgumentsAndResults) {
+  for (const char* name : {"loops_attributes_and_var", "collatz_while_break_continue", "local_sum",
+                           "var_assigned_in_both_branches"}) {
+    ir::Kernel k;
+    for (const TracedCase& c : traced_cases()) {
+      if (c.name == std::string(name) + "_promoted") k = c.trace();
+    }
+    ASSERT_FALSE(k.name.empty()) << name;
+    int var_ops = count_ops(k, ir::OpKind::VarDecl) + count_ops(k, ir::OpKind::VarLoad) +
+                  count_ops(k, ir::OpKind::VarStore);
+    EXPECT_EQ(var_ops, 0) << name;
+    EXPECT_NO_THROW(ir::verify(k, "promoted")) << name;
+  }
+  ir::Kernel loops = promoted(define<Loops>(id_of<Loops>({32, 1, 1})));
+  std::vector<const ir::Op*> fors;
+  ir::walk(loops.body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::For) fors.push_back(&op);
+  });
+  ASSERT_EQ(fors.size(), 3u);
+  for (size_t i = 0; i < fors.size(); ++i) {
+    EXPECT_EQ(fors[i]->result_count(), 1u) << "loop " << i << " carries the sum";
+    EXPECT_EQ(fors[i]->regions[0].args.size(), 2u);
+    EXPECT_EQ(fors[i]->regions[0].ops.back().kind, ir::OpKind::Yield);
+    if (i > 0) {
+      EXPECT_EQ(ir::loop_inits(*fors[i])[0], fors[i - 1]->result) << "each loop starts from the last one's sum";
+    }
+  }
+  EXPECT_EQ(loops.body.ops.back().operands[2], fors[2]->result) << "the store writes the last loop's result";
+
+  ir::Kernel collatz = promoted(define<Collatz>(id_of<Collatz>({16, 1, 1})));
+  const ir::Op* loop = first_op(collatz.body, ir::OpKind::While);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->result_count(), 2u);
+  EXPECT_EQ(loop->regions[0].args.size(), 2u);
+  EXPECT_EQ(loop->regions[1].args.size(), 2u);
+  EXPECT_EQ(first_op(loop->regions[1], ir::OpKind::Break)->operands.size(), 2u);
+  EXPECT_EQ(first_op(loop->regions[1], ir::OpKind::Continue)->operands.size(), 2u);
+}
+
 TEST(TracedStructure, GoldenFilesHaveNoOrphans) {
   // Every case has its file, and the number of cases is what this test file says.
   std::vector<TracedCase> cases = traced_cases();
-  EXPECT_EQ(cases.size(), 19u);
+  EXPECT_EQ(cases.size(), 23u);
   for (const TracedCase& c : cases) EXPECT_FALSE(golden_text(c.name).empty()) << c.name;
 }
 

@@ -1,6 +1,7 @@
 // The kernels of tests/dsl/kernels.h with the KernelIds they are traced for, as named cases: the
-// golden test compares each case's traced IR with tests/dsl/golden/<name>.kir, and the verify test
-// runs every case (and the id tests' kernels) through ir::verify.
+// golden test compares each case's traced IR (for the *_promoted cases, after promote_vars) with
+// tests/dsl/golden/<name>.kir, and the verify test runs every case (and the id tests' kernels)
+// through ir::verify.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 
 #include "dsl/kernels.h"
 #include "kiln/ir/kernel.h"
+#include "kiln/passes/passes.h"
 
 namespace kiln::test {
 
@@ -35,6 +37,11 @@ inline KernelId transpose_id(uint8_t rank_in = 2) {
   d[0].rank = rank_in;
   d[1].rank = 2;
   return kernel_id<Transpose>(LaunchFacts{{16, 16, 1}, ir::ExecMode::Checked, ir::AddressType::U64}, d);
+}
+
+inline ir::Kernel promoted(ir::Kernel k) {
+  passes::promote_vars(k);
+  return k;
 }
 
 struct TracedCase {
@@ -67,6 +74,14 @@ inline std::vector<TracedCase> traced_cases() {
       {"var_assigned_in_both_branches", [] { return define<BothBranches>(id_of<BothBranches>({32, 1, 1})); }},
       {"element_copy_then_store", [] { return define<ElementCopy>(id_of<ElementCopy>({32, 1, 1})); }},
       {"plain_store_records_no_load", [] { return define<PlainStore>(id_of<PlainStore>({32, 1, 1})); }},
+      // After passes::promote_vars, the first pass of the pipeline: the Vars above as loop arguments
+      // and results and as if results.
+      {"loops_attributes_and_var_promoted", [] { return promoted(define<Loops>(id_of<Loops>({32, 1, 1}))); }},
+      {"collatz_while_break_continue_promoted",
+       [] { return promoted(define<Collatz>(id_of<Collatz>({16, 1, 1}))); }},
+      {"local_sum_promoted", [] { return promoted(define<LocalSum>(id_of<LocalSum>({32, 1, 1}))); }},
+      {"var_assigned_in_both_branches_promoted",
+       [] { return promoted(define<BothBranches>(id_of<BothBranches>({32, 1, 1}))); }},
   };
 }
 

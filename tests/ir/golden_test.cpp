@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Golden, RoundTrip, ::testing::ValuesIn(read_cases()), c
 // A mistyped separator must not silently drop cases.
 TEST(RoundTripFile, HoldsEveryCaseWithAUniqueName) {
   std::vector<RoundTripCase> cases = read_cases();
-  EXPECT_EQ(cases.size(), 17u);
+  EXPECT_EQ(cases.size(), 20u);
   std::set<std::string> names;
   for (const RoundTripCase& c : cases) EXPECT_TRUE(names.insert(c.name).second) << "two cases named " << c.name;
 }
@@ -254,6 +254,83 @@ TEST(RoundTripValues, NestedRegionsKeepTheirOps) {
   ASSERT_EQ(outer->regions[1].ops.size(), 2u);
   EXPECT_EQ(outer->regions[1].ops[1].kind, OpKind::If);
   EXPECT_EQ(outer->regions[1].ops[1].regions[1].ops.size(), 2u);
+}
+
+// The text of a loop that carries values means: results, region arguments and yields in order.
+TEST(RoundTripValues, ForCarriesItsValuesInOrder) {
+  Kernel k = parse(find_case("for_carries_values").text);
+  const Op* loop = nullptr;
+  for (const Op& op : k.body.ops) {
+    if (op.kind == OpKind::For) loop = &op;
+  }
+  ASSERT_NE(loop, nullptr);
+  ASSERT_EQ(loop->result_count(), 2u);
+  EXPECT_EQ(k.type_of(loop->result_at(0)), Type::scalar_of(Scalar::F32));
+  EXPECT_EQ(k.type_of(loop->result_at(1)), Type::scalar_of(Scalar::U32));
+  EXPECT_EQ(loop->type, Type::scalar_of(Scalar::F32)) << "op.type is the first result's type";
+  ASSERT_EQ(loop->operands.size(), 5u);
+  ASSERT_EQ(loop_inits(*loop).size(), 2u);
+  const Region& body = loop->regions[0];
+  ASSERT_EQ(body.args.size(), 3u);
+  ASSERT_EQ(loop_carried_args(*loop).size(), 2u);
+  EXPECT_EQ(loop_carried_args(*loop)[0], body.args[1]);
+  const Op& yield = body.ops.back();
+  ASSERT_EQ(yield.kind, OpKind::Yield);
+  ASSERT_EQ(yield.operands.size(), 2u);
+  // The inner if's result is the loop's next sum.
+  const Op& inner_if = body.ops[body.ops.size() - 2];
+  ASSERT_EQ(inner_if.kind, OpKind::If);
+  EXPECT_EQ(yield.operands[0], inner_if.result);
+  EXPECT_EQ(inner_if.regions[0].ops.back().kind, OpKind::Break);
+  EXPECT_EQ(inner_if.regions[0].ops.back().operands.size(), 2u);
+  // Both results are read after the loop.
+  EXPECT_EQ(k.body.ops[k.body.ops.size() - 3].operands[0], loop->result_at(1));
+  EXPECT_EQ(k.body.ops[k.body.ops.size() - 2].operands[0], loop->result_at(0));
+}
+
+TEST(RoundTripValues, WhileConditionPassesOnToBodyAndResults) {
+  Kernel k = parse(find_case("while_carries_values").text);
+  const Op& loop = k.body.ops[4];
+  ASSERT_EQ(loop.kind, OpKind::While);
+  EXPECT_EQ(loop.result_count(), 3u);
+  EXPECT_EQ(loop.regions[0].args.size(), 2u);
+  EXPECT_EQ(loop.regions[1].args.size(), 3u);
+  const Op& condition = loop.regions[0].ops.back();
+  ASSERT_EQ(condition.kind, OpKind::Condition);
+  EXPECT_EQ(condition.operands.size(), 4u);
+  EXPECT_EQ(condition.operands[1], loop.regions[0].args[0]);
+  EXPECT_EQ(k.type_of(loop.result_at(2)), Type::scalar_of(Scalar::Bool));
+  EXPECT_EQ(k.body.ops.back().operands[2], loop.result_at(1)) << "the store writes the step count";
+}
+
+TEST(RoundTripValues, ArrayAttributesAndTargetAreRead) {
+  Kernel k = parse(find_case("array_attributes_and_target").text);
+  EXPECT_EQ(k.facts.target, Target::cuda(90, true));
+  const AttrValue* load = k.body.ops[1].attr(AttrKey::Dims);
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->tag, AttrValue::Tag::Ints);
+  EXPECT_EQ(load->ints, (std::vector<int64_t>{1, 0}));
+  EXPECT_TRUE(k.body.ops[2].attr(AttrKey::Dims)->ints.empty());
+  EXPECT_EQ(k.body.ops[3].attr(AttrKey::Dims)->ints, (std::vector<int64_t>{-1, 7, 123456789012}));
+  EXPECT_EQ(k.body.ops[4].attr(AttrKey::Dims)->ints, (std::vector<int64_t>{4}));
+  EXPECT_FALSE(k.body.ops[1].attr(AttrKey::Dims) == k.body.ops[4].attr(AttrKey::Dims));
+}
+
+TEST(Targets, NamesParseBackAndOddOnesAreRefused) {
+  for (Target t : {Target::cpu(), Target::cuda(80), Target::cuda(90, true), Target::cuda(120), Target{}}) {
+    Target back = Target::cuda(1);
+    ASSERT_TRUE(parse_target(to_string(t), back)) << to_string(t);
+    EXPECT_EQ(back, t) << to_string(t);
+  }
+  EXPECT_EQ(to_string(Target::cuda(90, true)), "sm_90a");
+  EXPECT_EQ(to_string(Target::cpu()), "cpu");
+  Target out;
+  for (const char* bad : {"", "sm_", "sm_9", "sm_090", "sm_90b", "sm_1234", "gpu", "SM_90", "sm_90aa"}) {
+    EXPECT_FALSE(parse_target(bad, out)) << bad;
+  }
+  EXPECT_TRUE(Target::cuda(90, true).cuda_at_least(80));
+  EXPECT_FALSE(Target::cuda(75).cuda_at_least(80));
+  EXPECT_FALSE(Target::cpu().cuda_at_least(0));
 }
 
 }  // namespace

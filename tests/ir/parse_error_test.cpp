@@ -109,6 +109,54 @@ TEST(ParseError, TileWithMoreThanFourDimensions) {
       1, 33, "a tile has at most 4 dimensions");
 }
 
+TEST(ParseError, TileWithoutAKnownMemorySpace) {
+  expect_parse_error(
+      "kernel @k(%x: tile<[16, 16] x f32, local>) {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = "
+      "1} {\n}\n",
+      1, 36, "a tile's memory space is 'registers', 'shared' or 'global', not 'local'");
+  expect_parse_error(
+      "kernel @k(%x: tile<[16, 16] x f32>) {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n",
+      1, 34, "expected ','");
+}
+
+TEST(ParseError, UnknownTarget) {
+  expect_parse_error(
+      "kernel @k() {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1, target = sm_9x} {\n}\n", 1, 88,
+      "target is 'cpu' or a CUDA architecture such as 'sm_90a', not 'sm_9x'");
+  expect_parse_error(
+      "kernel @k() {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1, target = gpu} {\n}\n", 1, 88,
+      "not 'gpu'");
+}
+
+TEST(ParseError, ResultsAndTypesDisagreeInNumber) {
+  expect_parse_error(std::string(kHeader) +
+                         "  %0 = const 0 : u32\n  %1, %2 = for %0, %0, %0, %0 : u32 (%3: u32, %4: u32) {\n"
+                         "    yield %4\n  }\n}\n",
+                     3, 3, "op 'for' defines 2 results but gives 1 types");
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  store %y, %0, %0 : f32, f32\n}\n", 3, 20,
+                     "op 'store' gives 2 result types but defines no results");
+}
+
+TEST(ParseError, ArrayAttributeHoldsIntegers) {
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {dims = [1, 2.5]} : f32\n}\n", 3,
+                     32, "an array attribute holds integers, not '2.5'");
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {dims = [1, 2} : f32\n}\n", 3, 33,
+                     "expected ']'");
+}
+
+// A break or continue that carries nothing ends at its name, even when the next line defines
+// results; one that carries values takes them.
+TEST(ParseError, BreakBeforeADefinitionTakesNoOperands) {
+  Kernel k = parse(std::string(kHeader) +
+                   "  %0 = const 0 : u32\n  %1 = const 1 : u32\n  for %0, %1, %1 (%2: u32) {\n    break\n"
+                   "    %3, %4 = if %0 : u32, u32 {\n      yield %0, %0\n    } else {\n      yield %1, %1\n    }\n"
+                   "  }\n}\n");
+  const Op& loop = k.body.ops[2];
+  ASSERT_EQ(loop.regions[0].ops.size(), 2u);
+  EXPECT_TRUE(loop.regions[0].ops[0].operands.empty());
+  EXPECT_EQ(loop.regions[0].ops[1].result_count(), 2u);
+}
+
 TEST(ParseError, UnterminatedStringPointsAtItsOpeningQuote) {
   expect_parse_error(std::string(kHeader) + "  debug.print {format = \"abc\n}\n", 2, 25, "unterminated string");
 }

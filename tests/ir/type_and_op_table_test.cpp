@@ -92,6 +92,10 @@ TEST(Types, EqualityComparesEveryFieldThatMatters) {
   EXPECT_NE(Type::tile(Scalar::F32, 2, {16, 16}), Type::tile(Scalar::F32, 2, {16, 8}));
   EXPECT_NE(Type::tile(Scalar::F32, 2, {16, 16}), Type::tile(Scalar::F16, 2, {16, 16}));
   EXPECT_EQ(Type::tile(Scalar::F32, 2, {16, 16}), Type::tile(Scalar::F32, 2, {16, 16}));
+  EXPECT_EQ(Type::tile(Scalar::F32, 2, {16, 16}), Type::tile(Scalar::F32, 2, {16, 16}, MemorySpace::Registers));
+  EXPECT_NE(Type::tile(Scalar::F32, 2, {16, 16}), Type::tile(Scalar::F32, 2, {16, 16}, MemorySpace::Shared));
+  EXPECT_NE(Type::tile(Scalar::F32, 2, {16, 16}, MemorySpace::Shared),
+            Type::tile(Scalar::F32, 2, {16, 16}, MemorySpace::Global));
   EXPECT_NE(f32, Type::scalar_of(Scalar::I32));
   EXPECT_NE(Type::none(), f32);
   EXPECT_EQ(Type::none(), Type{});
@@ -124,8 +128,10 @@ TEST(Types, TextOfEveryKind) {
   EXPECT_EQ(to_string(Type::shared(Type::vector_of(Scalar::U64, 2), 64)), "shared<vector<2 x u64>, 64>");
   EXPECT_EQ(to_string(Type::local(Type::scalar_of(Scalar::I16), 4)), "local<i16, 4>");
   EXPECT_EQ(to_string(Type::var(Type::scalar_of(Scalar::Bool))), "var<bool>");
-  EXPECT_EQ(to_string(Type::tile(Scalar::BF16, 2, {16, 32})), "tile<[16, 32] x bf16>");
-  EXPECT_EQ(print_type(Type::tile(Scalar::F64, 0, {})), "tile<[] x f64>");
+  EXPECT_EQ(to_string(Type::tile(Scalar::BF16, 2, {16, 32})), "tile<[16, 32] x bf16, registers>");
+  EXPECT_EQ(to_string(Type::tile(Scalar::F16, 2, {128, 64}, MemorySpace::Shared)), "tile<[128, 64] x f16, shared>");
+  EXPECT_EQ(to_string(Type::tile(Scalar::F32, 1, {256}, MemorySpace::Global)), "tile<[256] x f32, global>");
+  EXPECT_EQ(print_type(Type::tile(Scalar::F64, 0, {})), "tile<[] x f64, registers>");
 }
 
 // Every kind of type prints to text that the parser reads back to an equal type (as a parameter's
@@ -141,6 +147,8 @@ TEST(Types, TextParsesBackToAnEqualType) {
       Type::local(Type::vector_of(Scalar::U32, 8), 3),
       Type::var(Type::vector_of(Scalar::F64, 2)),
       Type::tile(Scalar::F16, 3, {2, 4, 8}),
+      Type::tile(Scalar::BF16, 2, {64, 64}, MemorySpace::Shared),
+      Type::tile(Scalar::I8, 1, {16}, MemorySpace::Global),
   };
   for (const Type& t : types) {
     std::string text = "kernel @t(%p: " + to_string(t) + ") {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n";

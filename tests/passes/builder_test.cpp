@@ -227,6 +227,81 @@ TEST(Fold, ShouldInlineABreakFromAConstantIfIntoTheLoopBody) {
   EXPECT_EQ(k.body.ops.back().regions[0].ops.size(), 1u) << "dce should drop the store after the break";
 }
 
+// A for that carries two values, built with emit_results: the results, the body's arguments and
+// the yield agree, so it verifies; dce keeps the carried value that is read and drops the other.
+TEST(Dce, ShouldDropTheCarriedValueNobodyReadsAndKeepTheOther) {
+  ir::Kernel k = kernel_with_out(kU32);
+  Builder b(k);
+  Value lo = b.const_int(Scalar::U32, 0);
+  Value hi = b.const_int(Scalar::U32, 10);
+  Value step = b.const_int(Scalar::U32, 1);
+  Value init = b.const_int(Scalar::U32, 5);
+  std::vector<Value> operands{lo, hi, step, init, init};
+  std::vector<Type> types{kU32, kU32};
+  std::vector<Value> results = b.emit_results(OpKind::For, operands, types);
+  ASSERT_EQ(results.size(), 2u);
+  ir::Op& loop = b.last();
+  EXPECT_EQ(loop.result, results[0]);
+  EXPECT_EQ(loop.more_results, std::vector<Value>{results[1]});
+  EXPECT_EQ(loop.type, kU32);
+  ir::Region& body = b.enter(0);
+  Value i = k.new_value(kU32), sum = k.new_value(kU32), last = k.new_value(kU32);
+  body.args = {i, sum, last};
+  Value next = b.emit(OpKind::Add, {sum, i}, kU32);
+  b.emit(OpKind::Yield, {next, i});
+  b.leave();
+  b.emit(OpKind::Store, {out_of(k), lo, results[0]});
+  ASSERT_NO_THROW(ir::verify(k)) << ir::print(k);
+
+  EXPECT_TRUE(passes::dce(k));
+  ASSERT_NO_THROW(ir::verify(k)) << ir::print(k);
+  const ir::Op& after = k.body.ops[4];
+  ASSERT_EQ(after.kind, OpKind::For);
+  EXPECT_EQ(after.result_count(), 1u) << "the last index is read by nobody";
+  EXPECT_EQ(after.result, results[0]);
+  EXPECT_EQ(after.operands.size(), 4u);
+  EXPECT_EQ(after.regions[0].args, (std::vector<Value>{i, sum}));
+  EXPECT_EQ(after.regions[0].ops.back().operands, std::vector<Value>{next});
+  EXPECT_FALSE(passes::dce(k));
+}
+
+// promote_vars keeps the IR's values: the loop's result is what the store after it writes, the
+// loop's argument what the add in it reads.
+TEST(PromoteVars, ShouldMakeTheVarALoopArgumentAndResult) {
+  ir::Kernel k = kernel_with_out(kU32);
+  Builder b(k);
+  Value var = b.emit(OpKind::VarDecl, {}, Type::var(kU32));
+  Value zero = b.const_int(Scalar::U32, 0);
+  b.emit(OpKind::VarStore, {var, zero});
+  Value hi = b.const_int(Scalar::U32, 4);
+  Value step = b.const_int(Scalar::U32, 1);
+  b.emit(OpKind::For, {zero, hi, step});
+  ir::Region& body = b.enter(0);
+  Value i = k.new_value(kU32);
+  body.args.push_back(i);
+  Value old = b.emit(OpKind::VarLoad, {var}, kU32);
+  Value sum = b.emit(OpKind::Add, {old, i}, kU32);
+  b.emit(OpKind::VarStore, {var, sum});
+  b.leave();
+  Value final_value = b.emit(OpKind::VarLoad, {var}, kU32);
+  b.emit(OpKind::Store, {out_of(k), zero, final_value});
+  ASSERT_NO_THROW(ir::verify(k));
+
+  EXPECT_TRUE(passes::promote_vars(k));
+  ASSERT_NO_THROW(ir::verify(k)) << ir::print(k);
+  EXPECT_EQ(count_kind(k, OpKind::VarDecl) + count_kind(k, OpKind::VarLoad) + count_kind(k, OpKind::VarStore), 0u);
+  const ir::Op& loop = k.body.ops[3];
+  ASSERT_EQ(loop.kind, OpKind::For);
+  ASSERT_EQ(loop.result_count(), 1u);
+  EXPECT_EQ(ir::loop_inits(loop)[0], zero);
+  ASSERT_EQ(loop.regions[0].args.size(), 2u);
+  const ir::Op& add = loop.regions[0].ops[0];
+  EXPECT_EQ(add.operands[0], loop.regions[0].args[1]) << "the add reads the loop's argument";
+  EXPECT_EQ(loop.regions[0].ops.back().operands, std::vector<Value>{add.result}) << "and the body yields its sum";
+  EXPECT_EQ(k.body.ops.back().operands[2], loop.result) << "the store writes the loop's result";
+  EXPECT_FALSE(passes::promote_vars(k)) << "nothing is left to promote";
+}
+
 TEST(Cse, ShouldReplaceTheNestedDuplicateWithTheOuterOp) {
   ir::Kernel k = kernel_with_out(kU32);
   Builder b(k);

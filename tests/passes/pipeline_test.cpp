@@ -153,10 +153,11 @@ TEST(Pipeline, DumpSeesTracedThenEachPassInOrder) {
     texts.push_back(ir::print(seen));
   };
   passes::run_pipeline(k, options);
-  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "checked_io", "fold", "cse", "dce"}));
-  ASSERT_EQ(texts.size(), 5u);
+  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "promote_vars", "checked_io", "fold", "cse", "dce"}));
+  ASSERT_EQ(texts.size(), 6u);
   EXPECT_NE(texts[0].find("{checked}"), std::string::npos) << "the traced dump is taken before any pass";
-  EXPECT_EQ(texts[1].find("{checked}"), std::string::npos) << "the checked_io dump is taken after it ran";
+  EXPECT_NE(texts[1].find("{checked}"), std::string::npos) << "promote_vars leaves the flags";
+  EXPECT_EQ(texts[2].find("{checked}"), std::string::npos) << "the checked_io dump is taken after it ran";
   EXPECT_EQ(texts.back(), ir::print(k));
 }
 
@@ -167,6 +168,7 @@ TEST(Pipeline, StopAfterStopsAtThatPass) {
   ir::Kernel full = k;
   passes::run_pipeline(full);
   ir::Kernel by_hand = k;
+  passes::promote_vars(by_hand);
   passes::checked_io(by_hand);
   passes::fold(by_hand);
   ASSERT_NE(ir::print(by_hand), ir::print(full)) << "cse and dce must have work left after fold";
@@ -176,8 +178,8 @@ TEST(Pipeline, StopAfterStopsAtThatPass) {
   options.stop_after = "fold";
   options.dump = [&](std::string_view stage, const ir::Kernel&) { stages.emplace_back(stage); };
   passes::run_pipeline(k, options);
-  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "checked_io", "fold"}));
-  EXPECT_EQ(ir::print(k), ir::print(by_hand)) << "stop_after = fold is checked_io then fold, nothing more";
+  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "promote_vars", "checked_io", "fold"}));
+  EXPECT_EQ(ir::print(k), ir::print(by_hand)) << "stop_after = fold is promote_vars, checked_io, fold, nothing more";
 }
 
 TEST(Pipeline, StopAfterTracedRunsNoPass) {
@@ -213,7 +215,7 @@ TEST(Pipeline, UnknownStageThrowsBeforeRunningAnything) {
 
 TEST(Pipeline, VerifyEachNamesThePassAfterWhichTheKernelIsInvalid) {
   // A store of an f32 into a u32 buffer: invalid from the start; the first verification is the
-  // one after checked_io, and its message says so.
+  // one after promote_vars, and its message says so.
   ir::Kernel k = ir::parse(
       "kernel @bad(%out: buffer<u32, rw>) {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n"
       "  %0 = const 0 : u32\n"
@@ -227,8 +229,30 @@ TEST(Pipeline, VerifyEachNamesThePassAfterWhichTheKernelIsInvalid) {
     FAIL() << "the pipeline must reject invalid IR when verify_each is set";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "ir.verify");
-    EXPECT_NE(e.message().find("after checked_io"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("after promote_vars"), std::string::npos) << e.message();
   }
+}
+
+// The pipeline knows the target: it is in the kernel's facts before the first pass runs (where a
+// pass reads it) and in what the pipeline gives back; without one, the facts keep what they had.
+TEST(Pipeline, PassesSeeTheTargetInTheKernelFacts) {
+  for (ir::Target target : {ir::Target::cpu(), ir::Target::cuda(90, true), ir::Target::cuda(80)}) {
+    ir::Kernel k = trace<Add>(ir::ExecMode::Checked);
+    EXPECT_FALSE(k.facts.target.known()) << "a traced kernel is not compiled for anything yet";
+    std::vector<std::string> seen;
+    passes::PipelineOptions options;
+    options.target = target;
+    options.dump = [&](std::string_view, const ir::Kernel& at) { seen.push_back(ir::to_string(at.facts.target)); };
+    passes::run_pipeline(k, options);
+    std::string name = ir::to_string(target);
+    EXPECT_EQ(seen, (std::vector<std::string>{"any", name, name, name, name, name})) << name;
+    EXPECT_EQ(k.facts.target, target);
+    EXPECT_NE(ir::print(k).find("target = " + name + "}"), std::string::npos) << ir::print(k);
+  }
+  ir::Kernel k = ir::parse(
+      "kernel @k() {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1, target = sm_80} {\n}\n");
+  passes::run_pipeline(k);
+  EXPECT_EQ(k.facts.target, ir::Target::cuda(80));
 }
 
 }  // namespace

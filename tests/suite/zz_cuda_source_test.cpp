@@ -46,7 +46,10 @@ TEST(SuiteCudaSource, EveryKernelTheSuiteLaunchesCompilesWithNvrtc) {
       const auto& [id, define] = kernels[i];
       try {
         ir::Kernel k = define(id);
-        passes::run_pipeline(k);
+        passes::PipelineOptions pipeline;
+        pipeline.target = ir::Target::cuda(90, true);
+        pipeline.verify_each = true;  // every pass gives valid IR for every kernel of the suite
+        passes::run_pipeline(k, pipeline);
         cuda::EmitResult e = cuda::emit_cuda(k);
         std::vector<std::string> kernel_options = options;  // and what the source asks for (fast math)
         kernel_options.insert(kernel_options.end(), e.options.begin(), e.options.end());

@@ -25,6 +25,9 @@ class Builder {
              std::vector<Attr> attrs = {}) {
     return emit(kind, std::span<const Value>(operands.begin(), operands.size()), result, std::move(attrs));
   }
+  // Appends an op with one result per type of `results` (control flow that carries values).
+  std::vector<Value> emit_results(OpKind kind, std::span<const Value> operands, std::span<const Type> results,
+                                  std::vector<Attr> attrs = {});
   Value constant(const Type& t, AttrValue v);
   Value const_int(Scalar s, int64_t v) { return constant(Type::scalar_of(s), AttrValue::of_int(v)); }
   Value const_float(Scalar s, double v) { return constant(Type::scalar_of(s), AttrValue::of_float(v)); }

@@ -4,12 +4,14 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kiln/ir/op_kinds.h"
+#include "kiln/ir/target.h"
 #include "kiln/ir/type.h"
 
 namespace kiln::ir {
@@ -28,7 +30,8 @@ inline constexpr Value kNoValue = 0xffffffffu;
   X(UnrollFull, "unroll_full")          \
   X(PrefetchStages, "prefetch_stages")  \
   X(Format, "format")                   \
-  X(FastMath, "fast_math")
+  X(FastMath, "fast_math")              \
+  X(Dims, "dims")
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text) e,
@@ -39,18 +42,21 @@ std::string_view attr_name(AttrKey k);
 bool parse_attr_key(std::string_view text, AttrKey& out);
 
 // A constant or attribute payload. Integers (and bools) keep their bits in `i` (u64 values as
-// their two's-complement bits), floats in `f`.
+// their two's-complement bits), floats in `f`, an array of integers (dimensions, shapes, the
+// tile layer's permutations) in `ints`, printed `[1, 2, 3]`.
 struct AttrValue {
-  enum class Tag : uint8_t { Int, Float, Bool, String };
+  enum class Tag : uint8_t { Int, Float, Bool, String, Ints };
   Tag tag = Tag::Int;
   int64_t i = 0;
   double f = 0;
   std::string s;
+  std::vector<int64_t> ints;
 
-  static AttrValue of_int(int64_t v) { return {Tag::Int, v, 0, {}}; }
-  static AttrValue of_float(double v) { return {Tag::Float, 0, v, {}}; }
-  static AttrValue of_bool(bool v) { return {Tag::Bool, v ? 1 : 0, 0, {}}; }
-  static AttrValue of_string(std::string v) { return {Tag::String, 0, 0, std::move(v)}; }
+  static AttrValue of_int(int64_t v) { return {Tag::Int, v, 0, {}, {}}; }
+  static AttrValue of_float(double v) { return {Tag::Float, 0, v, {}, {}}; }
+  static AttrValue of_bool(bool v) { return {Tag::Bool, v ? 1 : 0, 0, {}, {}}; }
+  static AttrValue of_string(std::string v) { return {Tag::String, 0, 0, std::move(v), {}}; }
+  static AttrValue of_ints(std::vector<int64_t> v) { return {Tag::Ints, 0, 0, {}, std::move(v)}; }
   friend bool operator==(const AttrValue&, const AttrValue&) = default;
 };
 
@@ -62,19 +68,39 @@ struct Attr {
 
 struct Op;
 
-// A block of ops; `args` are values the region defines on entry (a for loop's induction value).
+// A block of ops; `args` are values the region defines on entry (a for loop's induction value and
+// carried values, see Op).
 struct Region {
   std::vector<Value> args;
   std::vector<Op> ops;
 };
 
+// An op's results are `result` (the first, kNoValue when there is none) followed by
+// `more_results`. Nearly every op has at most one, so one result costs no allocation and reads as
+// `op.result` / `op.type`. Several results come from control flow that carries values (below).
+// Kernel::value_types is the home of every result's type; `type` repeats the first one's so that
+// passes and backends read it off the op, and the verifier checks that the two agree.
+//
+// Values carried by control flow (docs/ir.md, "Loops and ifs that carry values"):
+// - for: operands lo, hi, step, then the initial values; the body's args are the induction value
+//   and the carried values; the body ends with `yield` of the next ones; the results are the last.
+// - while: operands are the initial values of the condition region's args; the condition region
+//   ends with `condition %c, forwarded...`, which become the body's args and, when %c is false, the
+//   results; the body yields the condition region's next args.
+// - if: the results are what each region yields.
+// - break carries the loop's results, continue what its body yields.
 struct Op {
   OpKind kind = OpKind::Const;
-  Value result = kNoValue;  // kNoValue when the op has no result
-  Type type;                // the result's type (none without a result)
+  Value result = kNoValue;  // the first result; kNoValue when the op has none
+  Type type;                // the first result's type (none without a result)
+  std::vector<Value> more_results;  // results after the first
   std::vector<Value> operands;
   std::vector<Attr> attrs;  // kept sorted by key, so that equal ops compare equal
   std::vector<Region> regions;
+
+  size_t result_count() const { return result == kNoValue ? 0 : 1 + more_results.size(); }
+  Value result_at(size_t i) const { return i == 0 ? result : more_results.at(i - 1); }
+  std::vector<Value> results() const;
 
   const OpInfo& info() const { return op_info(kind); }
   bool has(OpTrait t) const { return has_trait(kind, t); }
@@ -123,6 +149,8 @@ struct KernelFacts {
   std::vector<uint8_t> alias;
   // Comptime arguments, by parameter name, as text: for reading dumps, not for identity.
   std::vector<std::pair<std::string, std::string>> comptime;
+  // What the kernel is compiled for; the pass pipeline sets it (Target::Kind::Any before).
+  Target target;
 };
 
 struct Param {
@@ -142,6 +170,8 @@ struct Kernel {
     value_types.push_back(t);
     return static_cast<Value>(value_types.size() - 1);
   }
+  // Makes a new value of type `t` and appends it to the op's results.
+  Value add_result(Op& op, const Type& t);
   const Type& type_of(Value v) const { return value_types.at(v); }
   // The parameter whose value is `v`, or nullptr.
   const Param* param_of(Value v) const;
@@ -167,5 +197,16 @@ void walk_mut(Region& r, Fn&& fn) {
 
 // Number of ops in the kernel, counting nested ones.
 size_t op_count(const Kernel& k);
+
+// Replaces the op's results by `results` (their types are the kernel's): for passes that drop
+// what control flow carries.
+void set_results(Op& op, std::span<const Value> results, const Kernel& k);
+
+// The operands that give the initial values of what a loop carries: a for's after lo, hi and step,
+// all of a while's; empty for other ops.
+std::span<const Value> loop_inits(const Op& op);
+// The args of a loop's head region that the carried values arrive in (a for's after its
+// induction value).
+std::span<const Value> loop_carried_args(const Op& op);
 
 }  // namespace kiln::ir

@@ -65,8 +65,10 @@ std::string_view family_name(OpFamily f);
 //   b  a scalar bool                     u  a scalar u32 (a lane)
 //   a  an array (buffer, tensor, shared or local)
 //   x  a var                             m  the optional mask: a scalar bool, always last
+//   c  a value control flow carries: a scalar, a vector or a register tile
 //   *  after the last letter: that kind again, any number of times
-// Result: "" none, "v" a value, "a" an array, "x" a var.
+// Result: "" none, "v" a value, "a" an array, "x" a var, "c" one result per value the op carries
+// (any number, from none; the verifier checks them against the op's regions, docs/ir.md).
 // Rule: the function in src/ir/type_rules.cpp that checks the operands' types and gives the
 // result's (rule_<name>); the tracer and the verifier both call it.
 // Region labels: one word per region, the text form prints each after the first (`} else {`).
@@ -181,13 +183,15 @@ std::string_view family_name(OpFamily f);
   X(VarDecl, "var.decl", Var, "", "x", var_decl, "", kAlloc)                                          \
   X(VarLoad, "var.load", Var, "x", "v", var_load, "", kReadsMemory)                                   \
   X(VarStore, "var.store", Var, "xv", "", var_store, "", kWritesMemory)                               \
-  /* structured control flow */                                                                       \
-  X(If, "if", Control, "b", "", no_result, "then else", kControl)                                     \
-  X(For, "for", Control, "iii", "", loop_bounds, "body", kControl)                                    \
-  X(While, "while", Control, "", "", no_result, "cond do", kControl)                                  \
-  X(Condition, "condition", Control, "b", "", no_result, "", kTerminator)                             \
-  X(Break, "break", Control, "", "", no_result, "", kTerminator)                                      \
-  X(Continue, "continue", Control, "", "", no_result, "", kTerminator)                                \
+  /* structured control flow; the operands after a for's lo, hi, step and a while's are the values  \
+     it starts carrying; condition, yield, break and continue pass carried values on (kernel.h, Op) */ \
+  X(If, "if", Control, "b", "c", no_result, "then else", kControl)                                    \
+  X(For, "for", Control, "iiic*", "c", loop_bounds, "body", kControl)                                 \
+  X(While, "while", Control, "c*", "c", no_result, "cond do", kControl)                               \
+  X(Condition, "condition", Control, "bc*", "", no_result, "", kTerminator)                           \
+  X(Yield, "yield", Control, "cc*", "", no_result, "", kTerminator)                                   \
+  X(Break, "break", Control, "c*", "", no_result, "", kTerminator)                                    \
+  X(Continue, "continue", Control, "c*", "", no_result, "", kTerminator)                              \
   X(Terminate, "terminate", Control, "", "", no_result, "", kTerminator)                              \
   /* debug */                                                                                         \
   X(DebugPrint, "debug.print", Debug, "v*", "", debug_print, "", kSideEffect)
@@ -211,7 +215,10 @@ struct OpInfo {
   int mask_operand;  // the position of the optional mask, or -1 when the op takes none
   int regions;
 
-  bool has_result() const { return !result.empty(); }
+  // One result, always (result "v", "a" or "x").
+  bool has_result() const { return !result.empty() && result != "c"; }
+  // Results are the values the op carries, as many as it carries (if, for, while).
+  bool carries_values() const { return result == "c"; }
   bool has_mask() const { return mask_operand >= 0; }
   // The letter that describes operand i (for i past a repeated last letter, that letter).
   char operand_kind(size_t i) const;

@@ -48,10 +48,18 @@ enum class TypeKind : uint8_t {
   Shared,  // a cube-shared array of fixed length
   Local,   // a unit-private array of fixed length
   Var,     // a mutable local holding one value
-  Tile,    // a tile of the tile layer: a fixed shape of scalars
+  Tile,    // a tile of the tile layer: a fixed shape of scalars in one memory space
 };
 
 enum class Access : uint8_t { ReadOnly, ReadWrite };
+
+// Where a tile lives: in each unit's registers (a value the tile layer computes on), in the cube's
+// shared memory (staged by copies, read by tensor-core ops), or in global memory (a view of a
+// tensor). The tile layer's lowering and the tensor-core ops differ by space, so the type says it.
+enum class MemorySpace : uint8_t { Registers, Shared, Global };
+std::string_view to_string(MemorySpace m);
+// Parses "registers", "shared", "global"; false when `text` names none.
+bool parse_memory_space(std::string_view text, MemorySpace& out);
 
 // A small value type; every field not used by `kind` stays at its default so that == works.
 struct Type {
@@ -62,6 +70,7 @@ struct Type {
   uint8_t rank = 0;              // tensors and tiles
   uint32_t length = 0;           // shared and local arrays
   std::array<uint32_t, 4> shape{};  // tiles
+  MemorySpace space = MemorySpace::Registers;  // tiles
 
   static Type none() { return {}; }
   static Type scalar_of(Scalar s);
@@ -73,10 +82,12 @@ struct Type {
   static Type shared(Type element, uint32_t length);
   static Type local(Type element, uint32_t length);
   static Type var(Type element);
-  static Type tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape);
+  static Type tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape,
+                   MemorySpace space = MemorySpace::Registers);
 
   bool is_none() const { return kind == TypeKind::None; }
   bool is_value() const { return kind == TypeKind::Scalar || kind == TypeKind::Vector; }
+  bool is_tile() const { return kind == TypeKind::Tile; }
   bool is_scalar() const { return kind == TypeKind::Scalar; }
   bool is_vector() const { return kind == TypeKind::Vector; }
   bool is_global() const { return kind == TypeKind::Buffer || kind == TypeKind::Tensor; }

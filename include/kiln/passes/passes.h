@@ -10,6 +10,10 @@
 
 namespace kiln::passes {
 
+// Mutable locals (var.decl/load/store) become SSA values: a Var assigned in a loop is carried by
+// it (a loop argument and result), one assigned in an if is a result of the if. A Var read where
+// it may be unassigned stays in memory.
+bool promote_vars(ir::Kernel& k);
 // Checked mode (seed 02 done right): every global buffer access flagged `checked` gets
 // `index < len` added to its mask, so an index at or past len() reads zero and writes nothing.
 // In unchecked mode the flags are dropped and accesses stay raw.
@@ -31,6 +35,9 @@ struct Pass {
 const std::vector<Pass>& default_pipeline();
 
 struct PipelineOptions {
+  // What the kernel is compiled for: recorded in the kernel's facts before the first pass, where
+  // passes read it. Target::Kind::Any (the default) leaves the facts as they are.
+  ir::Target target;
   // Verify after every pass (always in debug builds and tests; off in release by default).
   bool verify_each = false;
   // Called with "traced" before the first pass and with each pass's name after it runs.
@@ -39,7 +46,7 @@ struct PipelineOptions {
   std::string_view stop_after;
 };
 
-// Runs the default pipeline; throws Error{ir.verify} when a pass produces invalid IR and
+// Runs the default pipeline for options.target; throws Error{ir.verify} when a pass produces invalid IR and
 // Error{passes.unknown_stage} for a stop_after that names no pass.
 void run_pipeline(ir::Kernel& k, const PipelineOptions& options = {});
 

@@ -8,6 +8,7 @@
 // Conditions and loop bounds may be uniform (one row, plan.h): executors read them with a stride
 // of 0. A for loop whose bounds are uniform has a uniform induction value, advanced once.
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "backends/cpu/lanes.h"
@@ -225,7 +226,99 @@ Instr& piece(Planner& p, const ir::Op& op, uint32_t number, InstrFn fn, Args arg
   return in;
 }
 
+// ---- values carried by control flow (docs/ir.md) ----
+// Each carried value has one varying slot, shared by the region arguments and results that hold
+// it: a for's results with its body's arguments, a while's results with its body's arguments (its
+// condition region's arguments have their own), an if's results. An exit copies what it carries
+// into those slots for the active units right before it leaves: units that take a break or
+// continue run nothing more of the iteration, so what they carried stays until the loop ends for
+// them. Carried values are never uniform (uniform.cpp leaves control results and region arguments
+// varying), so the slots are per unit.
+
+uint32_t carry_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const VarCopy& x = in.as<VarCopy>();
+  unsigned char* to = e.slot<unsigned char>(x.var);
+  const uint32_t b = x.bytes;
+  if (e.all_active && !x.value.uniform) {
+    std::memcpy(to, e.slot<unsigned char>(x.value.slot), size_t(b) * e.units);
+  } else {
+    for_active(e, [&](uint32_t u) { std::memcpy(to + size_t(u) * b, unit_bytes(e, x.value, u, b), b); });
+  }
+  return pc + 1;
+}
+
+std::vector<uint32_t> carried_slots(Planner& p, std::span<const ir::Value> values) {
+  std::vector<uint32_t> out;
+  for (ir::Value v : values) {
+    if (!p.type_of(v).is_value()) {
+      throw Error("compile.unsupported", "the CPU backend does not carry " + ir::to_string(p.type_of(v)) +
+                                             " values yet (kernel '" + p.kernel().name + "')");
+    }
+    out.push_back(p.ref(v).slot);
+  }
+  return out;
+}
+
+// Copies operands [first, first + to.size()) of `op` into the slots `to` for the active units.
+// When one of them is itself a slot written here at another place (a loop that yields its
+// arguments swapped), all go through fresh slots first.
+void carry_out(Planner& p, const ir::Op& op, const std::vector<uint32_t>& to, size_t first) {
+  std::vector<Ref> from;
+  std::vector<uint32_t> bytes;
+  for (size_t i = 0; i < to.size(); ++i) {
+    from.push_back(p.operand(op, first + i));
+    bytes.push_back(uint32_t(p.operand_type(op, first + i).element_bytes()));
+  }
+  bool clash = false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    for (size_t j = 0; j < to.size(); ++j) clash = clash || (i != j && !from[i].uniform && from[i].slot == to[j]);
+  }
+  if (clash) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      uint32_t staged = p.alloc(uint64_t(p.plan().units) * bytes[i]);
+      p.emit_piece(op, &carry_instr, VarCopy{from[i], staged, bytes[i]});
+      from[i] = Ref{staged, false};
+    }
+  }
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i].uniform || from[i].slot != to[i]) p.emit_piece(op, &carry_instr, VarCopy{from[i], to[i], bytes[i]});
+  }
+}
+
+// Gives the op's results their slots, lets its region arguments share them, copies a loop's
+// initial values in (under the mask the op starts with), and says where its exits copy to.
+void begin_carried(Planner& p, const ir::Op& op) {
+  std::vector<ir::Value> results = op.results();
+  Planner::Carried c{op.kind, {}, {}, {}, {}};
+  std::vector<uint32_t> result_slots = carried_slots(p, results);
+  if (op.kind == OpKind::If) {
+    c.yield_to = result_slots;
+  } else if (op.kind == OpKind::For) {
+    std::span<const ir::Value> args = ir::loop_carried_args(op);
+    for (size_t i = 0; i < args.size(); ++i) p.bind(args[i], Ref{result_slots[i], false});
+    carry_out(p, op, result_slots, 3);
+    c.yield_to = c.break_to = c.continue_to = result_slots;
+  } else {
+    const ir::Region& body = op.regions[1];
+    for (size_t i = 0; i < body.args.size(); ++i) p.bind(body.args[i], Ref{result_slots[i], false});
+    std::vector<uint32_t> head = carried_slots(p, op.regions[0].args);
+    carry_out(p, op, head, 0);
+    c.yield_to = c.continue_to = head;
+    c.break_to = c.condition_to = result_slots;
+  }
+  p.carried().push_back(std::move(c));
+}
+void end_carried(Planner& p) { p.carried().pop_back(); }
+
+const Planner::Carried& loop_carried(Planner& p) {
+  for (size_t i = p.carried().size(); i-- > 0;) {
+    if (p.carried()[i].kind != OpKind::If) return p.carried()[i];
+  }
+  throw Error("compile.unsupported", "a break or continue outside a loop in kernel '" + p.kernel().name + "'");
+}
+
 void plan_if(Planner& p, const ir::Op& op) {
+  begin_carried(p, op);
   const Ctx ctx = p.ctx();
   const uint32_t number = p.op_number();
   const size_t begin_pc = p.pc();
@@ -241,6 +334,7 @@ void plan_if(Planner& p, const ir::Op& op) {
   p.patch(then_ends, uint32_t(else_pc));
   std::vector<Pending> else_ends;
   p.region(op.regions[1], inner, else_ends);
+  end_carried(p);
   const size_t end_pc = p.pc();
   piece(p, op, number, &merge_instr, Merge{ctx.depth, ctx.loop, 0});
   std::get<IfElse>(p.at(else_pc).args).end_pc = uint32_t(end_pc);
@@ -254,6 +348,7 @@ void plan_for(Planner& p, const ir::Op& op) {
   const ir::Scalar s = p.operand_type(op, 0).scalar;
   const Ref i = p.ref(op.regions[0].args[0]);
   p.track_depth(ctx.depth);
+  begin_carried(p, op);
   piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, i, p.operand(op, 0), uint32_t(ir::scalar_bytes(s))});
   const size_t test_pc = p.pc();
   const Ref hi = p.operand(op, 1);
@@ -263,6 +358,7 @@ void plan_for(Planner& p, const ir::Op& op) {
   const Ref step = p.operand(op, 2);
   std::vector<Pending> body_ends;
   p.region(op.regions[0], Ctx{ctx.depth + 1, ctx.depth, -1}, body_ends);
+  end_carried(p);
   const size_t next_pc = p.pc();
   piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
           return i.uniform ? &for_next<I, true, true> : step.uniform ? &for_next<I, false, true> : &for_next<I, false, false>;
@@ -278,6 +374,7 @@ void plan_while(Planner& p, const ir::Op& op) {
   const Ctx ctx = p.ctx();
   const uint32_t number = p.op_number();
   p.track_depth(ctx.depth);
+  begin_carried(p, op);
   piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, {}, {}, 0});
   const size_t head_pc = p.pc();
   piece(p, op, number, &while_head, WhileHead{ctx.depth, 0});
@@ -288,6 +385,7 @@ void plan_while(Planner& p, const ir::Op& op) {
   p.patch(cond_ends, uint32_t(cond_pc));
   std::vector<Pending> body_ends;
   p.region(op.regions[1], Ctx{ctx.depth + 1, ctx.depth, -1}, body_ends);
+  end_carried(p);
   const size_t next_pc = p.pc();
   piece(p, op, number, &jump_instr, Jump{uint32_t(head_pc)});
   p.patch(body_ends, uint32_t(next_pc));
@@ -306,11 +404,15 @@ bool plan_control(Planner& p, const ir::Op& op) {
     case OpKind::For: plan_for(p, op); return true;
     case OpKind::While: plan_while(p, op); return true;
     case OpKind::Condition:  // end_pc is patched by the while
+      carry_out(p, op, p.carried().back().condition_to, 1);
       p.emit(op, &condition_instr, Condition{p.operand(op, 0), p.ctx().while_depth, 0});
       return true;
+    case OpKind::Yield: carry_out(p, op, p.carried().back().yield_to, 0); return true;
     case OpKind::Break:
     case OpKind::Continue:
     case OpKind::Terminate:
+      if (op.kind == OpKind::Break) carry_out(p, op, loop_carried(p).break_to, 0);
+      if (op.kind == OpKind::Continue) carry_out(p, op, loop_carried(p).continue_to, 0);
       p.emit(op, &leave_instr, Leave{p.ctx().loop, 0});
       p.ends().push_back(Pending{p.pc() - 1});
       return true;

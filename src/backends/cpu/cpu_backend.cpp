@@ -145,6 +145,7 @@ class CpuBackend : public backend::Backend {
 
   std::string_view runtime_name() const override { return "cpu"; }
   const DeviceInfo& info() const override { return info_; }
+  ir::Target target() const override { return ir::Target::cpu(); }
 
   uint64_t allocate(size_t bytes) override {
     void* p = ::operator new(bytes, std::align_val_t(256), std::nothrow);

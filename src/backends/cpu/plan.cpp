@@ -57,6 +57,9 @@ Plan Planner::run() {
     const ir::Param& prm = k_.params[i];
     if (prm.type.is_global()) {
       define_array(prm.value, ArrayRef{ArraySpace::Global, uint32_t(i), 0, 0});
+    } else if (!prm.type.is_value()) {
+      throw Error("compile.unsupported", "kernel '" + k_.name + "': parameter '" + prm.name + "' has type " +
+                                             ir::to_string(prm.type) + "; the CPU backend takes buffers, tensors and scalars");
     } else {
       p_.scalar_params.push_back({uint32_t(i), define(prm.value)});
     }
@@ -155,7 +158,9 @@ void Planner::patch(const std::vector<Pending>& list, uint32_t target) {
 
 void Planner::plan_op(const ir::Op& op) {
   if (op.type.kind == ir::TypeKind::Tile) {
-    throw Error("compile.unsupported", "the CPU backend does not run tile ops yet (kernel '" + k_.name + "')");
+    throw Error("compile.unsupported", "the CPU backend does not run tile ops yet: op #" + std::to_string(number_) + " '" +
+                                           std::string(ir::op_name(op.kind)) + "' makes a " + ir::to_string(op.type) +
+                                           " (kernel '" + k_.name + "')");
   }
   if (FamilyPlanner family = planner_of(ir::op_family(op.kind)); family && family(*this, op)) return;
   throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(op.kind)) + "' (kernel '" +

@@ -62,7 +62,20 @@ class Planner {
   uint32_t var_slot(ir::Value v) const { return var_slots_.at(v); }
   void define_var(ir::Value v, uint32_t slot) { var_slots_[v] = slot; }
 
+  // Gives `v` the slot `r` (a region argument that shares its op's result slot).
+  void bind(ir::Value v, Ref r) { slots_[v] = r; }
+
   // Control flow (control.cpp).
+  // Where the exits of a control op that carries values copy them (docs/ir.md, "Loops and ifs
+  // that carry values"): varying slots, one per carried value.
+  struct Carried {
+    ir::OpKind kind;
+    std::vector<uint32_t> yield_to;      // a yield ending one of the op's regions
+    std::vector<uint32_t> break_to;      // a loop's break: its results
+    std::vector<uint32_t> continue_to;   // a loop's continue: what its body yields
+    std::vector<uint32_t> condition_to;  // a while's condition: its body's arguments and results
+  };
+  std::vector<Carried>& carried() { return carried_; }
   const Ctx& ctx() const { return ctx_; }
   size_t pc() const { return p_.code.size(); }
   Instr& at(size_t pc) { return p_.code[pc]; }
@@ -86,6 +99,7 @@ class Planner {
   std::unordered_map<ir::Value, ArrayRef> arrays_;
   Ctx ctx_;
   std::vector<Pending>* ends_ = nullptr;
+  std::vector<Carried> carried_;  // the control ops being planned, innermost last
   uint32_t next_slot_ = 0;
   uint32_t number_ = 0;
   int max_depth_ = 0;

@@ -21,16 +21,19 @@
 // that runs it, under any mask; which units run it does not matter. A for loop with uniform
 // bounds: its units start at the same lo and step together (for_next advances every unit still
 // in the loop, including those that ran `continue`); a unit that leaves (`break`, `terminate`)
-// reads the induction value no more. So every unit that reads it reads the same value. There are
-// no values that merge across control flow (vars are memory, and var.load is varying): a value
-// that did (a loop's carried arguments or results, an if's results) would be uniform only when
-// all its incoming values are uniform and the choice among them is too (a uniform condition, no
-// break under a varying one); this file is where that rule goes.
+// reads the induction value no more. So every unit that reads it reads the same value. Values that
+// merge across control flow (a loop's carried arguments and results, an if's results: ir.md,
+// "Loops and ifs that carry values"; var.load too) are varying: each unit's may have come by
+// another path. One would be uniform only when all its incoming values are uniform and the choice
+// among them is too (a uniform condition, no break under a varying one); that refinement would go
+// here. The control.cpp planner relies on it: a carried value's slot is per unit.
 //
 // Varying: builtins of the unit (absolute_pos, unit_pos, unit_pos_plane), plane ops (they combine
 // units), var.load, atomics, loads from memory the launch writes or of a varying index or mask,
 // and region arguments other than the ones above.
 #include "backends/cpu/analysis.h"
+
+#include <algorithm>
 
 namespace kiln::cpu {
 
@@ -75,8 +78,8 @@ std::vector<uint8_t> uniform_values(const ir::Kernel& k) {
     size_t i = size_t(p - k.params.data());
     return !written[i] && !(aliased_written && k.param_aliased(i));
   };
-  auto operands_uniform = [&](const ir::Op& op, size_t first) {
-    for (size_t i = first; i < op.operands.size(); ++i) {
+  auto operands_uniform = [&](const ir::Op& op, size_t first, size_t end = ~size_t(0)) {
+    for (size_t i = first; i < std::min(end, op.operands.size()); ++i) {
       if (!u[op.operands[i]]) return false;
     }
     return true;
@@ -95,7 +98,9 @@ std::vector<uint8_t> uniform_values(const ir::Kernel& k) {
   // Pre-order visits a definition before its uses, and a for op before its body.
   ir::walk(k.body, [&](const ir::Op& op) {
     if (op.result != ir::kNoValue) u[op.result] = rule(op) ? 1 : 0;
-    if (op.kind == OpKind::For) u[op.regions[0].args[0]] = operands_uniform(op, 0) ? 1 : 0;
+    // The induction value follows lo, hi and step (operands 0..2), not the values the loop carries
+    // (they, and every other region argument and control result, stay varying).
+    if (op.kind == OpKind::For) u[op.regions[0].args[0]] = operands_uniform(op, 0, 3) ? 1 : 0;
   });
   return u;
 }

@@ -115,6 +115,7 @@ class CudaBackend : public backend::Backend {
     int major = attr(kComputeCapabilityMajor), minor = attr(kComputeCapabilityMinor);
     arch_ = architecture(major, minor);
     info_.architecture = arch_;
+    target_ = ir::Target::cuda(major * 10 + minor, arch_.back() == 'a');
     size_t total = 0;
     d_.cuDeviceTotalMem(&total, dev_);
     info_.memory_bytes = total;
@@ -140,6 +141,7 @@ class CudaBackend : public backend::Backend {
 
   std::string_view runtime_name() const override { return "cuda"; }
   const DeviceInfo& info() const override { return info_; }
+  ir::Target target() const override { return target_; }
 
   uint64_t allocate(size_t bytes) override {
     usable();
@@ -451,6 +453,7 @@ class CudaBackend : public backend::Backend {
   CUcontext ctx_ = nullptr;
   DeviceInfo info_;
   std::string arch_;
+  ir::Target target_;
   std::string device_name_;
   DiskCache disk_;
   std::mutex staging_mutex_;

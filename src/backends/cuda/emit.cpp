@@ -95,7 +95,7 @@ void Emitter::number_values() {
   uint32_t next = 0;
   auto walk = [&](auto& self, const ir::Region& r) -> void {
     for (const ir::Op& op : r.ops) {
-      if (op.result != ir::kNoValue) names_[op.result] = "v" + std::to_string(next++);
+      for (size_t i = 0; i < op.result_count(); ++i) names_[op.result_at(i)] = "v" + std::to_string(next++);
       if (op.kind == OpKind::SharedAlloc) shared_.push_back(&op);
       for (const ir::Region& sub : op.regions) {
         for (ir::Value a : sub.args) names_[a] = "v" + std::to_string(next++);
@@ -295,17 +295,58 @@ std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
   return "for (" + type_name(t) + " " + iv + " = " + name(op.operands[0]) + "; " + test + "; " + step + ") {";
 }
 
+// Values that control flow carries (docs/ir.md) live in C variables declared before the op and
+// named after the value each holds when the op ends: a for's and an if's results; a while's
+// condition-region arguments (assigned by its body's yields and continues) and its results
+// (assigned by `condition` and by its breaks). An exit assigns them right before it leaves; a
+// region's own arguments are copies taken where the region starts (a for's or a while's body).
+// So no assignment reads a variable that it or another of its group writes: the IR does not let
+// a region see its op's results, nor a while's body see the condition region's arguments. A unit
+// that breaks or continues in a loop that tracks masks assigns at the break and then runs nothing
+// more of the iteration (decision 013), so what it carried stays until it leaves.
+void Emitter::declare_carried(const ir::Op& op, std::span<const ir::Value> vars, std::span<const ir::Value> inits) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const Type& t = type(vars[i]);
+    if (!t.is_value()) unsupported(op, "carries " + ir::to_string(t) + "; tile values lower before emission");
+    line(type_name(t) + " " + name(vars[i]) + (i < inits.size() ? " = " + name(inits[i]) : "") + ";");
+  }
+}
+
+void Emitter::assign(const std::vector<std::string>& to, const ir::Op& exit, size_t first_operand) {
+  for (size_t i = 0; i < to.size(); ++i) line(to[i] + " = " + name(exit.operands[first_operand + i]) + ";");
+}
+
+void Emitter::snapshot(std::span<const ir::Value> args, std::span<const ir::Value> from) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    line(type_name(type(args[i])) + " " + name(args[i]) + " = " + name(from[i]) + ";");
+  }
+}
+
+std::vector<std::string> Emitter::names_of(std::span<const ir::Value> values) const {
+  std::vector<std::string> out;
+  for (ir::Value v : values) out.push_back(name(v));
+  return out;
+}
+
 // Plain C control flow: every kernel without plane ops, and the parts of a kernel with plane ops
 // that hold none (masked_control takes the others). Regions in here track no mask, and a loop's
 // break and continue are C's own.
 void Emitter::control(const ir::Op& op) {
   using K = OpKind;
-  if (masked_ && masked_control(op)) return;
+  std::vector<std::string> outer_yield = yield_to_, outer_condition = condition_to_;
+  if (masked_ && masked_control(op)) {
+    yield_to_ = outer_yield;
+    condition_to_ = outer_condition;
+    return;
+  }
   std::string outer_mask = mask_;
   LoopFlags outer_loop = loop_;
   mask_.clear();
+  std::vector<ir::Value> results = op.results();
   switch (op.kind) {
     case K::If: {
+      declare_carried(op, results, {});
+      yield_to_ = names_of(results);
       line("if (" + name(op.operands[0]) + ") {");
       ++depth_;
       region(op.regions[0]);
@@ -321,9 +362,12 @@ void Emitter::control(const ir::Op& op) {
     }
     case K::For: {
       const ir::Region& body = op.regions[0];
+      declare_carried(op, results, ir::loop_inits(op));
       loop_ = LoopFlags{};
+      loop_.break_to = loop_.continue_to = yield_to_ = names_of(results);
       line(for_header(op, name(body.args.at(0)) + " < " + name(op.operands[1])));
       ++depth_;
+      snapshot(ir::loop_carried_args(op), results);
       region(body);
       --depth_;
       line("}");
@@ -331,23 +375,44 @@ void Emitter::control(const ir::Op& op) {
     }
     case K::While: {
       // The condition region runs before every iteration; `continue` jumps back to it.
+      const ir::Region& cond = op.regions[0];
+      const ir::Region& body = op.regions[1];
+      declare_carried(op, cond.args, op.operands);
+      declare_carried(op, results, {});
       loop_ = LoopFlags{};
+      loop_.break_to = condition_to_ = names_of(results);
+      loop_.continue_to = names_of(cond.args);
       line("while (true) {");
       ++depth_;
-      region(op.regions[0]);
-      region(op.regions[1]);
+      yield_to_.clear();
+      region(cond);
+      snapshot(body.args, results);
+      yield_to_ = loop_.continue_to;
+      region(body);
       --depth_;
       line("}");
       break;
     }
-    case K::Condition: line("if (!" + name(op.operands[0]) + ") break;"); break;
-    case K::Break: line("break;"); break;
-    case K::Continue: line("continue;"); break;
+    case K::Condition:
+      assign(condition_to_, op, 1);
+      line("if (!" + name(op.operands[0]) + ") break;");
+      break;
+    case K::Yield: assign(yield_to_, op); break;
+    case K::Break:
+      assign(loop_.break_to, op);
+      line("break;");
+      break;
+    case K::Continue:
+      assign(loop_.continue_to, op);
+      line("continue;");
+      break;
     case K::Terminate: line("return;"); break;
     default: unsupported(op, "does not know this control op");
   }
   mask_ = outer_mask;
   loop_ = outer_loop;
+  yield_to_ = outer_yield;
+  condition_to_ = outer_condition;
 }
 
 }  // namespace kiln::cuda

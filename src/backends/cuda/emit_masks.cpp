@@ -110,7 +110,9 @@ bool Emitter::masked_control(const ir::Op& op) {
       return true;
     case OpKind::Condition:
       if (mask_.empty()) return false;
-      // The units whose condition fails leave; the others are the body's lanes.
+      // The units whose condition fails leave; the others are the body's lanes. Both carry on what
+      // `condition` passes on: the results, or the body's arguments.
+      assign(condition_to_, op, 1);
       line("if (!kiln_narrow(" + mask_ + ", " + name(op.operands[0]) + ")) break;");
       return true;
     default: return false;  // terminate is C's return also here: a returned lane votes 0
@@ -121,6 +123,9 @@ bool Emitter::masked_control(const ir::Op& op) {
 void Emitter::masked_if(const ir::Op& op) {
   const ir::Region& then_r = op.regions[0];
   const ir::Region& else_r = op.regions[1];
+  std::vector<ir::Value> results = op.results();
+  declare_carried(op, results, {});
+  yield_to_ = names_of(results);
   std::string outer = mask_, c = name(op.operands[0]), then_mask = new_mask();
   line("u32 " + then_mask + " = __ballot_sync(" + outer + ", " + c + ");");
   line("if (" + c + ") {");
@@ -150,7 +155,10 @@ void Emitter::masked_for(const ir::Op& op) {
   const ir::Region& body = op.regions[0];
   std::string outer = mask_, n = std::to_string(masks_), head = new_mask();
   LoopFlags outer_loop = loop_;
-  LoopFlags flags{breaks(body) ? "kiln_broke" + n : "", guarded(body) ? "kiln_skip" + n : "", true};
+  LoopFlags flags{breaks(body) ? "kiln_broke" + n : "", guarded(body) ? "kiln_skip" + n : "", true, {}, {}};
+  std::vector<ir::Value> results = op.results();
+  declare_carried(op, results, ir::loop_inits(op));
+  flags.break_to = flags.continue_to = yield_to_ = names_of(results);
   line("u32 " + head + " = " + outer + ";  // the units that run the loop's test");
   if (!flags.broke.empty()) line("bool " + flags.broke + " = false;");
   ir::Value i = body.args.at(0);
@@ -158,6 +166,7 @@ void Emitter::masked_for(const ir::Op& op) {
   if (!flags.broke.empty()) test = "!" + flags.broke + " && " + test;
   line(for_header(op, "kiln_narrow(" + head + ", " + test + ")"));
   ++depth_;
+  snapshot(ir::loop_carried_args(op), results);
   loop_body(body, flags, head, true);
   --depth_;
   line("}");
@@ -188,7 +197,12 @@ void Emitter::masked_while(const ir::Op& op) {
   const ir::Region& body = op.regions[1];
   std::string outer = mask_, n = std::to_string(masks_), head = new_mask();
   LoopFlags outer_loop = loop_;
-  LoopFlags flags{breaks(body) ? "kiln_broke" + n : "", guarded(body) ? "kiln_skip" + n : "", true};
+  LoopFlags flags{breaks(body) ? "kiln_broke" + n : "", guarded(body) ? "kiln_skip" + n : "", true, {}, {}};
+  std::vector<ir::Value> results = op.results();
+  declare_carried(op, cond.args, op.operands);
+  declare_carried(op, results, {});
+  flags.break_to = condition_to_ = names_of(results);
+  flags.continue_to = names_of(cond.args);
   line("u32 " + head + " = " + outer + ";  // the units that run the condition region");
   if (!flags.broke.empty()) line("bool " + flags.broke + " = false;");
   line("while (true) {");
@@ -200,7 +214,10 @@ void Emitter::masked_while(const ir::Op& op) {
   }
   mask_ = head;
   loop_ = LoopFlags{};  // no break or continue in a condition region
+  yield_to_.clear();
   region(cond);         // ends with the condition: `if (!kiln_narrow(head, c)) break;`
+  snapshot(body.args, results);
+  yield_to_ = flags.continue_to;
   loop_body(body, flags, head, flow(body).plane);
   --depth_;
   line("}");
@@ -209,6 +226,7 @@ void Emitter::masked_while(const ir::Op& op) {
 }
 
 void Emitter::jump(const ir::Op& op) {
+  assign(op.kind == OpKind::Break ? loop_.break_to : loop_.continue_to, op);
   if (op.kind == OpKind::Break) {
     line(loop_.broke + " = " + (loop_.skip.empty() ? "" : loop_.skip + " = ") + "true;  // break");
   } else if (!loop_.skip.empty()) {

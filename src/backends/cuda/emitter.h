@@ -4,6 +4,7 @@
 // emit_ops.cpp (what each op becomes). Everything target-specific comes from a CStyleTarget.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -41,6 +42,9 @@ class Emitter {
     std::string broke;    // set by break: the unit leaves the loop at its next test
     std::string skip;     // set by break and continue: the rest of this iteration is skipped
     bool masked = false;  // the loop tracks masks
+    // The C variables a break and a continue of the loop assign what they carry to (the loop's
+    // results; the values its next iteration starts with).
+    std::vector<std::string> break_to, continue_to;
   };
 
   // ---- emit.cpp ----
@@ -53,6 +57,13 @@ class Emitter {
   void control(const ir::Op& op);
   std::string for_header(const ir::Op& op, const std::string& test);  // pragmas, then `for (...; test; ...) {`
   void line(std::string_view text);
+  // Values carried by control flow live in C variables declared before the op (see emit.cpp):
+  // `declare_carried` declares them, `assign` sets them from an exit's operands, `snapshot`
+  // copies them into a region's arguments where the region starts.
+  void declare_carried(const ir::Op& op, std::span<const ir::Value> vars, std::span<const ir::Value> inits);
+  void assign(const std::vector<std::string>& to, const ir::Op& exit, size_t first_operand = 0);
+  void snapshot(std::span<const ir::Value> args, std::span<const ir::Value> from);
+  std::vector<std::string> names_of(std::span<const ir::Value> values) const;
   std::string linear_unit() const;                 // the C expression of builtin.unit_pos
   std::string name(ir::Value v) const;             // the C expression of a value
   std::string lane(ir::Value v, int i) const;      // lane i of a value (a scalar's own expression)
@@ -107,6 +118,8 @@ class Emitter {
   std::unordered_map<const ir::Op*, Flow> flow_;  // what each control op holds
   std::string mask_;                              // the C variable holding the current region's active lanes
   LoopFlags loop_;                                // the innermost loop's flags
+  std::vector<std::string> yield_to_;             // what a yield ending the current region assigns
+  std::vector<std::string> condition_to_;         // what the current while's `condition` assigns
   int masks_ = 0;                                 // mask variables so far
 };
 

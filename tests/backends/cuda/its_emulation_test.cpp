@@ -4,7 +4,9 @@
 // host model of warps under independent thread scheduling that stops on any *_sync call its
 // rules forbid and on a deadlock. The outputs must agree byte for byte. This checks the argument
 // of docs/decisions/013-plane-masks-on-cuda.md by machine; the suite's plane_masks cases check it
-// on a GPU. The model is compiled by the host C++ compiler the tests were built with.
+// on a GPU. The model is compiled by the host C++ compiler the tests were built with. The same
+// comparison runs the hand-written kernels of carried.kir, whose loops and ifs carry values
+// (docs/ir.md), against a reference written from their IR too.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "backends/cpu/cpu_backend.h"
@@ -241,6 +244,68 @@ std::string read_file(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// The kernel's x and out buffers (64 u32 per unit each): x holds values 0..12, so that every
+// condition splits units; out is poisoned.
+Buffers model_inputs(const ir::Kernel& k, uint32_t cubes, uint64_t seed) {
+  size_t n = size_t(k.facts.cube_dim.total()) * cubes * 64;
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> x(n), out(n, 0xffffffffu);
+  for (uint32_t& v : x) v = uint32_t(rng() % 13);
+  Buffers bufs(2);
+  for (auto [b, v] : {std::pair{&bufs[0], &x}, std::pair{&bufs[1], &out}}) {
+    b->resize(n * 4);
+    std::memcpy(b->data(), v->data(), n * 4);
+  }
+  return bufs;
+}
+
+std::vector<uint32_t> words(const std::vector<unsigned char>& bytes) {
+  std::vector<uint32_t> w(bytes.size() / 4);
+  std::memcpy(w.data(), bytes.data(), w.size() * 4);
+  return w;
+}
+
+// Builds the emitted kernel into a host program on the model (model_program), runs it over
+// `bufs` and gives back the out buffer; adds a failure and gives back nothing when it does not
+// build or stops.
+std::optional<std::vector<uint32_t>> run_on_model(const ir::Kernel& k, const Buffers& bufs, uint32_t cubes,
+                                                  const std::string& tag) {
+  EmitResult e = emit_cuda(k);
+  auto dir = std::filesystem::path(::testing::TempDir()) / ("kiln_its_" + std::to_string(getpid()) + "_" + tag);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "model.cpp") << model_program(e, k, cubes);
+  std::string build = "cd '" + dir.string() + "' && '" + std::string(KILN_HOST_CXX) +
+                      "' -std=c++17 -O1 -w -pthread model.cpp -o model 2> build.log";
+  if (std::system(build.c_str()) != 0) {
+    ADD_FAILURE() << read_file(dir / "build.log");
+    return std::nullopt;
+  }
+  {
+    std::ofstream in(dir / "in.bin", std::ios::binary);
+    unsigned count = unsigned(bufs.size());
+    in.write(reinterpret_cast<const char*>(&count), 4);
+    for (const auto& b : bufs) {
+      unsigned long long size = b.size();
+      in.write(reinterpret_cast<const char*>(&size), 8);
+      in.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    }
+  }
+  std::string run = "cd '" + dir.string() + "' && timeout 300 ./model 2> run.log";
+  if (std::system(run.c_str()) != 0) {
+    ADD_FAILURE() << "the model stopped: " << read_file(dir / "run.log");
+    return std::nullopt;
+  }
+  std::string got = read_file(dir / "out.bin");
+  size_t out_bytes = bufs[1].size();
+  if (got.size() != bufs[0].size() + out_bytes) {
+    ADD_FAILURE() << "the model wrote " << got.size() << " bytes";
+    return std::nullopt;
+  }
+  std::vector<unsigned char> out(got.begin() + std::ptrdiff_t(bufs[0].size()), got.end());
+  std::filesystem::remove_all(dir);
+  return words(out);
+}
+
 class ItsModel : public ::testing::TestWithParam<int> {};
 
 TEST_P(ItsModel, RandomKernelAgreesWithTheCpu) {
@@ -250,52 +315,110 @@ TEST_P(ItsModel, RandomKernelAgreesWithTheCpu) {
   ir::Kernel k = ir::parse(gen.text());
   ir::verify(k, "test");
   passes::run_pipeline(k);
-  EmitResult e = emit_cuda(k);
-
-  auto dir = std::filesystem::path(::testing::TempDir()) /
-             ("kiln_its_" + std::to_string(getpid()) + "_" + std::to_string(GetParam()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "model.cpp") << model_program(e, k, cubes);
-  std::string build = "cd '" + dir.string() + "' && '" + std::string(KILN_HOST_CXX) +
-                      "' -std=c++17 -O1 -w -pthread model.cpp -o model 2> build.log";
-  ASSERT_EQ(std::system(build.c_str()), 0) << read_file(dir / "build.log");
-
-  // x: values 0..12 (so every condition splits units); out: poisoned. 64 u32 per unit each.
-  size_t n = size_t(k.facts.cube_dim.total()) * cubes * 64;
-  std::mt19937_64 rng(uint64_t(GetParam()) * 7919 + 1);
-  std::vector<uint32_t> x(n), out(n, 0xffffffffu);
-  for (uint32_t& v : x) v = uint32_t(rng() % 13);
-  Buffers bufs(2);
-  for (auto [b, v] : {std::pair{&bufs[0], &x}, std::pair{&bufs[1], &out}}) {
-    b->resize(n * 4);
-    std::memcpy(b->data(), v->data(), n * 4);
+  Buffers bufs = model_inputs(k, cubes, uint64_t(GetParam()) * 7919 + 1);
+  std::optional<std::vector<uint32_t>> got = run_on_model(k, bufs, cubes, std::to_string(GetParam()));
+  ASSERT_TRUE(got);
+  std::vector<uint32_t> want = words(run_on_cpu(k, bufs, cubes)[1]);
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ((*got)[i], want[i]) << "out[" << i << "]: the model of the CUDA source, then the CPU";
   }
-  {
-    std::ofstream in(dir / "in.bin", std::ios::binary);
-    unsigned count = 2;
-    in.write(reinterpret_cast<const char*>(&count), 4);
-    for (const auto& b : bufs) {
-      unsigned long long size = b.size();
-      in.write(reinterpret_cast<const char*>(&size), 8);
-      in.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-    }
-  }
-  std::string run = "cd '" + dir.string() + "' && timeout 300 ./model 2> run.log";
-  ASSERT_EQ(std::system(run.c_str()), 0) << "the model stopped: " << read_file(dir / "run.log");
-
-  Buffers want = run_on_cpu(k, bufs, cubes);
-  std::string got = read_file(dir / "out.bin");
-  ASSERT_EQ(got.size(), 2 * n * 4);
-  std::vector<uint32_t> got_out(n), want_out(n);
-  std::memcpy(got_out.data(), got.data() + n * 4, n * 4);
-  std::memcpy(want_out.data(), want[1].data(), n * 4);
-  for (size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(got_out[i], want_out[i]) << "out[" << i << "]: the model of the CUDA source, then the CPU";
-  }
-  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ItsModel, ::testing::Range(0, 16));
+
+// ---- hand-written kernels that carry values (carried.kir) ----------------------------------------
+
+// What each carried.kir kernel leaves in out[unit * 64 ..], from the IR by hand; none for a kernel
+// with plane ops, whose reference is the CPU backend (plane_masks cases of the suite check it).
+using Reference = std::vector<uint32_t> (*)(const uint32_t* x, uint32_t unit);
+
+std::vector<uint32_t> rotation_ref(const uint32_t* x, uint32_t unit) {
+  uint32_t a = x[0], b = unit, c = 7;
+  for (uint32_t k = 0; k < x[0]; ++k) {
+    if (k % 5 == 2) {
+      a = b;
+      continue;
+    }
+    uint32_t next = a * 3 + k;
+    if (next % 11 == 0) {
+      uint32_t old_a = a;
+      a = c;
+      b = old_a;
+      c = next;
+      break;
+    }
+    std::swap(a, b);
+    c = next;
+  }
+  return {a, b, c};
+}
+
+std::vector<uint32_t> while_forward_ref(const uint32_t* x, uint32_t) {
+  uint32_t j = 0, p = 1;
+  while (true) {
+    uint32_t seen = x[j & 63];
+    if (!(seen != 0 && p < 30)) return {j, p, seen};
+    uint32_t j2 = j + seen, p2 = p * 3;
+    if (j2 % 5 == 0) return {j2, p2, seen};
+    j = j2;
+    if (seen != 7) p = p2;
+  }
+}
+
+Reference reference_of(const std::string& name) {
+  if (name == "rotation") return &rotation_ref;
+  if (name == "while_forward") return &while_forward_ref;
+  return nullptr;
+}
+
+const std::vector<std::string>& carried_cases() {
+  static const std::vector<std::string> cases = split_cases(read_text(std::string(KILN_TEST_DATA) + "/carried.kir"));
+  return cases;
+}
+
+class ItsCarried : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(ItsCarried, CpuModelAndReferenceAgree) {
+  const uint32_t cubes = 2;
+  const std::string& text = carried_cases().at(GetParam());
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k, "test input");
+  std::string before = ir::print(k);
+  passes::run_pipeline(k);
+  EXPECT_EQ(ir::print(k), before) << "the case is written as the pipeline leaves it";
+  Buffers bufs = model_inputs(k, cubes, 12345 + GetParam());
+  std::vector<uint32_t> cpu_out = words(run_on_cpu(k, bufs, cubes)[1]);
+  std::optional<std::vector<uint32_t>> model_out = run_on_model(k, bufs, cubes, kernel_name(text));
+  ASSERT_TRUE(model_out);
+  for (size_t i = 0; i < cpu_out.size(); ++i) {
+    ASSERT_EQ((*model_out)[i], cpu_out[i]) << "out[" << i << "]: the model of the CUDA source, then the CPU";
+  }
+  Reference ref = reference_of(k.name);
+  if (!ref) return;
+  std::vector<uint32_t> x = words(bufs[0]);
+  size_t units = x.size() / 64;
+  for (uint32_t u = 0; u < units; ++u) {
+    std::vector<uint32_t> want = ref(&x[size_t(u) * 64], u);
+    for (size_t j = 0; j < want.size(); ++j) {
+      ASSERT_EQ(cpu_out[size_t(u) * 64 + j], want[j])
+          << "unit " << u << ", output " << j << ": the CPU, then the reference";
+    }
+  }
+}
+
+TEST_P(ItsCarried, CompilesWithNvrtc) {
+  ir::Kernel k = ir::parse(carried_cases().at(GetParam()));
+  EmitResult r = emit_cuda(k);
+  KILN_REQUIRE_NVRTC();
+  expect_compiles(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kir, ItsCarried, ::testing::Range<size_t>(0, carried_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return kernel_name(carried_cases()[info.param]);
+                         });
+
+TEST(ItsCarriedFile, HasItsCases) { EXPECT_EQ(carried_cases().size(), 3u); }
 
 }  // namespace
 }  // namespace kiln::cuda::testing
