@@ -235,18 +235,6 @@ Instr& piece(Planner& p, const ir::Op& op, uint32_t number, InstrFn fn, Args arg
 // them. Carried values are never uniform (uniform.cpp leaves control results and region arguments
 // varying), so the slots are per unit.
 
-uint32_t carry_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const VarCopy& x = in.as<VarCopy>();
-  unsigned char* to = e.slot<unsigned char>(x.var);
-  const uint32_t b = x.bytes;
-  if (e.all_active && !x.value.uniform) {
-    std::memcpy(to, e.slot<unsigned char>(x.value.slot), size_t(b) * e.units);
-  } else {
-    for_active(e, [&](uint32_t u) { std::memcpy(to + size_t(u) * b, unit_bytes(e, x.value, u, b), b); });
-  }
-  return pc + 1;
-}
-
 std::vector<uint32_t> carried_slots(Planner& p, std::span<const ir::Value> values) {
   std::vector<uint32_t> out;
   for (ir::Value v : values) {
@@ -276,12 +264,12 @@ void carry_out(Planner& p, const ir::Op& op, const std::vector<uint32_t>& to, si
   if (clash) {
     for (size_t i = 0; i < from.size(); ++i) {
       uint32_t staged = p.alloc(uint64_t(p.plan().units) * bytes[i]);
-      p.emit_piece(op, &carry_instr, VarCopy{from[i], staged, bytes[i]});
+      p.emit_piece(op, &var_store_instr, VarCopy{from[i], staged, bytes[i]});
       from[i] = Ref{staged, false};
     }
   }
   for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i].uniform || from[i].slot != to[i]) p.emit_piece(op, &carry_instr, VarCopy{from[i], to[i], bytes[i]});
+    if (from[i].uniform || from[i].slot != to[i]) p.emit_piece(op, &var_store_instr, VarCopy{from[i], to[i], bytes[i]});
   }
 }
 

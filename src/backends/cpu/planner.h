@@ -109,6 +109,10 @@ class Planner {
 // atomics), and the mask where the op table puts it, when present.
 Access plan_access(Planner& p, const ir::Op& op);
 
+// Copies VarCopy::value into the per-unit slot VarCopy::var for the active units (values.cpp):
+// var.store, and the exits of control flow that carries values (control.cpp).
+uint32_t var_store_instr(Exec& e, const Instr& in, uint32_t pc);
+
 // The family files: each plans the ops it knows (returns true); an op it does not know is
 // Error{compile.unsupported} (returns false).
 bool plan_values(Planner& p, const ir::Op& op);   // values.cpp: constants, vectors, builtins, vars

@@ -83,18 +83,6 @@ uint32_t var_load_instr(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
-// var.store: a var is per unit; a uniform value is copied into each active unit's.
-uint32_t var_store_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const VarCopy& x = in.as<VarCopy>();
-  unsigned char* v = e.slot<unsigned char>(x.var);
-  const uint32_t b = x.bytes;
-  if (e.all_active && !x.value.uniform) {
-    std::memcpy(v, e.slot<unsigned char>(x.value.slot), size_t(b) * e.units);
-  } else {
-    for_active(e, [&](uint32_t u) { std::memcpy(v + size_t(u) * b, unit_bytes(e, x.value, u, b), b); });
-  }
-  return pc + 1;
-}
 
 uint32_t axis_of(const ir::Dim3& d, int axis) { return axis == 0 ? d.x : axis == 1 ? d.y : d.z; }
 
@@ -147,6 +135,20 @@ void constant(Planner& p, const ir::Op& op) {
 }
 
 }  // namespace
+
+// var.store, and a value carried by control flow (control.cpp): the slot is per unit; a uniform
+// value is copied into each active unit's.
+uint32_t var_store_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const VarCopy& x = in.as<VarCopy>();
+  unsigned char* v = e.slot<unsigned char>(x.var);
+  const uint32_t b = x.bytes;
+  if (e.all_active && !x.value.uniform) {
+    std::memcpy(v, e.slot<unsigned char>(x.value.slot), size_t(b) * e.units);
+  } else {
+    for_active(e, [&](uint32_t u) { std::memcpy(v + size_t(u) * b, unit_bytes(e, x.value, u, b), b); });
+  }
+  return pc + 1;
+}
 
 bool plan_values(Planner& p, const ir::Op& op) {
   const uint32_t lane_bytes = uint32_t(ir::scalar_bytes(op.type.scalar));
