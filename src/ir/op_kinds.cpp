@@ -63,9 +63,9 @@ constexpr bool valid_row(const OpInfo& info) {
     bool last = i + 1 == info.operands.size();
     if (l == '*' && (!last || i == 0)) return false;
     if (l == 'm' && !last) return false;
-    if (std::string_view("viubaxmc*").find(l) == std::string_view::npos) return false;
+    if (std::string_view("viubaxmct*").find(l) == std::string_view::npos) return false;
   }
-  if (info.result.size() > 1 || std::string_view("vaxc").find(info.result) == std::string_view::npos) return false;
+  if (info.result.size() > 1 || std::string_view("vaxtc").find(info.result) == std::string_view::npos) return false;
   return true;
 }
 constexpr bool valid_table() {

@@ -127,6 +127,12 @@ class Parser {
     }
     return false;
   }
+  bool peek_word(std::string_view w) {
+    size_t at = pos_;
+    bool found = accept_word(w);
+    pos_ = at;
+    return found;
+  }
   void expect_word(std::string_view w) {
     if (!accept_word(w)) fail("expected '" + std::string(w) + "'");
   }
@@ -206,7 +212,7 @@ class Parser {
     }
     if (accept_word("var")) {
       expect('<');
-      Type e = element();
+      Type e = peek_word("tile") ? type() : element();
       expect('>');
       return Type::var(e);
     }

@@ -98,7 +98,27 @@ Type Type::local(Type element, uint32_t length) {
   return t;
 }
 
-Type Type::var(Type element) { return array_of(TypeKind::Var, element); }
+Type Type::var(Type element) {
+  Type t = array_of(TypeKind::Var, element);
+  if (element.is_tile()) {
+    t.holds_tile = true;
+    t.rank = element.rank;
+    t.shape = element.shape;
+    t.space = element.space;
+  }
+  return t;
+}
+
+Type Type::element() const {
+  if (kind == TypeKind::Var && holds_tile) return tile(scalar, rank, shape, space);
+  return vector_of(scalar, width);
+}
+
+uint64_t Type::tile_elements() const {
+  uint64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= shape[static_cast<size_t>(i)];
+  return n;
+}
 
 Type Type::tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape, MemorySpace space) {
   Type t;
@@ -144,7 +164,7 @@ std::string to_string(const Type& t) {
              (t.access == Access::ReadOnly ? ", ro>" : ", rw>");
     case TypeKind::Shared: return "shared<" + element_text(t) + ", " + std::to_string(t.length) + ">";
     case TypeKind::Local: return "local<" + element_text(t) + ", " + std::to_string(t.length) + ">";
-    case TypeKind::Var: return "var<" + element_text(t) + ">";
+    case TypeKind::Var: return "var<" + (t.holds_tile ? to_string(t.element()) : element_text(t)) + ">";
     case TypeKind::Tile: {
       std::string s = "tile<[";
       for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);

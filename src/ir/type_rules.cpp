@@ -4,6 +4,7 @@
 #include "kiln/ir/type_rules.h"
 
 #include <iterator>
+#include <vector>
 
 namespace kiln::ir {
 
@@ -297,6 +298,215 @@ TypeResult rule_debug_print(const TypeQuery& q) {
   return none();
 }
 
+// --- the tile layer ---
+
+std::string shape_text(const Type& t) {
+  std::string s = "[";
+  for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.shape[size_t(i)]);
+  return s + "]";
+}
+
+std::vector<int64_t> ints_attr(const TypeQuery& q, AttrKey key) {
+  const AttrValue* v = find_attr(q, key);
+  return v && v->tag == AttrValue::Tag::Ints ? v->ints : std::vector<int64_t>{};
+}
+
+bool same_shape(const Type& a, const Type& b) { return a.rank == b.rank && a.shape == b.shape; }
+
+// A tile's dimensions are powers of two, at most 4 of them: the lowering splits each over units,
+// vector lanes and tensor-core fragments by halving (docs/decisions/019-tile-layer.md).
+std::string tile_shape_error(const Type& t) {
+  for (int i = 0; i < t.rank; ++i) {
+    uint32_t d = t.shape[size_t(i)];
+    if (d == 0 || (d & (d - 1)) != 0) return "tile dimensions are powers of two; " + shape_text(t) + " is not";
+  }
+  return {};
+}
+
+TypeResult rule_tile_view(const TypeQuery& q) {
+  const Type& a = q.operands[0];
+  if (!a.is_global()) return error("views a global array, not " + ts(a));
+  const Type& t = q.stated;
+  if (!t.is_tile() || t.space != MemorySpace::Global || t.scalar != a.scalar) {
+    return error("a view of " + ts(a) + " is a global tile of " + std::string(scalar_name(a.scalar)) + ", not " + ts(t));
+  }
+  if (auto e = tile_shape_error(t); !e.empty()) return error(e);
+  std::vector<int64_t> extent = ints_attr(q, AttrKey::Extent), tile = ints_attr(q, AttrKey::Tile),
+                       along = ints_attr(q, AttrKey::Along);
+  size_t rank = t.rank;
+  if (extent.size() != rank || tile.size() != rank || along.size() != rank) {
+    return error("needs extent, tile and along with one entry per dimension of " + ts(t));
+  }
+  for (size_t i = 0; i < rank; ++i) {
+    if (tile[i] != int64_t(t.shape[i])) return error("tile " + std::to_string(tile[i]) + " in dimension " + std::to_string(i) + " is not the view's");
+    if (extent[i] < -1 || extent[i] == 0) return error("extent in dimension " + std::to_string(i) + " must be positive or -1 (taken from the grid)");
+    if (along[i] < -1 || along[i] > 2) return error("along names grid axis 0, 1 or 2, or -1 (free), not " + std::to_string(along[i]));
+    if (extent[i] == -1 && along[i] == -1) return error("a dimension whose extent the grid gives must follow a grid axis");
+  }
+  const AttrValue* pad = find_attr(q, AttrKey::Pad);
+  if (!pad || pad->tag != AttrValue::Tag::String) return error("needs a padding value");
+  return ok(t);
+}
+
+// load_cell (view) and load_at (view, one index per free dimension).
+TypeResult rule_tile_load_view(const TypeQuery& q) {
+  const Type& v = q.operands[0];
+  if (v.space != MemorySpace::Global) return error("loads from a view (a global tile), not " + ts(v));
+  if (q.kind == OpKind::TileLoadAt && q.operands.size() - 1 != size_t(v.rank)) {
+    return error("takes one cell index per dimension of " + ts(v) + " (those that follow the grid are ignored), has " +
+                 std::to_string(q.operands.size() - 1));
+  }
+  Type r = v;
+  r.space = MemorySpace::Registers;
+  return ok(r);
+}
+
+// store_cell (view, tile) and store_sub (view, tile, one sub-tile index per dimension).
+TypeResult rule_tile_store_view(const TypeQuery& q) {
+  const Type& v = q.operands[0];
+  const Type& t = q.operands[1];
+  if (v.space != MemorySpace::Global) return error("stores into a view (a global tile), not " + ts(v));
+  if (!t.is_register_tile() || t.scalar != v.scalar) return error("stores " + ts(t) + " into " + ts(v));
+  if (q.kind == OpKind::TileStoreCell) {
+    if (!same_shape(t, v)) return error("stores " + ts(t) + " into a cell of " + ts(v));
+    return none();
+  }
+  if (t.rank != v.rank) return error("stores " + ts(t) + " into a part of a cell of " + ts(v) + ": ranks differ");
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.shape[size_t(i)] > v.shape[size_t(i)]) return error("stores " + ts(t) + ", larger than a cell of " + ts(v));
+  }
+  if (q.operands.size() - 2 != size_t(v.rank)) return error("takes one sub-tile index per dimension of " + ts(v));
+  return none();
+}
+
+std::string strides_error(const TypeQuery& q, const Type& t) {
+  const AttrValue* s = find_attr(q, AttrKey::Strides);
+  if (s && (s->tag != AttrValue::Tag::Ints || s->ints.size() != size_t(t.rank))) {
+    return "strides need one entry per dimension of " + ts(t);
+  }
+  return {};
+}
+
+// load (array, element offset) {strides}: a tile read at an address the kernel computes.
+TypeResult rule_tile_load_ptr(const TypeQuery& q) {
+  const Type& a = q.operands[0];
+  const Type& t = q.stated;
+  if (!a.is_global()) return error("reads a global array, not " + ts(a));
+  if (!t.is_register_tile() || t.scalar != a.scalar) return error("reads " + ts(t) + " from " + ts(a));
+  if (auto e = tile_shape_error(t); !e.empty()) return error(e);
+  if (auto e = strides_error(q, t); !e.empty()) return error(e);
+  return ok(t);
+}
+
+// store (array, element offset, tile) {strides}.
+TypeResult rule_tile_store_ptr(const TypeQuery& q) {
+  const Type& a = q.operands[0];
+  const Type& t = q.operands[2];
+  if (!a.is_global() || a.access != Access::ReadWrite) return error("writes a read-write global array, not " + ts(a));
+  if (!t.is_register_tile() || t.scalar != a.scalar) return error("stores " + ts(t) + " into " + ts(a));
+  if (auto e = strides_error(q, t); !e.empty()) return error(e);
+  return none();
+}
+
+TypeResult rule_tile_full(const TypeQuery& q) {
+  const Type& t = q.stated;
+  const AttrValue* v = find_attr(q, AttrKey::Value);
+  if (!t.is_register_tile()) return error("makes a register tile, not " + ts(t));
+  if (auto e = tile_shape_error(t); !e.empty()) return error(e);
+  if (!v) return error("needs a value");
+  bool fits = t.scalar == Scalar::Bool ? v->tag == AttrValue::Tag::Bool
+              : is_float(t.scalar)    ? v->tag == AttrValue::Tag::Float
+                                      : v->tag == AttrValue::Tag::Int;
+  if (!fits) return error("value does not match type " + ts(t));
+  return ok(t);
+}
+
+// Widens length-1 dimensions of a tile of the same rank, or a rank-0 tile to any shape.
+TypeResult rule_tile_broadcast(const TypeQuery& q) {
+  const Type& t = q.operands[0];
+  std::vector<int64_t> shape = ints_attr(q, AttrKey::Shape);
+  if (!t.is_register_tile()) return error("widens a register tile, not " + ts(t));
+  if (shape.size() > 4) return error("a tile has at most 4 dimensions");
+  std::array<uint32_t, 4> dims{};
+  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<uint32_t>(shape[i]);
+  Type r = Type::tile(t.scalar, int(shape.size()), dims);
+  if (auto e = tile_shape_error(r); !e.empty()) return error(e);
+  if (t.rank != 0) {
+    if (t.rank != r.rank) return error("widens " + ts(t) + " to " + shape_text(r) + ": ranks differ");
+    for (int i = 0; i < t.rank; ++i) {
+      if (t.shape[size_t(i)] != 1 && t.shape[size_t(i)] != r.shape[size_t(i)]) {
+        return error("widens " + ts(t) + " to " + shape_text(r) + ": only length-1 dimensions widen");
+      }
+    }
+  }
+  return ok(r);
+}
+
+// reduce_sum/max/min {dim, keepdims}: dim is counted from 0 (the recorder resolves -1).
+TypeResult rule_tile_reduce(const TypeQuery& q) {
+  const Type& t = q.operands[0];
+  if (!t.is_register_tile() || t.rank == 0) return error("reduces a register tile of rank 1 or more, not " + ts(t));
+  if (t.scalar == Scalar::Bool) return error("does not reduce bools");
+  int64_t dim = attr_int(q, AttrKey::Dim, -1);
+  if (dim < 0 || dim >= t.rank) return error("dim " + std::to_string(dim) + " is not a dimension of " + ts(t));
+  bool keep = attr_int(q, AttrKey::Keepdims, 0) != 0;
+  Type r = t;
+  if (keep) {
+    r.shape[size_t(dim)] = 1;
+  } else {
+    for (int i = int(dim); i + 1 < t.rank; ++i) r.shape[size_t(i)] = t.shape[size_t(i) + 1];
+    r.shape[size_t(t.rank) - 1] = 0;
+    r.rank = uint8_t(t.rank - 1);
+  }
+  return ok(r);
+}
+
+TypeResult rule_tile_transpose(const TypeQuery& q) {
+  const Type& t = q.operands[0];
+  if (!t.is_register_tile() || t.rank != 2) return error("transposes a register tile of rank 2, not " + ts(t));
+  Type r = t;
+  std::swap(r.shape[0], r.shape[1]);
+  return ok(r);
+}
+
+// The formats a tile product takes (seed 04's table): the factors share a format, the accumulator
+// may be wider.
+bool mma_format(Scalar ab, Scalar c) {
+  switch (ab) {
+    case Scalar::F16: return c == Scalar::F16 || c == Scalar::F32;
+    case Scalar::BF16:
+    case Scalar::F32: return c == Scalar::F32;
+    case Scalar::F64: return c == Scalar::F64;
+    default: return false;
+  }
+}
+
+TypeResult rule_tile_mma(const TypeQuery& q) {
+  const Type &a = q.operands[0], &b = q.operands[1], &c = q.operands[2];
+  for (const Type* t : {&a, &b, &c}) {
+    if (!t->is_register_tile() || t->rank != 2) return error("multiplies register tiles of rank 2, not " + ts(*t));
+  }
+  if (a.scalar != b.scalar || !mma_format(a.scalar, c.scalar)) {
+    return error("takes " + std::string(scalar_name(a.scalar)) + " x " + std::string(scalar_name(b.scalar)) + " into " +
+                 std::string(scalar_name(c.scalar)) + "; the formats are f16 x f16 into f16 or f32, bf16 x bf16 into " +
+                 "f32, f32 x f32 into f32 and f64 x f64 into f64 (tf32 and the 8-bit floats are not kiln element types)");
+  }
+  if (a.shape[1] != b.shape[0]) {
+    return error("lhs " + ts(a) + " has k = " + std::to_string(a.shape[1]) + " and rhs " + ts(b) + " has k = " +
+                 std::to_string(b.shape[0]));
+  }
+  if (c.shape[0] != a.shape[0] || c.shape[1] != b.shape[1]) {
+    return error("the accumulator " + ts(c) + " is not m x n = " + std::to_string(a.shape[0]) + " x " + std::to_string(b.shape[1]));
+  }
+  return ok(c);
+}
+
+TypeResult rule_tile_block_id(const TypeQuery& q) {
+  int64_t axis = attr_int(q, AttrKey::Axis, -1);
+  if (axis < 0 || axis > 2) return error("needs axis 0, 1 or 2");
+  return ok(Type::scalar_of(Scalar::I32));
+}
+
 // --- the table and the schema check ---
 
 using Rule = TypeResult (*)(const TypeQuery&);
@@ -316,6 +526,40 @@ std::string role(OpKind k, char letter, size_t i) {
   return "operand " + std::to_string(i);
 }
 
+// Ops that apply to each element of a register tile (type_rules.h, lift_to_tiles).
+bool elementwise(OpKind k) {
+  switch (op_family(k)) {
+    case OpFamily::Arith:
+    case OpFamily::Bitwise:
+    case OpFamily::Compare:
+    case OpFamily::Select:
+    case OpFamily::Cast:
+    case OpFamily::Math: return true;
+    default: return false;
+  }
+}
+
+// An elementwise op over register tiles of one shape: the op's rule applied to the elements, the
+// result a tile of that shape. The tile layer widens operands (broadcast) before it records one.
+TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
+  std::vector<Type> elements;
+  for (size_t i = 0; i < q.operands.size(); ++i) {
+    const Type& t = q.operands[i];
+    if (!t.is_register_tile()) return error("operand " + std::to_string(i) + " is " + ts(t) + ", not a tile like the others");
+    if (!same_shape(t, shape)) return error("operands have different shapes: " + ts(shape) + " and " + ts(t));
+    elements.push_back(Type::scalar_of(t.scalar));
+  }
+  TypeQuery inner = q;
+  inner.operands = elements;
+  if (q.stated.is_tile()) {
+    if (!same_shape(q.stated, shape)) return error("gives " + ts(q.stated) + " from " + ts(shape));
+    inner.stated = Type::scalar_of(q.stated.scalar);
+  }
+  TypeResult r = kRules[static_cast<size_t>(q.kind)](inner);
+  if (!r.ok()) return r;
+  return ok(shape.tile_of(r.type.scalar));
+}
+
 // The schema's part of typing: operand counts are the verifier's structure check, so here each
 // operand only meets its letter.
 std::string schema_error(const TypeQuery& q) {
@@ -325,7 +569,12 @@ std::string schema_error(const TypeQuery& q) {
     char letter = info.operand_kind(i);
     switch (letter) {
       case 'v':
-        if (!t.is_value()) return "operand " + std::to_string(i) + " is " + ts(t) + ", not a value";
+        if (!t.is_value() && !(t.is_register_tile() && elementwise(q.kind))) {
+          return "operand " + std::to_string(i) + " is " + ts(t) + ", not a value";
+        }
+        break;
+      case 't':
+        if (!t.is_tile()) return "operand " + std::to_string(i) + " is " + ts(t) + ", not a tile";
         break;
       case 'i':
         if (!t.is_scalar() || !is_int(t.scalar)) return role(q.kind, letter, i) + " must be a scalar integer, is " + ts(t);
@@ -369,6 +618,11 @@ std::string operand_count_error(OpKind kind, size_t count) {
 TypeResult result_type(const TypeQuery& q) {
   if (auto e = operand_count_error(q.kind, q.operands.size()); !e.empty()) return error(e);
   if (auto e = schema_error(q); !e.empty()) return error(e);
+  if (elementwise(q.kind)) {
+    for (const Type& t : q.operands) {
+      if (t.is_tile()) return lift_to_tiles(q, t);
+    }
+  }
   return kRules[static_cast<size_t>(q.kind)](q);
 }
 

@@ -98,6 +98,15 @@ class Tracer {
   void terminate();
   void debug_print(const std::string& format, std::span<const ValueRef> args);
 
+  // Records any op through its typing rule, for the layers built on the tracer (the tile layer's
+  // ops); `stated` as for emit.
+  ValueRef record(ir::OpKind kind, std::span<const ValueRef> operands, const ir::Type& stated,
+                  std::vector<ir::Attr> attrs = {}) {
+    return emit_refs(kind, operands, stated, std::move(attrs));
+  }
+  // The number the next recorded op gets: what messages call it ("op #7").
+  size_t next_op_number() const { return ops_ + 1; }
+
   // Checks a loop attribute given as a traced value: it must be a constant.
   int64_t loop_attribute(const char* name, const ValueRef& v);
   // Error{trace.loop_attribute} when `value` is out of range for the attribute `name`.

@@ -31,7 +31,14 @@ inline constexpr Value kNoValue = 0xffffffffu;
   X(PrefetchStages, "prefetch_stages")  \
   X(Format, "format")                   \
   X(FastMath, "fast_math")              \
-  X(Dims, "dims")
+  X(Dims, "dims")                       \
+  X(Extent, "extent")                   \
+  X(Tile, "tile")                       \
+  X(Along, "along")                     \
+  X(Pad, "pad")                         \
+  X(Strides, "strides")                 \
+  X(Shape, "shape")                     \
+  X(Keepdims, "keepdims")
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text) e,

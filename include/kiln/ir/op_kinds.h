@@ -49,7 +49,8 @@ constexpr uint32_t operator|(uint32_t a, OpTrait b) { return a | uint32_t(b); }
   X(Plane, "plane")        \
   X(Var, "var")            \
   X(Control, "control")    \
-  X(Debug, "debug")
+  X(Debug, "debug")        \
+  X(Tile, "tile")
 
 enum class OpFamily : uint8_t {
 #define KILN_X(e, text) e,
@@ -66,8 +67,13 @@ std::string_view family_name(OpFamily f);
 //   a  an array (buffer, tensor, shared or local)
 //   x  a var                             m  the optional mask: a scalar bool, always last
 //   c  a value control flow carries: a scalar, a vector or a register tile
+//   t  a tile (of any memory space)
 //   *  after the last letter: that kind again, any number of times
-// Result: "" none, "v" a value, "a" an array, "x" a var, "c" one result per value the op carries
+// A `v` operand also takes a register tile: an elementwise op (arith, bitwise, compare, select,
+// cast, math) whose operands are tiles of one shape applies its rule to their elements and gives a
+// tile of that shape (type_rules.cpp). lower_tiles rewrites every tile op before a backend runs.
+// Result: "" none, "v" a value (or a register tile, above), "a" an array, "x" a var, "t" a tile,
+// "c" one result per value the op carries
 // (any number, from none; the verifier checks them against the op's regions, docs/ir.md).
 // Rule: the function in src/ir/type_rules.cpp that checks the operands' types and gives the
 // result's (rule_<name>); the tracer and the verifier both call it.
@@ -194,7 +200,24 @@ std::string_view family_name(OpFamily f);
   X(Continue, "continue", Control, "c*", "", no_result, "", kTerminator)                              \
   X(Terminate, "terminate", Control, "", "", no_result, "", kTerminator)                              \
   /* debug */                                                                                         \
-  X(DebugPrint, "debug.print", Debug, "v*", "", debug_print, "", kSideEffect)
+  X(DebugPrint, "debug.print", Debug, "v*", "", debug_print, "", kSideEffect)                         \
+  /* the tile layer (docs/tile.md): ops on whole tiles, rewritten by lower_tiles into the ops above. \
+     A view is a global tile over a parameter, cut into cells {extent, tile, along, pad}. */          \
+  X(TileView, "tile.view", Tile, "a", "t", tile_view, "", kPure)                                      \
+  X(TileLoadCell, "tile.load_cell", Tile, "t", "t", tile_load_view, "", kReadsMemory)                 \
+  X(TileLoadAt, "tile.load_at", Tile, "ti*", "t", tile_load_view, "", kReadsMemory)                   \
+  X(TileStoreCell, "tile.store_cell", Tile, "tt", "", tile_store_view, "", kWritesMemory)             \
+  X(TileStoreSub, "tile.store_sub", Tile, "tti*", "", tile_store_view, "", kWritesMemory)             \
+  X(TileLoad, "tile.load", Tile, "ai", "t", tile_load_ptr, "", kReadsMemory)                          \
+  X(TileStore, "tile.store", Tile, "ait", "", tile_store_ptr, "", kWritesMemory)                      \
+  X(TileFull, "tile.full", Tile, "", "t", tile_full, "", kPure)                                       \
+  X(TileBroadcast, "tile.broadcast", Tile, "t", "t", tile_broadcast, "", kPure)                       \
+  X(TileReduceSum, "tile.reduce_sum", Tile, "t", "t", tile_reduce, "", kPure)                         \
+  X(TileReduceMax, "tile.reduce_max", Tile, "t", "t", tile_reduce, "", kPure)                         \
+  X(TileReduceMin, "tile.reduce_min", Tile, "t", "t", tile_reduce, "", kPure)                         \
+  X(TileTranspose, "tile.transpose", Tile, "t", "t", tile_transpose, "", kPure)                       \
+  X(TileMma, "tile.mma", Tile, "ttt", "t", tile_mma, "", kPure)                                       \
+  X(TileBlockId, "tile.block_id", Tile, "", "v", tile_block_id, "", kPure | kBuiltin)
 
 enum class OpKind : uint16_t {
 #define KILN_X(e, text, family, operands, result, rule, regions, traits) e,
@@ -207,7 +230,7 @@ struct OpInfo {
   std::string_view name;
   OpFamily family;
   std::string_view operands;  // the row's operand letters
-  std::string_view result;    // "", "v", "a" or "x"
+  std::string_view result;    // "", "v", "a", "x", "t" or "c"
   std::string_view region_labels;
   uint32_t traits;
   int min_operands;
@@ -215,7 +238,7 @@ struct OpInfo {
   int mask_operand;  // the position of the optional mask, or -1 when the op takes none
   int regions;
 
-  // One result, always (result "v", "a" or "x").
+  // One result, always (result "v", "a", "x" or "t").
   bool has_result() const { return !result.empty() && result != "c"; }
   // Results are the values the op carries, as many as it carries (if, for, while).
   bool carries_values() const { return result == "c"; }

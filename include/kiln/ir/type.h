@@ -71,6 +71,7 @@ struct Type {
   uint32_t length = 0;           // shared and local arrays
   std::array<uint32_t, 4> shape{};  // tiles
   MemorySpace space = MemorySpace::Registers;  // tiles
+  bool holds_tile = false;       // a var whose value is a tile: rank, shape and space are the tile's
 
   static Type none() { return {}; }
   static Type scalar_of(Scalar s);
@@ -84,10 +85,15 @@ struct Type {
   static Type var(Type element);
   static Type tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape,
                    MemorySpace space = MemorySpace::Registers);
+  // The same tile with another element scalar (a tile's cast, compare, or the lifted rules).
+  Type tile_of(Scalar s) const { return tile(s, rank, shape, space); }
 
   bool is_none() const { return kind == TypeKind::None; }
   bool is_value() const { return kind == TypeKind::Scalar || kind == TypeKind::Vector; }
   bool is_tile() const { return kind == TypeKind::Tile; }
+  bool is_register_tile() const { return is_tile() && space == MemorySpace::Registers; }
+  // Elements of a tile of this shape (1 for rank 0).
+  uint64_t tile_elements() const;
   bool is_scalar() const { return kind == TypeKind::Scalar; }
   bool is_vector() const { return kind == TypeKind::Vector; }
   bool is_global() const { return kind == TypeKind::Buffer || kind == TypeKind::Tensor; }
@@ -95,8 +101,9 @@ struct Type {
   bool is_bool() const { return is_value() && scalar == Scalar::Bool; }
   bool is_float() const { return is_value() && ir::is_float(scalar); }
   bool is_int() const { return is_value() && ir::is_int(scalar); }
-  // The value type an array or var holds (for values, the type itself).
-  Type element() const { return vector_of(scalar, width); }
+  // The value type an array or var holds (for values, the type itself; for a var of a tile, the
+  // tile).
+  Type element() const;
   // Same lanes, another scalar: the type of a cast or of a comparison's result.
   Type with_scalar(Scalar s) const { return vector_of(s, width); }
   int element_bytes() const { return scalar_bytes(scalar) * width; }

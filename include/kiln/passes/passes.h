@@ -14,6 +14,14 @@ namespace kiln::passes {
 // it (a loop argument and result), one assigned in an if is a result of the if. A Var read where
 // it may be unassigned stays in memory.
 bool promote_vars(ir::Kernel& k);
+// The tile layer's ops become the ops above (docs/decisions/019-tile-layer.md): each register tile
+// is spread over the cube's units by a layout, loads and stores of cells become masked vector
+// accesses with the padding value, reductions plane shuffles and shared memory, block ids cube
+// positions. Needs facts.cube_dim = [tile_units(k), 1, 1]; a kernel without tile ops is unchanged.
+bool lower_tiles(ir::Kernel& k);
+// The units of one cube that lower_tiles spreads a tile kernel's tiles over, chosen from its
+// largest tile: a power of two from 32 to 256.
+uint32_t tile_units(const ir::Kernel& k);
 // Checked mode (seed 02 done right): every global buffer access flagged `checked` gets
 // `index < len` added to its mask, so an index at or past len() reads zero and writes nothing.
 // In unchecked mode the flags are dropped and accesses stay raw.

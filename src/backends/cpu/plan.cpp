@@ -37,6 +37,7 @@ FamilyPlanner planner_of(ir::OpFamily f) {
     case ir::OpFamily::Control: return plan_control;
     case ir::OpFamily::Plane: return plan_plane;
     case ir::OpFamily::Debug: return plan_debug;
+    case ir::OpFamily::Tile: return nullptr;  // passes/lower_tiles rewrites tile ops first
   }
   return nullptr;
 }
@@ -157,10 +158,10 @@ void Planner::patch(const std::vector<Pending>& list, uint32_t target) {
 }
 
 void Planner::plan_op(const ir::Op& op) {
-  if (op.type.kind == ir::TypeKind::Tile) {
-    throw Error("compile.unsupported", "the CPU backend does not run tile ops yet: op #" + std::to_string(number_) + " '" +
-                                           std::string(ir::op_name(op.kind)) + "' makes a " + ir::to_string(op.type) +
-                                           " (kernel '" + k_.name + "')");
+  if (op.type.kind == ir::TypeKind::Tile || ir::op_family(op.kind) == ir::OpFamily::Tile) {
+    throw Error("compile.unsupported", "the CPU backend runs no tile ops (passes/lower_tiles rewrites them): op #" +
+                                           std::to_string(number_) + " '" + std::string(ir::op_name(op.kind)) + "' (kernel '" +
+                                           k_.name + "')");
   }
   if (FamilyPlanner family = planner_of(ir::op_family(op.kind)); family && family(*this, op)) return;
   throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(op.kind)) + "' (kernel '" +

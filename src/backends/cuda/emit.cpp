@@ -257,7 +257,9 @@ void Emitter::region(const ir::Region& r) {
 
 void Emitter::op(const ir::Op& op) {
   using K = OpKind;
-  if (op.type.kind == TypeKind::Tile) unsupported(op, "has no tile values yet (tile ops lower before emission)");
+  if (op.type.kind == TypeKind::Tile || op.info().family == ir::OpFamily::Tile) {
+    unsupported(op, "is a tile op, which passes/lower_tiles rewrites before emission");
+  }
   // By family: each op's own text is in the family's function, its one site in this emitter.
   switch (op.info().family) {
     case ir::OpFamily::Builtin: declare(op, builtin(op)); return;

@@ -1,0 +1,124 @@
+// trace(name, decls..., body): records a tile kernel once and answers the recorded program and an
+// entry that launches it. The program is kiln IR with tile ops (render() prints it as cuda_tile
+// text); launching lowers it (passes/lower_tiles) and runs it on the client's device like any
+// kernel, through the run-time launch entry and the compile cache.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "kiln/kernel_ref.h"
+#include "kiln/runtime/client.h"
+#include "kiln/tile/param.h"
+
+namespace kiln::tile {
+
+// The grid: blocks along axes 0, 1, 2.
+using Grid = std::array<uint32_t, 3>;
+
+// A recorded tile kernel.
+class Program {
+ public:
+  Program(std::string name, std::vector<ParamDecl> params, ir::Kernel kernel, std::optional<Grid> grid);
+
+  const std::string& name() const { return name_; }
+  const std::vector<ParamDecl>& params() const { return params_; }
+  // The recorded IR, tile ops and all (before lower_tiles).
+  const ir::Kernel& kernel() const { return compiled_->kernel(); }
+  // The grid the Out cells give; none when no Out has cells that fix it (dyn_dim, or only Shared).
+  const std::optional<Grid>& grid() const { return grid_; }
+  // The units of one block, as the lowering picks them from the tile shapes (decision 019).
+  uint32_t units() const { return units_; }
+  const std::shared_ptr<const kiln::Program>& compiled() const { return compiled_; }
+
+ private:
+  std::string name_;
+  std::vector<ParamDecl> params_;
+  std::optional<Grid> grid_;
+  uint32_t units_ = 0;
+  std::shared_ptr<const kiln::Program> compiled_;
+};
+
+// Launches a recorded program. The launch checks each buffer against its parameter before anything
+// runs: the element type (launch.type_mismatch), a buffer shorter than its cells reach
+// (launch.short_buffer), a grid that disagrees with the cells (launch.grid_mismatch), an Out that
+// shares memory with another parameter (launch.out_shared) and a base address off the 16-byte
+// alignment the program assumes (launch.misaligned). A refused launch changes no buffer.
+class Entry {
+ public:
+  explicit Entry(std::shared_ptr<const Program> p) : program_(std::move(p)) {}
+
+  // With the grid of the Out cells.
+  void launch(const Client& client, std::span<const Handle> buffers) const { launch(client, buffers, std::nullopt); }
+  void launch(const Client& client, std::initializer_list<Handle> buffers) const {
+    launch(client, std::span<const Handle>(buffers.begin(), buffers.size()), std::nullopt);
+  }
+  // With a grid: needed when no Out fixes it (dyn_dim extents, Shared outputs).
+  void launch(const Client& client, std::span<const Handle> buffers, std::optional<Grid> grid) const;
+  void launch(const Client& client, std::initializer_list<Handle> buffers, Grid grid) const {
+    launch(client, std::span<const Handle>(buffers.begin(), buffers.size()), grid);
+  }
+
+  const Program& program() const { return *program_; }
+
+ private:
+  std::shared_ptr<const Program> program_;
+};
+
+struct Traced {
+  std::shared_ptr<const Program> program;
+  Entry entry;
+};
+
+namespace detail {
+
+// Opens a recording: makes the kernel's parameters and views, checks the cells against each other
+// and the grid (Error{record.grid_mismatch}); close() checks and verifies the body's IR.
+class TraceScope {
+ public:
+  TraceScope(std::string name, std::vector<ParamDecl> params);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+  ParamRef param(int i) const;
+  Traced close();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+template <class Body, class... D, size_t... I>
+Traced trace_with(std::string name, Body&& body, std::index_sequence<I...>, const D&... decls) {
+  TraceScope scope(std::move(name), std::vector<ParamDecl>{static_cast<const ParamDecl&>(decls)...});
+  body(Param<typename D::element_type>(scope.param(int(I)))...);
+  return scope.close();
+}
+
+template <class Tuple, size_t... I>
+Traced trace_split(std::string name, Tuple&& args, std::index_sequence<I...>) {
+  constexpr size_t n = sizeof...(I);
+  return trace_with(std::move(name), std::get<n>(args), std::make_index_sequence<n>{}, std::get<I>(args)...);
+}
+
+}  // namespace detail
+
+// trace("vadd", In<double>(g), In<double>(g), Out<double>(g), vadd): the last argument is the body,
+// called once with one Param<T> per declaration.
+template <class... Args>
+Traced trace(std::string name, Args&&... args) {
+  static_assert(sizeof...(Args) >= 1, "trace(name, params..., body)");
+  return detail::trace_split(std::move(name), std::forward_as_tuple(std::forward<Args>(args)...),
+                             std::make_index_sequence<sizeof...(Args) - 1>{});
+}
+
+// The recorded program as cuda_tile text (seed 04's form).
+std::string render(const Program& p);
+
+}  // namespace kiln::tile

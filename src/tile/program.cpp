@@ -1,0 +1,172 @@
+// trace()'s scope, the recorded Program, and the Entry that checks buffers against the cells
+// before it launches the program through the run-time launch entry.
+#include "kiln/tile/program.h"
+
+#include <algorithm>
+
+#include "kiln/passes/passes.h"
+#include "kiln/runtime/launch.h"
+#include "recording.h"
+
+namespace kiln::tile {
+
+std::string_view to_string(Role r) {
+  switch (r) {
+    case Role::In: return "In";
+    case Role::Out: return "Out";
+    case Role::Shared: return "Shared";
+  }
+  return "?";
+}
+
+namespace detail {
+
+struct TraceScope::State {
+  Recording recording;
+  State(std::string name, std::vector<ParamDecl> params) : recording(std::move(name), std::move(params)) {}
+};
+
+TraceScope::TraceScope(std::string name, std::vector<ParamDecl> params)
+    : s_(std::make_unique<State>(std::move(name), std::move(params))) {}
+TraceScope::~TraceScope() = default;
+
+ParamRef TraceScope::param(int i) const {
+  const ParamDecl& d = s_->recording.decl(i);
+  // The first views are the parameters' own, in order, one per parameter with cells.
+  int view = -1;
+  if (d.cells) {
+    view = 0;
+    for (int j = 0; j < i; ++j) view += s_->recording.decl(j).cells ? 1 : 0;
+  }
+  return ParamRef{i, view};
+}
+
+Traced TraceScope::close() { return s_->recording.close(); }
+
+}  // namespace detail
+
+Program::Program(std::string name, std::vector<ParamDecl> params, ir::Kernel kernel, std::optional<Grid> grid)
+    : name_(std::move(name)), params_(std::move(params)), grid_(grid) {
+  units_ = passes::tile_units(kernel);
+  compiled_ = std::make_shared<const kiln::Program>(std::move(kernel));
+}
+
+namespace {
+
+[[noreturn]] void refuse(const Program& p, const std::string& kind, const std::string& what) {
+  throw Error(kind, "kernel `" + p.name() + "`: " + what);
+}
+
+std::string argument(const Program& p, size_t i) {
+  return "argument " + std::to_string(i) + " (" + std::string(to_string(p.params()[i].role)) + ")";
+}
+
+// The elements of parameter i that its views reach on `grid`: the largest row-major extent.
+uint64_t reach(const Program& p, size_t i, const Grid& grid) {
+  const ir::Kernel& k = p.kernel();
+  ir::Value param = k.params[i].value;
+  uint64_t most = 0;
+  for (const ir::Op& op : k.body.ops) {
+    if (op.kind != ir::OpKind::TileView || op.operands[0] != param) continue;
+    const auto& extent = op.attr(ir::AttrKey::Extent)->ints;
+    const auto& tile = op.attr(ir::AttrKey::Tile)->ints;
+    const auto& along = op.attr(ir::AttrKey::Along)->ints;
+    uint64_t n = 1;
+    for (size_t d = 0; d < extent.size(); ++d) {
+      n *= extent[d] == dyn_dim ? uint64_t(grid[size_t(along[d])]) * uint64_t(tile[d]) : uint64_t(extent[d]);
+    }
+    most = std::max(most, n);
+  }
+  return most;
+}
+
+bool uses_addresses(const ir::Region& r) {
+  for (const ir::Op& op : r.ops) {
+    if (op.kind == ir::OpKind::TileLoad || op.kind == ir::OpKind::TileStore) return true;
+    for (const ir::Region& inner : op.regions) {
+      if (uses_addresses(inner)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void Entry::launch(const Client& client, std::span<const Handle> buffers, std::optional<Grid> grid) const {
+  const Program& p = *program_;
+  const auto& params = p.params();
+  if (buffers.size() != params.size()) {
+    refuse(p, "launch.arity", "takes " + std::to_string(params.size()) + " buffer(s), was given " + std::to_string(buffers.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Handle& h = buffers[i];
+    if (!h.valid()) refuse(p, "handle.invalid", argument(p, i) + " is an empty handle");
+    if (!h.element() || *h.element() != params[i].element) {
+      refuse(p, "launch.type_mismatch",
+             argument(p, i) + " takes " + std::string(ir::scalar_name(params[i].element)) + " and the buffer holds " +
+                 (h.element() ? std::string(ir::scalar_name(*h.element())) : std::string("raw bytes (view_as<T> first)")));
+    }
+  }
+  // The grid: the Out cells', which a given grid must repeat; else the given one.
+  Grid g{1, 1, 1};
+  if (p.grid()) {
+    g = *p.grid();
+    if (grid && *grid != g) {
+      refuse(p, "launch.grid_mismatch", "the Out cells make the grid [" + std::to_string(g[0]) + ", " + std::to_string(g[1]) + ", " +
+                                            std::to_string(g[2]) + "], and the launch gives [" + std::to_string((*grid)[0]) + ", " +
+                                            std::to_string((*grid)[1]) + ", " + std::to_string((*grid)[2]) + "]");
+    }
+  } else if (grid) {
+    g = *grid;
+  } else {
+    refuse(p, "launch.grid_mismatch", "no Out fixes the grid (its cells are dyn_dim, or the outputs are Shared): pass one");
+  }
+  for (uint32_t n : g) {
+    if (n == 0) refuse(p, "launch.grid_mismatch", "the grid has an axis of 0 blocks");
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].cells) continue;
+    const Cells& c = *params[i].cells;
+    for (int d = 0; d < c.rank(); ++d) {
+      int a = c.axes()[size_t(d)];
+      if (a == free_axis || c.extent()[size_t(d)] == dyn_dim) continue;
+      if (c.count(d) != int64_t(g[size_t(a)])) {
+        refuse(p, "launch.grid_mismatch", argument(p, i) + " has " + std::to_string(c.count(d)) + " cell(s) in dimension " +
+                                              std::to_string(d) + ", which follows grid axis " + std::to_string(a) +
+                                              ", and the grid has " + std::to_string(g[size_t(a)]) + " block(s) there");
+      }
+    }
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Handle& h = buffers[i];
+    uint64_t held = h.size_in_used() / uint64_t(ir::scalar_bytes(params[i].element));
+    uint64_t need = reach(p, i, g);
+    if (held < need) {
+      refuse(p, "launch.short_buffer", argument(p, i) + " holds " + std::to_string(held) + " element(s) and its cells reach " +
+                                           std::to_string(need));
+    }
+    if (h.address() % 16 != 0) {
+      refuse(p, "launch.misaligned", argument(p, i) + " starts at an address that is not a multiple of 16 bytes; the program "
+                                                      "assumes div_by<16> (start a view on a 16-byte boundary)");
+    }
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].role != Role::Out) continue;
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (j == i || buffers[j].memory_id() != buffers[i].memory_id()) continue;
+      size_t a0 = buffers[i].offset(), a1 = a0 + buffers[i].size_in_used();
+      size_t b0 = buffers[j].offset(), b1 = b0 + buffers[j].size_in_used();
+      if (a0 < b1 && b0 < a1) {
+        refuse(p, "launch.out_shared", argument(p, i) + " shares memory with " + argument(p, j) +
+                                           "; an Out's buffer is its own (declare a parameter written in place Shared)");
+      }
+    }
+  }
+  std::vector<Arg> args(buffers.begin(), buffers.end());
+  // Cell accesses are masked by the extent and the launch checked the buffers cover it, so they
+  // need no bounds checks; accesses at computed addresses (Shared) keep checked mode's.
+  ir::ExecMode mode = uses_addresses(p.kernel().body) ? ir::ExecMode::Checked : ir::ExecMode::Unchecked;
+  kiln::launch(client, KernelRef(p.compiled()), LaunchConfig{CubeCount(g[0], g[1], g[2]), CubeDim(p.units()), 1, mode}, args);
+}
+
+}  // namespace kiln::tile
