@@ -569,7 +569,8 @@ std::string schema_error(const TypeQuery& q) {
     char letter = info.operand_kind(i);
     switch (letter) {
       case 'v':
-        if (!t.is_value() && !(t.is_register_tile() && elementwise(q.kind))) {
+        // A var holds a register tile too (the tile layer's carried tiles, before promote_vars).
+        if (!t.is_value() && !(t.is_register_tile() && (elementwise(q.kind) || op_family(q.kind) == OpFamily::Var))) {
           return "operand " + std::to_string(i) + " is " + ts(t) + ", not a value";
         }
         break;

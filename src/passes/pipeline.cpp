@@ -8,10 +8,12 @@
 namespace kiln::passes {
 
 const std::vector<Pass>& default_pipeline() {
-  // promote_vars first, so that every later pass sees values instead of Vars; checked_io before
+  // promote_vars first, so that every later pass sees values instead of Vars (and lower_tiles sees
+  // the tiles a loop carries); lower_tiles next, so that the rest see only kiln's ops; checked_io before
   // the others: it adds len/compare ops that fold, cse and dce then tidy.
   static const std::vector<Pass> pipeline = {
       {"promote_vars", promote_vars},
+      {"lower_tiles", lower_tiles},
       {"checked_io", checked_io},
       {"fold", fold},
       {"cse", cse},

@@ -159,6 +159,7 @@ void store_sub(ParamRef p, const ValueRef& t, std::span<const ValueRef> sub) {
   if (sub.size() != size_t(cell.rank)) {
     r.fail("record.cell_index", "store_sub", "takes one part index per dimension of the cell (" + std::to_string(cell.rank) + "), not " + std::to_string(sub.size()));
   }
+  r.note_part_width(p.index, t.type.shape[size_t(t.type.rank) - 1]);
   std::vector<ValueRef> ops = {r.view(p).value, t};
   ops.insert(ops.end(), sub.begin(), sub.end());
   r.tracer().record(K::TileStoreSub, ops, ir::Type::none());

@@ -162,7 +162,14 @@ void Entry::launch(const Client& client, std::span<const Handle> buffers, std::o
       }
     }
   }
-  std::vector<Arg> args(buffers.begin(), buffers.end());
+  // A parameter read in vectors takes its buffer as whole vectors: a tail shorter than one lies
+  // past every cell (the extent's last dimension is a multiple of the width), so it is cut off.
+  std::vector<Handle> whole;
+  for (size_t i = 0; i < params.size(); ++i) {
+    size_t vector_bytes = size_t(p.kernel().params[i].type.element_bytes());
+    whole.push_back(buffers[i].offset_end(buffers[i].size_in_used() % vector_bytes));
+  }
+  std::vector<Arg> args(whole.begin(), whole.end());
   // Cell accesses are masked by the extent and the launch checked the buffers cover it, so they
   // need no bounds checks; accesses at computed addresses (Shared) keep checked mode's.
   ir::ExecMode mode = uses_addresses(p.kernel().body) ? ir::ExecMode::Checked : ir::ExecMode::Unchecked;

@@ -153,6 +153,9 @@ int Recording::vector_width(int param) const {
     int64_t t = v.cells.tile().back(), e = v.cells.extent().back();
     while (w > 1 && (t % w != 0 || (e != dyn_dim && e % w != 0))) w /= 2;
   }
+  for (const auto& [p, last] : part_widths_) {
+    while (p == param && w > 1 && last % w != 0) w /= 2;
+  }
   return any ? w : 1;
 }
 

@@ -30,6 +30,9 @@ class Recording {
   ParamRef add_view(int param, const Cells& c);
   // Set when a parameter is read or written at computed addresses: its loads stay scalar.
   void note_pointer_access(int param) { pointer_access_.at(size_t(param)) = true; }
+  // A part of a cell written with store_sub: its rows are `last` elements long, and a vector of
+  // the parameter must not straddle two parts.
+  void note_part_width(int param, int64_t last) { part_widths_.emplace_back(param, last); }
   const std::optional<Grid>& grid() const { return grid_; }
 
   // Error{kind}: "kernel `k`: op #N `name`: what", N the number of the op being recorded.
@@ -52,6 +55,7 @@ class Recording {
   std::vector<ValueRef> arrays_;
   std::vector<View> views_;
   std::vector<bool> pointer_access_;
+  std::vector<std::pair<int, int64_t>> part_widths_;
   std::optional<Grid> grid_;
   Recording* previous_;
 };

@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/tile/tile.h"
@@ -57,12 +58,12 @@ Tile<T> load_at(const Param<T>& p, std::initializer_list<Index> cell) {
   return Tile<T>(detail::load_at(p.ref(), refs));
 }
 template <Element T>
-void store_cell(const Param<T>& p, const Tile<T>& t) {
+void store_cell(const Param<T>& p, const std::type_identity_t<Tile<T>>& t) {  // a Var<T> converts
   detail::store_cell(p.ref(), t.ref());
 }
 // Writes `t` as part `sub` of this block's cell: the cell is cut into tiles of t's shape.
 template <Element T>
-void store_sub(const Param<T>& p, const Tile<T>& t, std::initializer_list<Index> sub) {
+void store_sub(const Param<T>& p, const std::type_identity_t<Tile<T>>& t, std::initializer_list<Index> sub) {
   std::vector<dsl::ValueRef> refs;
   for (const Index& i : sub) refs.push_back(i.ref());
   detail::store_sub(p.ref(), t.ref(), refs);
@@ -70,7 +71,8 @@ void store_sub(const Param<T>& p, const Tile<T>& t, std::initializer_list<Index>
 // A Shared parameter's tile at element `offset`; element (i, j, ...) of the tile is at offset +
 // i * strides[0] + j * strides[1] + ... (row-major over the tile's shape when strides are empty).
 template <Element T>
-void store(const Param<T>& p, const Index& offset, const Tile<T>& t, std::vector<int64_t> strides = {}) {
+void store(const Param<T>& p, const Index& offset, const std::type_identity_t<Tile<T>>& t,
+           std::vector<int64_t> strides = {}) {
   detail::store(p.ref(), offset.ref(), t.ref(), strides);
 }
 template <Element T>

@@ -1,0 +1,193 @@
+// Tile kernels run on every device against host references: fresh random inputs, outputs
+// poisoned before the run, tolerances by element type.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kiln/runtime.h"
+#include "kiln/tile.h"
+
+namespace kiln::tile {
+namespace {
+
+std::vector<Device> devices() {
+  std::vector<Device> d = {Device::cpu()};
+  for (const Device& x : Device::all()) {
+    if (x.name().rfind("cuda", 0) == 0) d.push_back(x);
+  }
+  return d;
+}
+
+std::vector<double> random_values(size_t n, uint32_t seed, double lo = -4, double hi = 4) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(g);
+  return v;
+}
+
+constexpr double kPoison = 12345.0;
+
+TEST(TileRun, VaddRaggedSizes) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (int64_t n : {1, 7, 127, 128, 129, 1000}) {
+      Cells g = cells({n}, {128});
+      Traced t = trace("vadd", In<double>(g), In<double>(g), Out<double>(g),
+                       [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+      std::vector<double> a = random_values(size_t(n), 1), b = random_values(size_t(n), 2);
+      // One element past the extent: the kernel must leave it alone.
+      std::vector<double> poison(size_t(n) + 1, kPoison);
+      Handle ha = c.upload(std::span<const double>(a)), hb = c.upload(std::span<const double>(b));
+      Handle ho = c.upload(std::span<const double>(poison));
+      t.entry.launch(c, {ha, hb, ho});
+      std::vector<double> out = c.read<double>(ho);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[size_t(i)], a[size_t(i)] + b[size_t(i)]) << dev.name() << " n=" << n << " i=" << i;
+      EXPECT_EQ(out[size_t(n)], kPoison) << dev.name() << " n=" << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tile
+
+namespace kiln::tile {
+namespace {
+
+// Relative error of a float result against a double reference, in units of the type's epsilon.
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double err = std::abs(got[i] - want[i]) / std::max(1.0, std::abs(want[i]));
+    ASSERT_LE(err, tol) << what << " at " << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
+TEST(TileRun, SoftmaxPadsNegInfAndLeavesTheTail) {
+  Traced t = trace("softmax", In<double>(cells({3}, {4}).pad(Pad::neg_inf)), Out<double>(cells({3}, {4})),
+                   [](Param<double> x, Param<double> out) {
+                     Tile<double> v = load_cell(x);
+                     Tile<double> e = exp(v - reduce_max(v));
+                     store_cell(out, e / reduce_sum(e));
+                   });
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    std::vector<double> xs = {1, 2, 3, 0}, os = {9, 9, 9, 9};
+    Handle hx = c.upload(std::span<const double>(xs)), ho = c.upload(std::span<const double>(os));
+    t.entry.launch(c, {hx, ho});
+    std::vector<double> out = c.read<double>(ho);
+    double m = 3, s = std::exp(1 - m) + std::exp(2 - m) + std::exp(3 - m);
+    expect_close({out[0], out[1], out[2]}, {std::exp(1 - m) / s, std::exp(2 - m) / s, std::exp(3 - m) / s}, 4e-16, dev.name());
+    EXPECT_EQ(out[3], 9.0) << dev.name();
+  }
+}
+
+auto row_softmax = [](Param<double> x, Param<double> out) {
+  Tile<double> s = load_cell(x);
+  Tile<double> p = exp(s - reduce_max(s, {.keepdims = true}));
+  store_cell(out, p / reduce_sum(p, {.keepdims = true}));
+};
+
+TEST(TileRun, RowSoftmaxKeepdims) {
+  for (int64_t rows : {256, 100}) {
+    Cells g = cells({rows, 64}, {32, 64});
+    Traced t = trace("row_softmax", In<double>(g), Out<double>(g), row_softmax);
+    for (const Device& dev : devices()) {
+      Client c = dev.client();
+      std::vector<double> xs = random_values(size_t(rows * 64), 7);
+      std::vector<double> poison(size_t(rows * 64), kPoison);
+      Handle hx = c.upload(std::span<const double>(xs)), ho = c.upload(std::span<const double>(poison));
+      t.entry.launch(c, {hx, ho});
+      std::vector<double> out = c.read<double>(ho), want(xs.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        double m = -INFINITY, sum = 0;
+        for (int j = 0; j < 64; ++j) m = std::max(m, xs[size_t(r * 64 + j)]);
+        for (int j = 0; j < 64; ++j) sum += std::exp(xs[size_t(r * 64 + j)] - m);
+        for (int j = 0; j < 64; ++j) want[size_t(r * 64 + j)] = std::exp(xs[size_t(r * 64 + j)] - m) / sum;
+      }
+      expect_close(out, want, 1e-14, dev.name() + " rows=" + std::to_string(rows));
+    }
+  }
+}
+
+TEST(TileRun, ReductionsAlongEachDimension) {
+  // [16, 32] cells; sums along 0 and max/min along 1, with and without keepdims.
+  Cells g = cells({16, 32}, {16, 32});
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    std::vector<double> xs = random_values(16 * 32, 11);
+    Handle hx = c.upload(std::span<const double>(xs));
+    {
+      Traced t = trace("col_sum", In<double>(g), Out<double>(cells({1, 32}, {1, 32})), [](Param<double> x, Param<double> out) {
+        store_cell(out, reduce_sum(load_cell(x), {.dim = 0, .keepdims = true}));
+      });
+      std::vector<double> poison(32, kPoison);
+      Handle ho = c.upload(std::span<const double>(poison));
+      t.entry.launch(c, {hx, ho});
+      std::vector<double> want(32, 0.0);
+      for (int i = 0; i < 16; ++i) for (int j = 0; j < 32; ++j) want[size_t(j)] += xs[size_t(i * 32 + j)];
+      expect_close(c.read<double>(ho), want, 1e-14, dev.name() + " col_sum");
+    }
+    {
+      Traced t = trace("row_range", In<double>(g), Out<double>(cells({16}, {16})), [](Param<double> x, Param<double> out) {
+        Tile<double> v = load_cell(x);
+        store_cell(out, reduce_max(v) - reduce_min(v, {.dim = 1}));
+      });
+      std::vector<double> poison(16, kPoison);
+      Handle ho = c.upload(std::span<const double>(poison));
+      t.entry.launch(c, {hx, ho});
+      std::vector<double> want(16);
+      for (int i = 0; i < 16; ++i) {
+        double hi = -INFINITY, lo = INFINITY;
+        for (int j = 0; j < 32; ++j) hi = std::max(hi, xs[size_t(i * 32 + j)]), lo = std::min(lo, xs[size_t(i * 32 + j)]);
+        want[size_t(i)] = hi - lo;
+      }
+      expect_close(c.read<double>(ho), want, 0, dev.name() + " row_range");
+    }
+  }
+}
+
+TEST(TileRun, TransposeThroughShared) {
+  auto transpose = [](Param<double> x, Param<double> out) {
+    Tile<double> t = load_cell(x);
+    Index at = block_id(1) * (32 * 128) + block_id(0) * 32;
+    store(out, at, t, {1, 128});
+  };
+  Traced t = trace("transpose", In<double>(cells({128, 64}, {32, 32})), Shared<double>(), transpose);
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    std::vector<double> xs = random_values(128 * 64, 5);
+    std::vector<double> poison(128 * 64, kPoison);
+    Handle hx = c.upload(std::span<const double>(xs)), ho = c.upload(std::span<const double>(poison));
+    t.entry.launch(c, {hx, ho}, Grid{4, 2, 1});
+    std::vector<double> out = c.read<double>(ho), want(xs.size());
+    for (int i = 0; i < 128; ++i) for (int j = 0; j < 64; ++j) want[size_t(j * 128 + i)] = xs[size_t(i * 64 + j)];
+    expect_close(out, want, 0, dev.name());
+  }
+}
+
+TEST(TileRun, MatmulOverAFreeAxis) {
+  auto matmul = [](Param<double> a, Param<double> b, Param<double> c) {
+    Var<double> acc = zeros(c);
+    For(d_range(0, 256 / 32), [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
+    store_cell(c, acc);
+  };
+  Traced t = trace("matmul", In<double>(cells({256, 256}, {64, 32}).along({0, free_axis})),
+                   In<double>(cells({256, 256}, {32, 64}).along({free_axis, 1})), Out<double>(cells({256, 256}, {64, 64})), matmul);
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    std::vector<double> as = random_values(256 * 256, 21, -1, 1), bs = random_values(256 * 256, 22, -1, 1);
+    std::vector<double> poison(256 * 256, kPoison);
+    Handle ha = c.upload(std::span<const double>(as)), hb = c.upload(std::span<const double>(bs)), hc = c.upload(std::span<const double>(poison));
+    t.entry.launch(c, {ha, hb, hc});
+    std::vector<double> out = c.read<double>(hc), want(out.size(), 0.0);
+    for (int i = 0; i < 256; ++i)
+      for (int k = 0; k < 256; ++k)
+        for (int j = 0; j < 256; ++j) want[size_t(i * 256 + j)] += as[size_t(i * 256 + k)] * bs[size_t(k * 256 + j)];
+    expect_close(out, want, 1e-13, dev.name());
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tile
