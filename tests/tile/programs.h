@@ -1,0 +1,82 @@
+// The tile programs the tests run and compile, by name (seed 04's kernels and a few more).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/tile.h"
+
+namespace kiln::tile::testing {
+
+inline Traced vadd_program(int64_t n) {
+  Cells g = cells({n}, {128});
+  return trace("vadd", In<double>(g), In<double>(g), Out<double>(g),
+               [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+}
+
+inline Traced softmax_program() {
+  return trace("softmax", In<double>(cells({3}, {4}).pad(Pad::neg_inf)), Out<double>(cells({3}, {4})),
+               [](Param<double> x, Param<double> out) {
+                 Tile<double> v = load_cell(x);
+                 Tile<double> e = exp(v - reduce_max(v));
+                 store_cell(out, e / reduce_sum(e));
+               });
+}
+
+inline Traced row_softmax_program(int64_t rows) {
+  Cells g = cells({rows, 64}, {32, 64});
+  return trace("row_softmax", In<double>(g), Out<double>(g), [](Param<double> x, Param<double> out) {
+    Tile<double> s = load_cell(x);
+    Tile<double> p = exp(s - reduce_max(s, {.keepdims = true}));
+    store_cell(out, p / reduce_sum(p, {.keepdims = true}));
+  });
+}
+
+inline Traced col_sum_program() {
+  return trace("col_sum", In<double>(cells({16, 32}, {16, 32})), Out<double>(cells({1, 32}, {1, 32})),
+               [](Param<double> x, Param<double> out) { store_cell(out, reduce_sum(load_cell(x), {.dim = 0, .keepdims = true})); });
+}
+
+inline Traced row_range_program() {
+  return trace("row_range", In<double>(cells({16, 32}, {16, 32})), Out<double>(cells({16}, {16})),
+               [](Param<double> x, Param<double> out) {
+                 Tile<double> v = load_cell(x);
+                 store_cell(out, reduce_max(v) - reduce_min(v, {.dim = 1}));
+               });
+}
+
+inline Traced transpose_program() {
+  return trace("transpose", In<double>(cells({128, 64}, {32, 32})), Shared<double>(), [](Param<double> x, Param<double> out) {
+    Tile<double> t = load_cell(x);
+    Index at = block_id(1) * (32 * 128) + block_id(0) * 32;
+    store(out, at, t, {1, 128});
+  });
+}
+
+inline Traced matmul_program() {
+  return trace("matmul", In<double>(cells({256, 256}, {64, 32}).along({0, free_axis})),
+               In<double>(cells({256, 256}, {32, 64}).along({free_axis, 1})), Out<double>(cells({256, 256}, {64, 64})),
+               [](Param<double> a, Param<double> b, Param<double> c) {
+                 Var<double> acc = zeros(c);
+                 For(d_range(0, 256 / 32), [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
+                 store_cell(c, acc);
+               });
+}
+
+inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
+  return {
+      {"vadd_1000", [] { return vadd_program(1000); }},
+      {"vadd_7", [] { return vadd_program(7); }},
+      {"softmax", softmax_program},
+      {"row_softmax_256", [] { return row_softmax_program(256); }},
+      {"row_softmax_100", [] { return row_softmax_program(100); }},
+      {"col_sum", col_sum_program},
+      {"row_range", row_range_program},
+      {"transpose", transpose_program},
+      {"matmul", matmul_program},
+  };
+}
+
+}  // namespace kiln::tile::testing
