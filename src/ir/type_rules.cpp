@@ -569,7 +569,8 @@ std::string schema_error(const TypeQuery& q) {
     char letter = info.operand_kind(i);
     switch (letter) {
       case 'v':
-        if (!t.is_value() && !(t.is_register_tile() && elementwise(q.kind))) {
+        // A var may hold a register tile (a tile::Var a loop carries), so var.store takes one too.
+        if (!t.is_value() && !(t.is_register_tile() && (elementwise(q.kind) || q.kind == K::VarStore))) {
           return "operand " + std::to_string(i) + " is " + ts(t) + ", not a value";
         }
         break;
