@@ -569,8 +569,8 @@ std::string schema_error(const TypeQuery& q) {
     char letter = info.operand_kind(i);
     switch (letter) {
       case 'v':
-        // A var holds a register tile too (the tile layer's carried tiles, before promote_vars).
-        if (!t.is_value() && !(t.is_register_tile() && (elementwise(q.kind) || op_family(q.kind) == OpFamily::Var))) {
+        // A var may hold a register tile (a tile::Var a loop carries), so var.store takes one too.
+        if (!t.is_value() && !(t.is_register_tile() && (elementwise(q.kind) || q.kind == K::VarStore))) {
           return "operand " + std::to_string(i) + " is " + ts(t) + ", not a value";
         }
         break;

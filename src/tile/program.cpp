@@ -3,6 +3,7 @@
 #include "kiln/tile/program.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kiln/passes/passes.h"
 #include "kiln/runtime/launch.h"
@@ -61,6 +62,9 @@ std::string argument(const Program& p, size_t i) {
   return "argument " + std::to_string(i) + " (" + std::string(to_string(p.params()[i].role)) + ")";
 }
 
+// The most elements a parameter's cells may reach: one past the largest u32 index.
+constexpr uint64_t kMaxReach = uint64_t(1) << 32;
+
 // The elements of parameter i that its views reach on `grid`: the largest row-major extent.
 uint64_t reach(const Program& p, size_t i, const Grid& grid) {
   const ir::Kernel& k = p.kernel();
@@ -73,7 +77,9 @@ uint64_t reach(const Program& p, size_t i, const Grid& grid) {
     const auto& along = op.attr(ir::AttrKey::Along)->ints;
     uint64_t n = 1;
     for (size_t d = 0; d < extent.size(); ++d) {
-      n *= extent[d] == dyn_dim ? uint64_t(grid[size_t(along[d])]) * uint64_t(tile[d]) : uint64_t(extent[d]);
+      uint64_t f = extent[d] == dyn_dim ? uint64_t(grid[size_t(along[d])]) * uint64_t(tile[d]) : uint64_t(extent[d]);
+      // Saturates: a reach past 2^64 is refused as too large, never wrapped into a small one.
+      n = f != 0 && n > UINT64_MAX / f ? UINT64_MAX : n * f;
     }
     most = std::max(most, n);
   }
@@ -141,6 +147,11 @@ void Entry::launch(const Client& client, std::span<const Handle> buffers, std::o
     const Handle& h = buffers[i];
     uint64_t held = h.size_in_used() / uint64_t(ir::scalar_bytes(params[i].element));
     uint64_t need = reach(p, i, g);
+    // Lowered tile ops index a parameter's elements with u32 (kiln's address mode for kernels).
+    if (need > kMaxReach) {
+      refuse(p, "launch.too_large", argument(p, i) + " reaches " + std::to_string(need) + " elements; a tile kernel indexes at most " +
+                                        std::to_string(kMaxReach) + " (2^32) elements of a parameter");
+    }
     if (held < need) {
       refuse(p, "launch.short_buffer", argument(p, i) + " holds " + std::to_string(held) + " element(s) and its cells reach " +
                                            std::to_string(need));

@@ -74,7 +74,10 @@ void Recording::check_cells() {
         fail("record.tile_shape", argument(int(i)) + " has tile " + std::to_string(t) + " in dimension " +
                                       std::to_string(dim) + "; tile dimensions are powers of two");
       }
-      if (e != dyn_dim && e < 1) fail("record.cells", argument(int(i)) + " has extent " + std::to_string(e) + " in dimension " + std::to_string(dim));
+      if (e != dyn_dim && e < 1) {
+        fail("record.cells", argument(int(i)) + " has extent " + std::to_string(e) + " in dimension " + std::to_string(dim) +
+                                 "; an extent is at least 1, or dyn_dim");
+      }
       if (a < free_axis || a > 2) fail("record.cells", argument(int(i)) + " has along " + std::to_string(a) + "; grid axes are 0, 1 and 2, or free_axis");
       if (a != free_axis) {
         if (axis_used[size_t(a)]) fail("record.cells", argument(int(i)) + " has two dimensions along grid axis " + std::to_string(a));

@@ -2,6 +2,7 @@
 // rule gives, and the words of its refusals, which the tracer and the verifier both report.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 #include "kiln/ir/type_rules.h"
@@ -76,6 +77,133 @@ TEST(TypeRules, EveryRowHasARuleAndASchema) {
       EXPECT_NE(info.region_label(static_cast<size_t>(info.regions) - 1), "") << info.name;
     }
   }
+}
+
+
+// ---- the tile layer ----------------------------------------------------------------------------
+
+Type reg(Scalar s, int rank, std::array<uint32_t, 4> shape) { return Type::tile(s, rank, shape); }
+Type f32_tile(int rank, std::array<uint32_t, 4> shape) { return reg(Scalar::F32, rank, shape); }
+Type global(Scalar s, int rank, std::array<uint32_t, 4> shape) { return Type::tile(s, rank, shape, MemorySpace::Global); }
+Attr ints(AttrKey k, std::vector<int64_t> v) { return Attr{k, AttrValue::of_ints(std::move(v))}; }
+std::vector<Attr> view_attrs(std::vector<int64_t> extent, std::vector<int64_t> tile, std::vector<int64_t> along) {
+  return {ints(AttrKey::Extent, std::move(extent)), ints(AttrKey::Tile, std::move(tile)), ints(AttrKey::Along, std::move(along)),
+          Attr{AttrKey::Pad, AttrValue::of_string("zero")}};
+}
+
+// Elementwise ops over register tiles of one shape: the element rule, lifted.
+TEST(TileRules, ElementwiseOpsLiftToTiles) {
+  Type t = f32_tile(2, {32, 64});
+  EXPECT_EQ(typed(OpKind::Add, {t, t}).type, t);
+  EXPECT_EQ(typed(OpKind::Exp, {t}).type, t);
+  EXPECT_EQ(typed(OpKind::Lt, {t, t}).type, reg(Scalar::Bool, 2, {32, 64}));
+  EXPECT_EQ(typed(OpKind::Select, {reg(Scalar::Bool, 2, {32, 64}), t, t}).type, t);
+  EXPECT_EQ(typed(OpKind::Cast, {t}, {}, reg(Scalar::BF16, 2, {32, 64})).type, reg(Scalar::BF16, 2, {32, 64}));
+  EXPECT_EQ(typed(OpKind::Add, {f32_tile(0, {}), f32_tile(0, {})}).type, f32_tile(0, {}));
+}
+
+TEST(TileRules, LiftingRefusesWhatTheRecorderWidens) {
+  Type t = f32_tile(2, {32, 64});
+  EXPECT_EQ(typed(OpKind::Add, {t, f32_tile(2, {32, 1})}).error,
+            "operands have different shapes: tile<[32, 64] x f32, registers> and tile<[32, 1] x f32, registers>");
+  EXPECT_EQ(typed(OpKind::Add, {f32_tile(1, {32}), t}).error,
+            "operands have different shapes: tile<[32] x f32, registers> and tile<[32, 64] x f32, registers>");
+  EXPECT_EQ(typed(OpKind::Add, {t, f32()}).error, "operand 1 is f32, not a tile like the others");
+  EXPECT_EQ(typed(OpKind::Add, {t, reg(Scalar::F64, 2, {32, 64})}).error, "operands have different types: f32 and f64");
+  EXPECT_EQ(typed(OpKind::Exp, {reg(Scalar::I32, 1, {64})}).error, "takes floats, not i32");
+  EXPECT_EQ(typed(OpKind::Cast, {t}, {}, reg(Scalar::I32, 2, {64, 32})).error,
+            "gives tile<[64, 32] x i32, registers> from tile<[32, 64] x f32, registers>");
+  EXPECT_EQ(typed(OpKind::Add, {global(Scalar::F32, 1, {64}), global(Scalar::F32, 1, {64})}).error,
+            "operand 0 is tile<[64] x f32, global>, not a value");
+  // Ops that are not elementwise take no tile where a value goes.
+  EXPECT_EQ(typed(OpKind::VectorSplat, {t}, {}, Type::vector_of(Scalar::F32, 4)).error,
+            "operand 0 is tile<[32, 64] x f32, registers>, not a value");
+}
+
+TEST(TileRules, ViewsLoadsAndStores) {
+  Type buf = Type::buffer(Type::scalar_of(Scalar::F64), Access::ReadOnly);
+  Type view = global(Scalar::F64, 1, {128});
+  EXPECT_EQ(typed(OpKind::TileView, {buf}, view_attrs({1000}, {128}, {0}), view).type, view);
+  EXPECT_EQ(typed(OpKind::TileView, {buf}, view_attrs({-1}, {128}, {0}), view).type, view);
+  EXPECT_EQ(typed(OpKind::TileView, {buf}, view_attrs({1000}, {128}, {0}), global(Scalar::F32, 1, {128})).error,
+            "a view of buffer<f64, ro> is a global tile of f64, not tile<[128] x f32, global>");
+  EXPECT_EQ(typed(OpKind::TileView, {buf}, view_attrs({1000}, {100}, {0}), global(Scalar::F64, 1, {100})).error,
+            "tile dimensions are powers of two; [100] is not");
+  EXPECT_EQ(typed(OpKind::TileView, {buf}, view_attrs({1000}, {64}, {0}), view).error,
+            "tile 64 in dimension 0 is not the view's");
+  EXPECT_EQ(typed(OpKind::TileView, {buf}, view_attrs({-1}, {128}, {-1}), view).error,
+            "a dimension whose extent the grid gives must follow a grid axis");
+  EXPECT_EQ(typed(OpKind::TileView, {buf}, view_attrs({1000}, {128}, {3}), view).error,
+            "along names grid axis 0, 1 or 2, or -1 (free), not 3");
+  EXPECT_EQ(typed(OpKind::TileLoadCell, {view}).type, reg(Scalar::F64, 1, {128}));
+  EXPECT_EQ(typed(OpKind::TileLoadCell, {reg(Scalar::F64, 1, {128})}).error,
+            "loads from a view (a global tile), not tile<[128] x f64, registers>");
+  Type v2 = global(Scalar::F64, 2, {64, 32});
+  EXPECT_EQ(typed(OpKind::TileLoadAt, {v2, i32(), i32()}).type, reg(Scalar::F64, 2, {64, 32}));
+  EXPECT_EQ(typed(OpKind::TileLoadAt, {v2, i32()}).error,
+            "takes one cell index per dimension of tile<[64, 32] x f64, global> (those that follow the grid are ignored), has 1");
+  EXPECT_TRUE(typed(OpKind::TileStoreCell, {view, reg(Scalar::F64, 1, {128})}).type.is_none());
+  EXPECT_TRUE(typed(OpKind::TileStoreCell, {view, reg(Scalar::F64, 1, {128})}).ok());
+  EXPECT_EQ(typed(OpKind::TileStoreCell, {view, reg(Scalar::F64, 1, {64})}).error,
+            "stores tile<[64] x f64, registers> into a cell of tile<[128] x f64, global>");
+  EXPECT_EQ(typed(OpKind::TileStoreCell, {view, reg(Scalar::F32, 1, {128})}).error,
+            "stores tile<[128] x f32, registers> into tile<[128] x f64, global>");
+  EXPECT_TRUE(typed(OpKind::TileStoreSub, {view, reg(Scalar::F64, 1, {64}), i32()}).ok());
+  EXPECT_EQ(typed(OpKind::TileStoreSub, {view, reg(Scalar::F64, 1, {256}), i32()}).error,
+            "stores tile<[256] x f64, registers>, larger than a cell of tile<[128] x f64, global>");
+  Type rw = Type::buffer(Type::scalar_of(Scalar::F64), Access::ReadWrite);
+  Type t = reg(Scalar::F64, 2, {32, 32});
+  EXPECT_EQ(typed(OpKind::TileLoad, {rw, i32()}, {ints(AttrKey::Strides, {1, 128})}, t).type, t);
+  EXPECT_EQ(typed(OpKind::TileLoad, {rw, i32()}, {ints(AttrKey::Strides, {1})}, t).error,
+            "strides need one entry per dimension of tile<[32, 32] x f64, registers>");
+  EXPECT_TRUE(typed(OpKind::TileStore, {rw, i32(), t}, {ints(AttrKey::Strides, {1, 128})}).ok());
+  EXPECT_EQ(typed(OpKind::TileStore, {buf, i32(), t}).error, "writes a read-write global array, not buffer<f64, ro>");
+}
+
+TEST(TileRules, ValuesReductionsAndProducts) {
+  Type t = f32_tile(2, {32, 64});
+  EXPECT_EQ(typed(OpKind::TileFull, {}, {Attr{AttrKey::Value, AttrValue::of_float(0.0)}}, t).type, t);
+  EXPECT_EQ(typed(OpKind::TileFull, {}, {Attr{AttrKey::Value, AttrValue::of_int(0)}}, t).error,
+            "value does not match type tile<[32, 64] x f32, registers>");
+  EXPECT_EQ(typed(OpKind::TileBroadcast, {f32_tile(2, {32, 1})}, {ints(AttrKey::Shape, {32, 64})}).type, t);
+  EXPECT_EQ(typed(OpKind::TileBroadcast, {f32_tile(0, {})}, {ints(AttrKey::Shape, {32, 64})}).type, t);
+  EXPECT_EQ(typed(OpKind::TileBroadcast, {f32_tile(1, {32})}, {ints(AttrKey::Shape, {32, 64})}).error,
+            "widens tile<[32] x f32, registers> to [32, 64]: ranks differ");
+  EXPECT_EQ(typed(OpKind::TileBroadcast, {f32_tile(2, {2, 64})}, {ints(AttrKey::Shape, {32, 64})}).error,
+            "widens tile<[2, 64] x f32, registers> to [32, 64]: only length-1 dimensions widen");
+  auto reduce = [&](int64_t dim, bool keep) {
+    return typed(OpKind::TileReduceMax, {t}, {Attr{AttrKey::Dim, AttrValue::of_int(dim)}, Attr{AttrKey::Keepdims, AttrValue::of_bool(keep)}});
+  };
+  EXPECT_EQ(reduce(1, true).type, f32_tile(2, {32, 1}));
+  EXPECT_EQ(reduce(1, false).type, f32_tile(1, {32}));
+  EXPECT_EQ(reduce(0, false).type, f32_tile(1, {64}));
+  EXPECT_EQ(reduce(2, false).error, "dim 2 is not a dimension of tile<[32, 64] x f32, registers>");
+  EXPECT_EQ(typed(OpKind::TileReduceSum, {f32_tile(0, {})}).error,
+            "reduces a register tile of rank 1 or more, not tile<[] x f32, registers>");
+  EXPECT_EQ(typed(OpKind::TileTranspose, {t}).type, f32_tile(2, {64, 32}));
+  EXPECT_EQ(typed(OpKind::TileTranspose, {f32_tile(1, {32})}).error,
+            "transposes a register tile of rank 2, not tile<[32] x f32, registers>");
+  Type a16 = reg(Scalar::F16, 2, {64, 32}), b16 = reg(Scalar::F16, 2, {32, 16});
+  EXPECT_EQ(typed(OpKind::TileMma, {a16, b16, f32_tile(2, {64, 16})}).type, f32_tile(2, {64, 16}));
+  EXPECT_EQ(typed(OpKind::TileMma, {a16, b16, reg(Scalar::F16, 2, {64, 16})}).type, reg(Scalar::F16, 2, {64, 16}));
+  EXPECT_EQ(typed(OpKind::TileMma, {a16, b16, reg(Scalar::F64, 2, {64, 16})}).error,
+            "takes f16 x f16 into f64; the formats are f16 x f16 into f16 or f32, bf16 x bf16 into f32, f32 x f32 into "
+            "f32 and f64 x f64 into f64 (tf32 and the 8-bit floats are not kiln element types)");
+  EXPECT_EQ(typed(OpKind::TileMma, {a16, reg(Scalar::F16, 2, {16, 16}), f32_tile(2, {64, 16})}).error,
+            "lhs tile<[64, 32] x f16, registers> has k = 32 and rhs tile<[16, 16] x f16, registers> has k = 16");
+  EXPECT_EQ(typed(OpKind::TileMma, {a16, b16, f32_tile(2, {64, 64})}).error,
+            "the accumulator tile<[64, 64] x f32, registers> is not m x n = 64 x 16");
+  EXPECT_EQ(typed(OpKind::TileBlockId, {}, {Attr{AttrKey::Axis, AttrValue::of_int(1)}}).type, i32());
+  EXPECT_EQ(typed(OpKind::TileBlockId, {}, {Attr{AttrKey::Axis, AttrValue::of_int(3)}}).error, "needs axis 0, 1 or 2");
+}
+
+TEST(TileRules, VarsHoldRegisterTiles) {
+  Type t = f32_tile(2, {64, 64});
+  Type var = Type::var(t);
+  EXPECT_EQ(typed(OpKind::VarLoad, {var}).type, t);
+  EXPECT_TRUE(typed(OpKind::VarStore, {var, t}).ok());
+  EXPECT_EQ(typed(OpKind::VarStore, {var, f32_tile(2, {64, 32})}).error,
+            "stores tile<[64, 32] x f32, registers> into var<tile<[64, 64] x f32, registers>>");
 }
 
 }  // namespace

@@ -240,6 +240,29 @@ const RuleCase kRules[] = {
     {"while_body_yields_what_condition_takes",
      "%0 = while %f : u32 (%1: f32) {\n%2 = cast %1 : u32\ncondition %b, %2\n} do (%3: u32) {\nyield %3\n}\n", 4,
      "yield", "must carry f32, not u32"},
+    // the tile layer: stated types the rules disagree with
+    {"tile_view_of_another_element",
+     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = \"zero\"} : tile<[64] x f64, global>\n", 1,
+     "tile.view", "a view of buffer<f32, ro> is a global tile of f32, not tile<[64] x f64, global>"},
+    {"tile_load_cell_result",
+     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = \"zero\"} : tile<[64] x f32, global>\n"
+     "%1 = tile.load_cell %0 : tile<[32] x f32, registers>\n",
+     2, "tile.load_cell",
+     "result type is tile<[32] x f32, registers>, expected tile<[64] x f32, registers>"},
+    {"tile_exp_of_another_shape",
+     "%0 = tile.full {value = 1.0} : tile<[64] x f32, registers>\n%1 = exp %0 : tile<[32] x f32, registers>\n", 2,
+     "exp", "gives tile<[32] x f32, registers> from tile<[64] x f32, registers>"},
+    {"tile_compare_result_not_bool",
+     "%0 = tile.full {value = 1.0} : tile<[64] x f32, registers>\n%1 = cmp.lt %0, %0 : tile<[64] x f32, registers>\n",
+     2, "cmp.lt", "result type is tile<[64] x f32, registers>, expected tile<[64] x bool, registers>"},
+    {"tile_mma_result",
+     "%0 = tile.full {value = 1.0} : tile<[16, 16] x f32, registers>\n"
+     "%1 = tile.mma %0, %0, %0 : tile<[16, 16] x f64, registers>\n",
+     2, "tile.mma", "result type is tile<[16, 16] x f64, registers>, expected tile<[16, 16] x f32, registers>"},
+    {"tile_reduce_keepdims_result",
+     "%0 = tile.full {value = 1.0} : tile<[16, 16] x f32, registers>\n"
+     "%1 = tile.reduce_sum %0 {dim = 1, keepdims} : tile<[16] x f32, registers>\n",
+     2, "tile.reduce_sum", "result type is tile<[16] x f32, registers>, expected tile<[16, 1] x f32, registers>"},
     // debug
     {"debug_print_without_format", "debug.print %f\n", 1, "debug.print", "needs a format string"},
     {"debug_print_format_not_a_string", "debug.print %f {format = 3}\n", 1, "debug.print", "needs a format string"},

@@ -48,8 +48,9 @@ class Program {
 // Launches a recorded program. The launch checks each buffer against its parameter before anything
 // runs: the element type (launch.type_mismatch), a buffer shorter than its cells reach
 // (launch.short_buffer), a grid that disagrees with the cells (launch.grid_mismatch), an Out that
-// shares memory with another parameter (launch.out_shared) and a base address off the 16-byte
-// alignment the program assumes (launch.misaligned). A refused launch changes no buffer.
+// shares memory with another parameter (launch.out_shared), a base address off the 16-byte
+// alignment the program assumes (launch.misaligned) and cells that reach past the 2^32 elements
+// lowered code indexes (launch.too_large). A refused launch changes no buffer.
 class Entry {
  public:
   explicit Entry(std::shared_ptr<const Program> p) : program_(std::move(p)) {}
