@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 
+#include "bench_rows.h"
 #include "commands.h"
 #include "kernels.h"
 #include "kiln/kiln.h"
@@ -22,12 +23,6 @@
 namespace kiln::tool {
 
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 struct Tiny {
   static constexpr std::string_view name = "tiny";
@@ -76,29 +71,6 @@ double math_heavy_reference(float x) {
   return v;
 }
 
-// The median of `reps` timings of `batch` calls of fn, each timing synchronised, in ms per call.
-template <class Fn>
-double median_ms(const Client& c, int reps, int batch, Fn&& fn) {
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    c.sync();
-    auto t0 = clock_type::now();
-    for (int b = 0; b < batch; ++b) fn();
-    c.sync();
-    t.push_back(ms_since(t0) / batch);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-std::vector<float> random_floats(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
-
 // Reads "key": number pairs from JSON objects and "key number" pairs from plain lines.
 void read_peer_file(const std::string& path, std::map<std::string, double>& out) {
   std::ifstream f(path);
@@ -132,15 +104,6 @@ void read_peer_file(const std::string& path, std::map<std::string, double>& out)
   }
 }
 
-struct Row {
-  std::string what, unit;
-  double kiln = NAN;
-  std::string peer_name;
-  double peer = NAN;
-  bool higher_is_better = true;
-  double target = NAN;  // for the ratio kiln / peer (or the absolute figure when there is no peer)
-};
-
 int child_disk_hit(int64_t salt) {
   // A new process: the device and its context first (not part of a launch), then the first launch
   // of a kernel the parent compiled, and a second one.
@@ -163,11 +126,11 @@ int child_disk_hit(int64_t salt) {
 }  // namespace
 
 int bench(const Args& args) {
-  const std::string usage = "kiln bench [--device D] [--peers FILE,...] [--json FILE] [--only saxpy,sum,fast_math,launch]";
+  const std::string usage = "kiln bench [--device D] [--peers FILE,...] [--json FILE] [--only saxpy,sum,fast_math,launch,tile]";
   std::string device_name, json;
   std::vector<std::string> peers;
   std::vector<std::string> only;  // empty: every benchmark
-  const std::vector<std::string> groups{"saxpy", "sum", "fast_math", "launch"};
+  const std::vector<std::string> groups{"saxpy", "sum", "fast_math", "launch", "tile"};
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) usage_error(args[i] + " needs a value", usage);
@@ -180,7 +143,7 @@ int bench(const Args& args) {
       std::string g;
       while (std::getline(ss, g, ',')) {
         if (std::find(groups.begin(), groups.end(), g) == groups.end()) {
-          usage_error("--only: no benchmark group is named '" + g + "' (saxpy, sum, fast_math, launch)", usage);
+          usage_error("--only: no benchmark group is named '" + g + "' (saxpy, sum, fast_math, launch, tile)", usage);
         }
         only.push_back(g);
       }
@@ -324,6 +287,7 @@ int bench(const Args& args) {
     rows.push_back({"disk cache hit, first launch in a new process", "ms", hit_ms, "", NAN, false, 2.0});
     rows.push_back({"disk cache hit, second launch in that process", "ms", second_hit_ms, "", NAN, false, 2.0});
   }
+  if (wanted("tile")) tile_benchmarks(c, gpu, peer, rows);
   std::error_code ec;
   std::filesystem::remove_all(cache_dir, ec);
 
