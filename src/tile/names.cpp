@@ -5,7 +5,8 @@ namespace kiln::tile {
 std::string tile_text(const ir::Type& t) {
   std::string s = "tile<";
   for (int i = 0; i < t.rank; ++i) s += std::to_string(t.shape[size_t(i)]) + "x";
-  return s + std::string(ir::scalar_name(t.scalar)) + ">";
+  // cuda_tile's bool is i1.
+  return s + (t.scalar == ir::Scalar::Bool ? std::string("i1") : std::string(ir::scalar_name(t.scalar))) + ">";
 }
 
 std::string cuda_tile_name(ir::OpKind k, ir::Scalar s, ir::Scalar to) {
@@ -33,7 +34,10 @@ std::string cuda_tile_name(ir::OpKind k, ir::Scalar s, ir::Scalar to) {
     case K::And: return "andi";
     case K::Or: return "ori";
     case K::Xor: return "xori";
-    case K::Cast: return std::string(f ? "f" : "i") + "to" + (ir::is_float(to) ? "f" : "i");
+    case K::Cast:
+      // Between integers cuda_tile widens (exti) or narrows (trunci); otherwise ftof, ftoi, itof.
+      if (!f && !ir::is_float(to)) return ir::scalar_bytes(to) > ir::scalar_bytes(s) ? "exti" : "trunci";
+      return std::string(f ? "f" : "i") + "to" + (ir::is_float(to) ? "f" : "i");
     case K::TileView: return "make_partition_view";
     case K::TileLoadCell: return "load_cell";
     case K::TileLoadAt: return "load_at";

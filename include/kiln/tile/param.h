@@ -61,6 +61,12 @@ template <Element T>
 void store_cell(const Param<T>& p, const std::type_identity_t<Tile<T>>& t) {  // a Var<T> converts
   detail::store_cell(p.ref(), t.ref());
 }
+// A carried tile stores what it holds now (seed 04's `store_cell(c, acc)` after the loop); the
+// template above cannot see through Var's conversion.
+template <Element T>
+void store_cell(const Param<T>& p, const Var<T>& v) {
+  store_cell(p, v.get());
+}
 // Writes `t` as part `sub` of this block's cell: the cell is cut into tiles of t's shape.
 template <Element T>
 void store_sub(const Param<T>& p, const std::type_identity_t<Tile<T>>& t, std::initializer_list<Index> sub) {
