@@ -188,7 +188,7 @@ std::string_view family_name(OpFamily f);
   /* mutable locals */                                                                                \
   X(VarDecl, "var.decl", Var, "", "x", var_decl, "", kAlloc)                                          \
   X(VarLoad, "var.load", Var, "x", "v", var_load, "", kReadsMemory)                                   \
-  X(VarStore, "var.store", Var, "xc", "", var_store, "", kWritesMemory)                               \
+  X(VarStore, "var.store", Var, "xv", "", var_store, "", kWritesMemory)                               \
   /* structured control flow; the operands after a for's lo, hi, step and a while's are the values  \
      it starts carrying; condition, yield, break and continue pass carried values on (kernel.h, Op) */ \
   X(If, "if", Control, "b", "c", no_result, "then else", kControl)                                    \

@@ -48,9 +48,8 @@ template <Element T>
 Tile<T> load_cell(const Param<T>& p) {
   return Tile<T>(detail::load_cell(p.ref()));
 }
-// The cell of `p` whose free dimensions' cells are `cell` (one index per dimension of the cells;
-// those that follow the grid take the block's and ignore theirs; seed 04 writes only the free ones,
-// so load_at(a, {k}) on cells whose dimension 1 is the only free one is accepted too).
+// The cell of `p` at `cell`: one index per dimension of the cells, or (as seed 04 writes it,
+// load_at(a, {k})) one per free dimension, the others taking the block's position on their axis.
 template <Element T>
 Tile<T> load_at(const Param<T>& p, std::initializer_list<Index> cell) {
   std::vector<dsl::ValueRef> refs;
@@ -60,12 +59,6 @@ Tile<T> load_at(const Param<T>& p, std::initializer_list<Index> cell) {
 template <Element T>
 void store_cell(const Param<T>& p, const std::type_identity_t<Tile<T>>& t) {  // a Var<T> converts
   detail::store_cell(p.ref(), t.ref());
-}
-// A carried tile stores what it holds now (seed 04's `store_cell(c, acc)` after the loop); the
-// template above cannot see through Var's conversion.
-template <Element T>
-void store_cell(const Param<T>& p, const Var<T>& v) {
-  store_cell(p, v.get());
 }
 // Writes `t` as part `sub` of this block's cell: the cell is cut into tiles of t's shape.
 template <Element T>
