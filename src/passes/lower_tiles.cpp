@@ -477,20 +477,91 @@ class Lowerer {
     tiles_[op.result] = res;
   }
 
-  // The exact product on every device: the factors go to shared memory row-major, each unit
-  // accumulates its slots of c over k in a run-time loop, in the order k = 0, 1, ...
+  // The layout of tensor cores' accumulators (mma.sync m16n8k16): in a warp's 16 x 8 tile, lane
+  // bits 0-1 name columns 1-2 and lane bits 2-4 rows 0-2; slot bit 0 names column 0 and slot bit 1
+  // row 3; further slot bits step over the warp's n-tiles, then its m-tiles; warp bits step over
+  // the warps' columns, then their rows. The device library's kiln_mma_sync holds the same.
+  static Layout mma_layout(const Type& t, int wm, int wn) {
+    uint32_t m = t.shape[0], n = t.shape[1];
+    int mt = log2_of(m / uint32_t(wm) / 16), nt = log2_of(n / uint32_t(wn) / 8);
+    Layout l;
+    l.rank = 2;
+    l.shape = t.shape;
+    l.slot = {{1, 0}, {0, 3}};
+    for (int i = 0; i < nt; ++i) l.slot.push_back({1, 3 + i});
+    for (int i = 0; i < mt; ++i) l.slot.push_back({0, 4 + i});
+    l.unit = {{1, 1}, {1, 2}, {0, 0}, {0, 1}, {0, 2}};
+    for (int i = 0; i < log2_of(uint64_t(wn)); ++i) l.unit.push_back({1, 3 + nt + i});
+    for (int i = 0; i < log2_of(uint64_t(wm)); ++i) l.unit.push_back({0, 4 + mt + i});
+    return l;
+  }
+
+  // How a product runs: on tensor cores' layout when its formats and shape allow (bf16 or f16 into
+  // f32, m a multiple of 16 per warp row, n of 8 per warp column, k of 16, every warp busy), the
+  // warps split between m and n to keep each warp's tile square; else the blocked layout.
+  struct MmaPlan {
+    bool fragments = false;
+    int wm = 1, wn = 1;
+  };
+  MmaPlan plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const {
+    MmaPlan p;
+    if (!((ab == Scalar::BF16 || ab == Scalar::F16) && c == Scalar::F32) || m % 16 || n % 8 || k % 16) return p;
+    uint32_t warps = units_ / 32;
+    while (uint32_t(p.wm * p.wn) < warps) {
+      bool rows = m / uint32_t(p.wm) / 16 >= 2 && (m / uint32_t(p.wm) >= n / uint32_t(p.wn) || n / uint32_t(p.wn) / 8 < 2);
+      bool cols = n / uint32_t(p.wn) / 8 >= 2;
+      if (rows) p.wm *= 2;
+      else if (cols) p.wn *= 2;
+      else return MmaPlan{};
+    }
+    p.fragments = true;
+    return p;
+  }
+
+  // c + a x b. The factors go to shared memory row-major (rows padded by 16 bytes on the
+  // tensor-core path, so that ldmatrix's eight rows fall in different banks). On a CUDA GPU of
+  // sm_80 or later, tensor cores multiply (mma.sync, through the device library); elsewhere each
+  // unit accumulates its slots of c exactly over k in a run-time loop, in the order k = 0, 1, ...,
+  // in the same layout, so the CPU checks everything but the instruction.
   void mma(const Op& op) {
     const Type &ta = k_.type_of(op.operands[0]), &tb = k_.type_of(op.operands[1]);
     uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
+    MmaPlan plan = plan_mma(ta.scalar, op.type.scalar, m, n, kk);
     Tiled c = tile(op.operands[2]);
-    Layout lc = c.splat || c.widen_of ? blocked(op.type, units_, 1) : c.layout;
+    Layout lc = plan.fragments ? mma_layout(op.type, plan.wm, plan.wn)
+                : c.splat || c.widen_of ? blocked(op.type, units_, 1)
+                                        : c.layout;
     std::vector<Value> acc = present(c, lc);
-    Value sa = stage(tile(op.operands[0]), 0);
-    Value sb = stage(tile(op.operands[1]), uint64_t(m) * kk);
+    uint32_t lda = plan.fragments ? kk + 8 : kk, ldb = plan.fragments ? n + 8 : n;
+    uint64_t b_at = uint64_t(m) * lda;
+    Value sa = stage(tile(op.operands[0]), 0, lda);
+    Value sb = stage(tile(op.operands[1]), b_at, ldb);
     emit(K::SyncCube, {});
     Scalar cs = op.type.scalar;
+    std::vector<Value> results;
+    if (plan.fragments && k_.facts.target.cuda_at_least(80)) {
+      Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
+      for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
+      emit(K::MmaSync, {sa, c32(0), sb, c32(b_at), local},
+           {{AttrKey::Shape, AttrValue::of_ints({m, n, kk})},
+            {AttrKey::Dims, AttrValue::of_ints({plan.wm, plan.wn})},
+            {AttrKey::Strides, AttrValue::of_ints({lda, ldb})}});
+      for (size_t j = 0; j < acc.size(); ++j) results.push_back(emit(K::Load, {local, c32(j)}));
+    } else {
+      results = exact_product(acc, lc, sa, sb, b_at, lda, ldb, kk, cs);
+    }
+    emit(K::SyncCube, {});
+    Tiled r;
+    r.type = op.type;
+    r.layout = lc;
+    r.slots = results;
+    tiles_[op.result] = r;
+  }
+
+  // for k in [0, K): acc_j += a[i_j, k] * b[k, j_j], the products in the accumulator's type.
+  std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value sb, uint64_t b_at,
+                                   uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs) {
     Value row = unit_coord(lc, 0), col = unit_coord(lc, 1);
-    // for k in [0, K): acc_j += a[i_j, k] * b[k, j_j]
     std::vector<Value> inits = {c32(0), c32(kk), c32(1)};
     inits.insert(inits.end(), acc.begin(), acc.end());
     std::vector<Type> carried(acc.size(), Type::scalar_of(cs));
@@ -505,12 +576,14 @@ class Lowerer {
       body.args.push_back(args.back());
     }
     b_.enter(body);
-    Value arow = mul(row, c32(kk));
+    Value arow = mul(row, c32(lda));
+    Value bcol = add(col, c32(b_at));
+    Value krow = mul(k, c32(ldb));
     std::vector<Value> next;
     for (size_t j = 0; j < acc.size(); ++j) {
       uint32_t i0 = slot_coord(lc, j, 0), j0 = slot_coord(lc, j, 1);
-      Value av = emit(K::Load, {sa, add(add(arow, c32(i0 * kk)), k)});
-      Value bv = emit(K::Load, {sb, add(add(mul(k, c32(n)), col), c32(uint64_t(m) * kk + j0))});
+      Value av = emit(K::Load, {sa, add(add(arow, c32(uint64_t(i0) * lda)), k)});
+      Value bv = emit(K::Load, {sb, add(add(krow, bcol), c32(j0))});
       if (k_.type_of(av).scalar != cs) {
         av = emit(K::Cast, {av}, {}, Type::scalar_of(cs));
         bv = emit(K::Cast, {bv}, {}, Type::scalar_of(cs));
@@ -519,15 +592,12 @@ class Lowerer {
     }
     emit_span(K::Yield, next);
     b_.leave();
-    emit(K::SyncCube, {});
-    Tiled r;
-    r.type = op.type;
-    r.layout = lc;
-    r.slots = results;
-    tiles_[op.result] = r;
+    return results;
   }
-  // Writes a factor row-major into the scratch array of its type at `at` (after a barrier).
-  Value stage(const Tiled& t0, uint64_t at) {
+
+  // Writes a factor into the scratch array of its type at `at`, rows `pitch` elements apart (the
+  // first factor after a barrier: the array's last use may still be reading).
+  Value stage(const Tiled& t0, uint64_t at, uint32_t pitch) {
     Tiled t = t0;
     if (t.splat || t.widen_of) {
       t.layout = blocked(t0.type, units_, 1);
@@ -535,10 +605,9 @@ class Lowerer {
       t.splat = false;
       t.widen_of.reset();
     }
-    // Both factors share the scratch array of their type: b lands after a.
-    Value buf = scratch(t.type.scalar, at + t.type.tile_elements());
+    Value buf = scratch(t.type.scalar, at + uint64_t(t.type.shape[0]) * pitch);
     if (at == 0) emit(K::SyncCube, {});
-    std::array<uint32_t, 4> stride = row_major(t.type);
+    std::array<uint32_t, 4> stride = {pitch, 1, 0, 0};
     Value mine = owner(t.layout);
     Value base = add(unit_linear(t.layout, stride), c32(at));
     for (size_t j = 0; j < t.layout.slots(); ++j) {

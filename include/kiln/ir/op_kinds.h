@@ -50,7 +50,8 @@ constexpr uint32_t operator|(uint32_t a, OpTrait b) { return a | uint32_t(b); }
   X(Var, "var")            \
   X(Control, "control")    \
   X(Debug, "debug")        \
-  X(Tile, "tile")
+  X(Tile, "tile")          \
+  X(Matrix, "matrix")
 
 enum class OpFamily : uint8_t {
 #define KILN_X(e, text) e,
@@ -217,7 +218,11 @@ std::string_view family_name(OpFamily f);
   X(TileReduceMin, "tile.reduce_min", Tile, "t", "t", tile_reduce, "", kPure)                         \
   X(TileTranspose, "tile.transpose", Tile, "t", "t", tile_transpose, "", kPure)                       \
   X(TileMma, "tile.mma", Tile, "ttt", "t", tile_mma, "", kPure)                                       \
-  X(TileBlockId, "tile.block_id", Tile, "", "v", tile_block_id, "", kPure | kBuiltin)
+  X(TileBlockId, "tile.block_id", Tile, "", "v", tile_block_id, "", kPure | kBuiltin)                \
+  /* tensor cores: every unit of the cube together (uniform control flow, a barrier before and after \
+     is the caller's); a, b shared arrays with element offsets, acc a local array of each unit's     \
+     accumulators, in the layout lower_tiles gives (docs/decisions/019-tile-layer.md) */              \
+  X(MmaSync, "mma.sync", Matrix, "aiaia", "", mma_sync, "", kReadsMemory | kWritesMemory | kPlane)
 
 enum class OpKind : uint16_t {
 #define KILN_X(e, text, family, operands, result, rule, regions, traits) e,

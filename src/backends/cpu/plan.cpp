@@ -38,6 +38,9 @@ FamilyPlanner planner_of(ir::OpFamily f) {
     case ir::OpFamily::Plane: return plan_plane;
     case ir::OpFamily::Debug: return plan_debug;
     case ir::OpFamily::Tile: return nullptr;  // passes/lower_tiles rewrites tile ops first
+    // Tensor cores: lower_tiles emits mma.sync for CUDA targets only; the CPU's products are
+    // exact loops of ordinary ops (docs/decisions/019-tile-layer.md).
+    case ir::OpFamily::Matrix: return nullptr;
   }
   return nullptr;
 }

@@ -273,6 +273,7 @@ void Emitter::op(const ir::Op& op) {
     case ir::OpFamily::Sync: line(op.kind == K::SyncCube ? t_.barrier : t_.plane_barrier); return;
     case ir::OpFamily::Debug: debug_print(op); return;
     case ir::OpFamily::Plane: plane(op); return;
+    case ir::OpFamily::Matrix: matrix(op); return;
     case ir::OpFamily::Control: control(op); return;
     default: lanewise(op); return;
   }

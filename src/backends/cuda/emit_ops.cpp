@@ -459,6 +459,21 @@ void Emitter::plane(const ir::Op& op) {
   }
 }
 
+// kiln_mma_sync<M, N, K, WM, WN, LDA, LDB>(&a[offset], &b[offset], acc): every unit of the cube
+// calls it together; it reads the factors from shared memory and updates the unit's accumulators
+// in place (src/backends/cuda/device/mma.cuh, docs/decisions/019-tile-layer.md).
+void Emitter::matrix(const ir::Op& op) {
+  if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
+  const auto& shape = op.attr(ir::AttrKey::Shape)->ints;
+  const auto& warps = op.attr(ir::AttrKey::Dims)->ints;
+  const auto& pitch = op.attr(ir::AttrKey::Strides)->ints;
+  std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) + ", " +
+                     std::to_string(warps[0]) + ", " + std::to_string(warps[1]) + ", " + std::to_string(pitch[0]) + ", " +
+                     std::to_string(pitch[1]);
+  line("kiln_mma_sync<" + args + ">(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "], &" + name(op.operands[2]) + "[" +
+       name(op.operands[3]) + "], " + name(op.operands[4]) + ");");
+}
+
 // printf promotes as C varargs do: small ints to int, f32 (and f16/bf16 through f32) to double.
 void Emitter::debug_print(const ir::Op& op) {
   const ir::AttrValue* f = op.attr(ir::AttrKey::Format);

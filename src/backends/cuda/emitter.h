@@ -101,6 +101,8 @@ class Emitter {
   std::string builtin(const ir::Op& op) const;
   void memory(const ir::Op& op);  // len, tensor meta, load, store, atomics, local arrays, vars
   void plane(const ir::Op& op);
+  // mma.sync: the device library's kiln_mma_sync over the cube's units (tensor cores).
+  void matrix(const ir::Op& op);
   void debug_print(const ir::Op& op);
   void declare(const ir::Op& op, const std::string& expr);  // `T vN = expr;`
 
