@@ -73,7 +73,8 @@ std::vector<HostBuffer> to_host(const Entry& entry, const Client& client, std::s
   for (size_t i = 0; i < params.size(); ++i) {
     std::vector<std::byte> bytes(buffers[i].size_in_used());
     client.read_bytes(buffers[i], bytes.data(), bytes.size());
-    host.emplace_back(params[i], resolved_extent(params[i], grid), std::move(bytes));
+    host.emplace_back(params[i], resolved_extent(params[i], grid), std::move(bytes),
+                      "kernel `" + entry.program().name() + "`: " + argument(i, params[i].role));
   }
   return host;
 }
@@ -86,13 +87,13 @@ thread_local const References* fake_scope = nullptr;
 
 // ---- HostBuffer ----------------------------------------------------------------------------------
 
-HostBuffer::HostBuffer(const ParamDecl& decl, std::vector<int64_t> extent, std::vector<std::byte> bytes)
-    : decl_(decl), extent_(std::move(extent)), bytes_(std::move(bytes)) {}
+HostBuffer::HostBuffer(const ParamDecl& decl, std::vector<int64_t> extent, std::vector<std::byte> bytes, std::string label)
+    : decl_(decl), extent_(std::move(extent)), bytes_(std::move(bytes)), label_(std::move(label)) {}
 
 void HostBuffer::check_element(ir::Scalar wanted) const {
   if (wanted != decl_.element) {
-    throw Error("reference.type_mismatch", "a reference reads a buffer of " + std::string(ir::scalar_name(decl_.element)) +
-                                               " as " + std::string(ir::scalar_name(wanted)));
+    throw Error("reference.type_mismatch", label_ + " holds " + std::string(ir::scalar_name(decl_.element)) +
+                                               " and the reference reads it as " + std::string(ir::scalar_name(wanted)));
   }
 }
 
@@ -276,7 +277,15 @@ CheckReport check(const References& refs, const Entry& entry, const Client& clie
   const auto& params = entry.program().params();
   // The reference reads the buffers as they were before the kernel wrote any of them.
   std::vector<HostBuffer> want = to_host(entry, client, buffers, g);
-  entry.launch(client, buffers, grid);
+  {
+    // The kernel runs on the device even inside a FakeDevice scope: check mode compares the two.
+    struct Suspend {
+      const References* saved = fake_scope;
+      Suspend() { fake_scope = nullptr; }
+      ~Suspend() { fake_scope = saved; }
+    } suspend;
+    entry.launch(client, buffers, grid);
+  }
   fn(want, g);
   std::vector<HostBuffer> got = to_host(entry, client, buffers, g);
 

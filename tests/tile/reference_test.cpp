@@ -155,7 +155,7 @@ TEST(TileReference, ReadingABufferAsAnotherType) {
   Handle a = c.upload(std::vector<double>(7, 1.0)), out = c.upload(std::vector<double>(7, 0.0));
   Handle b = c.upload(std::vector<double>(7, 1.0));
   Error e = expect_error([&] { launch_reference(wrong, t.entry, c, {a, b, out}); }, "reference.type_mismatch");
-  EXPECT_EQ(e.message(), "a reference reads a buffer of f64 as f32");
+  EXPECT_EQ(e.message(), "kernel `vadd`: argument 0 (In) holds f64 and the reference reads it as f32");
 }
 
 // ---- check mode ------------------------------------------------------------------------------------
@@ -291,6 +291,11 @@ TEST(TileReference, CheckCatchesAWrongReference) {
                             "reference 18.5; max abs error 1, max rel error 0.0541 (tolerance 1e-12 + 1e-12 x |reference|)\n");
     std::vector<double> got = c.read<double>(out);
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], xs[i] + ys[i]) << i;
+    // Inside a FakeDevice scope too, the check runs the kernel, not the reference.
+    {
+      FakeDevice fake(off_by_one);
+      EXPECT_FALSE(check(off_by_one, t.entry, c, {a, b, out}).pass());
+    }
     // A tolerance that admits the difference passes.
     EXPECT_TRUE(check(off_by_one, t.entry, c, {a, b, out}, std::nullopt, Tolerance{0, 1.0}).pass());
   }

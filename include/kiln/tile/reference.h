@@ -29,7 +29,8 @@ namespace kiln::tile {
 // as the kernel must).
 class HostBuffer {
  public:
-  HostBuffer(const ParamDecl& decl, std::vector<int64_t> extent, std::vector<std::byte> bytes);
+  // `label` names the buffer in messages: "kernel `vadd`: argument 0 (In)".
+  HostBuffer(const ParamDecl& decl, std::vector<int64_t> extent, std::vector<std::byte> bytes, std::string label);
 
   ir::Scalar element() const { return decl_.element; }
   Role role() const { return decl_.role; }
@@ -65,6 +66,7 @@ class HostBuffer {
   ParamDecl decl_;
   std::vector<int64_t> extent_;
   std::vector<std::byte> bytes_;
+  std::string label_;
 };
 
 // A reference: reads the buffers and writes the outputs in place, for the launch's grid.
@@ -170,7 +172,8 @@ struct CheckReport {
 // the kernel on the client's device, runs the reference on the host copies and compares each Out
 // and Shared buffer, whole, with the reference's. The tolerance defaults to that of the least
 // precise element type among the kernel's parameters (bf16 inputs bound an f32 output's precision).
-// The caller's buffers are left as the kernel left them.
+// The caller's buffers are left as the kernel left them. Inside a FakeDevice scope the kernel still
+// runs on the device.
 CheckReport check(const References& refs, const Entry& entry, const Client& client, std::span<const Handle> buffers,
                   std::optional<Grid> grid = std::nullopt, std::optional<Tolerance> tolerance = std::nullopt);
 inline CheckReport check(const References& refs, const Entry& entry, const Client& client,
