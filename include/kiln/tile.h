@@ -4,4 +4,5 @@
 #include "kiln/tile/cells.h"
 #include "kiln/tile/param.h"
 #include "kiln/tile/program.h"
+#include "kiln/tile/reference.h"
 #include "kiln/tile/tile.h"

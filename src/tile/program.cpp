@@ -7,6 +7,7 @@
 
 #include "kiln/passes/passes.h"
 #include "kiln/runtime/launch.h"
+#include "kiln/tile/reference.h"
 #include "recording.h"
 
 namespace kiln::tile {
@@ -98,7 +99,7 @@ bool uses_addresses(const ir::Region& r) {
 
 }  // namespace
 
-void Entry::launch(const Client& client, std::span<const Handle> buffers, std::optional<Grid> grid) const {
+Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> grid) const {
   const Program& p = *program_;
   const auto& params = p.params();
   if (buffers.size() != params.size()) {
@@ -173,6 +174,17 @@ void Entry::launch(const Client& client, std::span<const Handle> buffers, std::o
       }
     }
   }
+  return g;
+}
+
+void Entry::launch(const Client& client, std::span<const Handle> buffers, std::optional<Grid> grid) const {
+  Grid g = checked_grid(buffers, grid);
+  if (const References* refs = FakeDevice::current()) {
+    detail::run_reference(*refs, *this, client, buffers, g);
+    return;
+  }
+  const Program& p = *program_;
+  const auto& params = p.params();
   // A parameter read in vectors takes its buffer as whole vectors: a tail shorter than one lies
   // past every cell (the extent's last dimension is a multiple of the width), so it is cut off.
   std::vector<Handle> whole;

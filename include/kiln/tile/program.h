@@ -66,6 +66,10 @@ class Entry {
     launch(client, std::span<const Handle>(buffers.begin(), buffers.size()), grid);
   }
 
+  // Every launch check above, in launch's order, with launch's refusals; answers the grid the
+  // launch runs on. Fake and check mode (tile/reference.h) run it before their references.
+  Grid checked_grid(std::span<const Handle> buffers, std::optional<Grid> grid) const;
+
   const Program& program() const { return *program_; }
 
  private:
