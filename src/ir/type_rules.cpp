@@ -298,6 +298,24 @@ TypeResult rule_debug_print(const TypeQuery& q) {
   return none();
 }
 
+// copy.async shared, index, global, index [, mask]: one 16-byte element of the global array into
+// as many scalars of the shared array.
+TypeResult rule_copy_async(const TypeQuery& q) {
+  const Type &dst = q.operands[0], &src = q.operands[2];
+  if (dst.kind != TypeKind::Shared || !src.is_global() || dst.scalar != src.scalar || dst.width != 1 ||
+      src.element_bytes() != 16) {
+    return error("copies a 16-byte element of a global array into a shared array of its scalar, not " + ts(src) + " into " +
+                 ts(dst));
+  }
+  return none();
+}
+
+TypeResult rule_copy_async_wait(const TypeQuery& q) {
+  const AttrValue* p = find_attr(q, AttrKey::Pending);
+  if (!p || p->tag != AttrValue::Tag::Int || p->i < 0 || p->i > 7) return error("needs pending = 0 to 7");
+  return none();
+}
+
 // --- the tile layer ---
 
 std::string shape_text(const Type& t) {

@@ -84,7 +84,19 @@ struct Tiled {
   std::vector<Value> slots;
   // A widening (tile.broadcast) not yet placed: it takes the layout its user wants.
   std::shared_ptr<Tiled> widen_of;
+  // A factor a pipelined loop copied into shared memory (rows `pitch` elements apart, from element
+  // `offset` of `array`): mma reads it there; anything else reads it into registers.
+  struct Staged {
+    Value array;
+    Value offset;
+    uint32_t pitch;
+  };
+  std::optional<Staged> staged;
 };
+
+// Whether a tile's values sit in its layout's slots (not a constant, a pending widening, or a
+// factor staged in shared memory).
+bool placed(const Tiled& t) { return !t.splat && !t.widen_of && !t.staged; }
 
 class Lowerer {
  public:
@@ -104,6 +116,13 @@ class Lowerer {
       alloc.result = s.array;
       alloc.type = Type::shared(Type::scalar_of(scalar), std::max<uint32_t>(s.length, 1));
       k_.value_types[s.array] = alloc.type;
+      top.push_back(std::move(alloc));
+    }
+    for (const Owned& o : own_) {
+      Op alloc;
+      alloc.kind = K::SharedAlloc;
+      alloc.result = o.array;
+      alloc.type = Type::shared(Type::scalar_of(o.scalar), o.length);
       top.push_back(std::move(alloc));
     }
     for (Op& op : out.ops) top.push_back(std::move(op));
@@ -145,6 +164,12 @@ class Lowerer {
     Value array;
     uint32_t length = 0;
   };
+  // A shared array of its own (a pipeline's ring), not shared with other uses.
+  Value own_shared(Scalar s, uint64_t length) {
+    Value v = k_.new_value(Type::shared(Type::scalar_of(s), uint32_t(length)));
+    own_.push_back({s, v, uint32_t(length)});
+    return v;
+  }
   Value scratch(Scalar s, uint64_t length) {
     auto it = scratch_.find(s);
     if (it == scratch_.end()) {
@@ -222,6 +247,7 @@ class Lowerer {
   }
 
   std::vector<Value> present(const Tiled& t, const Layout& want) {
+    if (t.staged) return read_staged(*t.staged, want);
     if (t.splat) return std::vector<Value>(want.slots(), t.slots[0]);
     if (t.widen_of) return present_widened(*t.widen_of, want);
     if (t.layout == want) return t.slots;
@@ -229,6 +255,13 @@ class Lowerer {
   }
 
   std::vector<Value> present_widened(const Tiled& src, const Layout& want) {
+    if (src.staged) {
+      Tiled m = src;
+      m.staged.reset();
+      m.layout = blocked(src.type, units_, 1);
+      m.slots = read_staged(*src.staged, m.layout);
+      return present_widened(m, want);
+    }
     if (src.splat) return std::vector<Value>(want.slots(), src.slots[0]);
     if (src.widen_of) return present_widened(*src.widen_of, want);
     std::vector<size_t> slot_of;
@@ -285,6 +318,15 @@ class Lowerer {
     return out;
   }
 
+  // Each unit reads its slots of a staged factor (the pipeline's wait and barrier came before).
+  std::vector<Value> read_staged(const Tiled::Staged& st, const Layout& want) {
+    std::array<uint32_t, 4> stride = {st.pitch, 1, 0, 0};
+    Value base = add(st.offset, unit_linear(want, stride));
+    std::vector<Value> out;
+    for (size_t j = 0; j < want.slots(); ++j) out.push_back(emit(K::Load, {st.array, add(base, c32(slot_linear(want, j, stride)))}));
+    return out;
+  }
+
   static std::array<uint32_t, 4> row_major(const Type& t) {
     std::array<uint32_t, 4> s{};
     uint32_t n = 1;
@@ -326,7 +368,7 @@ class Lowerer {
   std::optional<Layout> common_layout(std::span<const Value> operands) {
     for (Value v : operands) {
       const Tiled& t = tile(v);
-      if (!t.splat && !t.widen_of) return t.layout;
+      if (placed(t)) return t.layout;
     }
     return std::nullopt;
   }
@@ -388,8 +430,9 @@ class Lowerer {
       tiles_[op.result] = r;
       return;
     }
-    if (src.widen_of) {
+    if (!placed(src)) {
       r.widen_of.reset();
+      r.staged.reset();
       r.layout = blocked(src.type, units_, 1);
       r.slots = present(src, r.layout);
     }
@@ -410,11 +453,12 @@ class Lowerer {
   void reduce(const Op& op) {
     const Tiled& src0 = tile(op.operands[0]);
     Tiled src = src0;
-    if (src.splat || src.widen_of) {
+    if (!placed(src)) {
       src.layout = blocked(src0.type, units_, 1);
       src.slots = present(src0, src.layout);
       src.splat = false;
       src.widen_of.reset();
+      src.staged.reset();
     }
     int dim = int(op.attr_int(AttrKey::Dim));
     bool keep = op.flag(AttrKey::Keepdims);
@@ -529,26 +573,32 @@ class Lowerer {
     MmaPlan plan = plan_mma(ta.scalar, op.type.scalar, m, n, kk);
     Tiled c = tile(op.operands[2]);
     Layout lc = plan.fragments ? mma_layout(op.type, plan.wm, plan.wn)
-                : c.splat || c.widen_of ? blocked(op.type, units_, 1)
+                : !placed(c)            ? blocked(op.type, units_, 1)
                                         : c.layout;
     std::vector<Value> acc = present(c, lc);
     uint32_t lda = plan.fragments ? kk + 8 : kk, ldb = plan.fragments ? n + 8 : n;
-    uint64_t b_at = uint64_t(m) * lda;
-    Value sa = stage(tile(op.operands[0]), 0, lda);
-    Value sb = stage(tile(op.operands[1]), b_at, ldb);
+    // A factor a pipelined loop already copied into shared memory is read there; the others are
+    // written into the scratch array (a at 0, b after it).
+    const Tiled &fa = tile(op.operands[0]), &fb = tile(op.operands[1]);
+    bool a_ready = fa.staged && fa.staged->pitch == lda, b_ready = fb.staged && fb.staged->pitch == ldb;
+    uint64_t b_at = a_ready ? 0 : uint64_t(m) * lda;
+    Value sa = a_ready ? fa.staged->array : stage(fa, 0, lda);
+    Value a_off = a_ready ? fa.staged->offset : c32(0);
+    Value sb = b_ready ? fb.staged->array : stage(fb, b_at, ldb, /*first=*/a_ready);
+    Value b_off = b_ready ? fb.staged->offset : c32(b_at);
     emit(K::SyncCube, {});
     Scalar cs = op.type.scalar;
     std::vector<Value> results;
     if (plan.fragments && k_.facts.target.cuda_at_least(80)) {
       Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
       for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
-      emit(K::MmaSync, {sa, c32(0), sb, c32(b_at), local},
+      emit(K::MmaSync, {sa, a_off, sb, b_off, local},
            {{AttrKey::Shape, AttrValue::of_ints({m, n, kk})},
             {AttrKey::Dims, AttrValue::of_ints({plan.wm, plan.wn})},
             {AttrKey::Strides, AttrValue::of_ints({lda, ldb})}});
       for (size_t j = 0; j < acc.size(); ++j) results.push_back(emit(K::Load, {local, c32(j)}));
     } else {
-      results = exact_product(acc, lc, sa, sb, b_at, lda, ldb, kk, cs);
+      results = exact_product(acc, lc, sa, a_off, sb, b_off, lda, ldb, kk, cs);
     }
     emit(K::SyncCube, {});
     Tiled r;
@@ -559,7 +609,7 @@ class Lowerer {
   }
 
   // for k in [0, K): acc_j += a[i_j, k] * b[k, j_j], the products in the accumulator's type.
-  std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value sb, uint64_t b_at,
+  std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off, Value sb, Value b_off,
                                    uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs) {
     Value row = unit_coord(lc, 0), col = unit_coord(lc, 1);
     std::vector<Value> inits = {c32(0), c32(kk), c32(1)};
@@ -576,8 +626,8 @@ class Lowerer {
       body.args.push_back(args.back());
     }
     b_.enter(body);
-    Value arow = mul(row, c32(lda));
-    Value bcol = add(col, c32(b_at));
+    Value arow = add(mul(row, c32(lda)), a_off);
+    Value bcol = add(col, b_off);
     Value krow = mul(k, c32(ldb));
     std::vector<Value> next;
     for (size_t j = 0; j < acc.size(); ++j) {
@@ -597,16 +647,17 @@ class Lowerer {
 
   // Writes a factor into the scratch array of its type at `at`, rows `pitch` elements apart (the
   // first factor after a barrier: the array's last use may still be reading).
-  Value stage(const Tiled& t0, uint64_t at, uint32_t pitch) {
+  Value stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first = false) {
     Tiled t = t0;
-    if (t.splat || t.widen_of) {
+    if (!placed(t)) {
       t.layout = blocked(t0.type, units_, 1);
       t.slots = present(t0, t.layout);
       t.splat = false;
       t.widen_of.reset();
+      t.staged.reset();
     }
     Value buf = scratch(t.type.scalar, at + uint64_t(t.type.shape[0]) * pitch);
-    if (at == 0) emit(K::SyncCube, {});
+    if (at == 0 || first) emit(K::SyncCube, {});
     std::array<uint32_t, 4> stride = {pitch, 1, 0, 0};
     Value mine = owner(t.layout);
     Value base = add(unit_linear(t.layout, stride), c32(at));
@@ -797,8 +848,17 @@ class Lowerer {
   void one(const Op& op) {
     switch (op.kind) {
       case K::TileView: views_[op.result] = &op; return;
-      case K::TileLoadCell:
-      case K::TileLoadAt: load_cell(op); return;
+      case K::TileLoadCell: load_cell(op); return;
+      case K::TileLoadAt:
+        if (auto it = rings_.find(op.result); it != rings_.end()) {
+          Tiled t;
+          t.type = op.type;
+          t.staged = Tiled::Staged{it->second.array, it->second.current, it->second.pitch};
+          tiles_[op.result] = t;
+          return;
+        }
+        load_cell(op);
+        return;
       case K::TileStoreCell:
       case K::TileStoreSub: store_cell(op); return;
       case K::TileLoad: pointer_load(op); return;
@@ -881,15 +941,146 @@ class Lowerer {
   // The layouts a loop carries its tiles in: each yielded tile's own, found by lowering the body
   // once with a guess (the init's layout, or a blocked one for a constant) and again when the
   // yield disagrees; a value that still disagrees is converted at the yield.
+  // ---- software pipelining (prefetch_stages) --------------------------------------------------
+  //
+  // A loop with prefetch_stages = S >= 2 copies the factors its tile products load (load_at whose
+  // only users are mma) into a ring of S slots in shared memory, S - 1 iterations ahead: before the
+  // loop the first S - 1 iterations' copies start; each iteration waits for its own, starts those
+  // of iteration i + S - 1 into the slot the previous iteration used, and multiplies from its
+  // slot. On CUDA sm_80+ the copies are cp.async (copy.async, committed per iteration, waited for
+  // with S - 2 groups still in flight); elsewhere ordinary loads and stores, the same ring.
+  struct Ring {
+    const Op* load = nullptr;
+    Value array = kNoValue;
+    uint32_t pitch = 0, slot_elems = 0;
+    Value current = kNoValue;  // this iteration's slot offset, while the body is lowered
+  };
+
+  bool async_copies() const { return k_.facts.target.cuda_at_least(80); }
+
+  // Where v comes from, if it can be computed before the loop for another iteration: the
+  // induction value, a value from outside the body, or pure scalar ops of those.
+  bool clonable(Value v, const Region& body, const std::unordered_map<Value, const Op*>& def) const {
+    if (v == body.args[0]) return true;
+    auto it = def.find(v);
+    if (it == def.end()) return std::find(body.args.begin(), body.args.end(), v) == body.args.end();
+    const Op& o = *it->second;
+    if (!o.has(kPure) || o.type.is_tile() || !o.regions.empty() || o.result_count() != 1) return false;
+    for (Value x : o.operands) {
+      if (!clonable(x, body, def)) return false;
+    }
+    return true;
+  }
+  // v at the iteration whose induction value is `at`, emitted here.
+  Value clone_at(Value v, Value at, const Region& body, const std::unordered_map<Value, const Op*>& def,
+                 std::unordered_map<Value, Value>& done) {
+    if (v == body.args[0]) return at;
+    auto it = def.find(v);
+    if (it == def.end()) return v;
+    if (auto d = done.find(v); d != done.end()) return d->second;
+    const Op& o = *it->second;
+    std::vector<Value> ops;
+    for (Value x : o.operands) ops.push_back(clone_at(x, at, body, def, done));
+    Value r = b_.emit(o.kind, ops, o.type, o.attrs);
+    done[v] = r;
+    return r;
+  }
+
+  // The loads of `op`'s body that the pipeline copies, with their rings (allocated here).
+  void plan_rings(const Op& op, const std::unordered_map<Value, const Op*>& def) {
+    int64_t stages = op.attr_int(AttrKey::PrefetchStages, -1);
+    if (stages < 2) return;
+    const Region& body = op.regions[0];
+    // Users of each value in the body, at any depth.
+    std::unordered_map<Value, std::vector<std::pair<const Op*, size_t>>> users;
+    auto walk = [&](auto& self, const Region& r) -> void {
+      for (const Op& o : r.ops) {
+        for (size_t i = 0; i < o.operands.size(); ++i) users[o.operands[i]].push_back({&o, i});
+        for (const Region& in : o.regions) self(self, in);
+      }
+    };
+    walk(walk, body);
+    for (const Op& l : body.ops) {
+      if (l.kind != K::TileLoadAt || l.type.rank != 2) continue;
+      CellAccess c = cell_access(l.operands[0]);
+      if (c.pad != "zero" || c.vec * scalar_bytes(l.type.scalar) != 16) continue;
+      bool ok = !users[l.result].empty();
+      std::optional<uint32_t> pitch;
+      for (auto [user, at] : users[l.result]) {
+        if (user->kind != K::TileMma || at > 1) {
+          ok = false;
+          break;
+        }
+        const Type &ta = k_.type_of(user->operands[0]), &tb = k_.type_of(user->operands[1]);
+        MmaPlan plan = plan_mma(ta.scalar, user->type.scalar, ta.shape[0], tb.shape[1], ta.shape[1]);
+        uint32_t cols = l.type.shape[1];
+        uint32_t p = plan.fragments ? cols + 8 : cols;
+        if (pitch && *pitch != p) ok = false;
+        pitch = p;
+      }
+      for (size_t i = 1; ok && i < l.operands.size(); ++i) ok = clonable(l.operands[i], body, def);
+      if (!ok) continue;
+      Ring r;
+      r.load = &l;
+      r.pitch = *pitch;
+      r.slot_elems = l.type.shape[0] * r.pitch;
+      r.array = own_shared(l.type.scalar, uint64_t(stages) * r.slot_elems);
+      rings_[l.result] = r;
+    }
+  }
+
+  // Starts the copies of `r`'s tile for the iteration whose induction value is `at` into the slot
+  // at element `slot_offset`; `valid` false (past the loop's end) copies nothing.
+  void issue_copies(const Ring& r, Value at, Value slot_offset, Value valid, const Region& body,
+                    const std::unordered_map<Value, const Op*>& def) {
+    const Op& l = *r.load;
+    CellAccess c = cell_access(l.operands[0]);
+    std::unordered_map<Value, Value> done;
+    std::vector<Value> cell;
+    for (size_t i = 1; i < l.operands.size(); ++i) cell.push_back(clone_at(l.operands[i], at, body, def, done));
+    Layout lay = blocked(l.type, units_, c.vec);
+    Addressing a = address(c, lay, cell, {});
+    std::array<uint32_t, 4> stride = {r.pitch, 1, 0, 0};
+    Value dst0 = add(slot_offset, unit_linear(lay, stride));
+    for (size_t ch = 0; ch < a.chunk_index.size(); ++ch) {
+      Value dst = add(dst0, c32(slot_linear(lay, ch * size_t(c.vec), stride)));
+      Value mask = both(a.chunk_mask[ch], valid);
+      if (async_copies()) {
+        emit(K::CopyAsync, {r.array, dst, c.array, a.chunk_index[ch], mask});
+      } else {
+        Value v = emit(K::Load, {c.array, a.chunk_index[ch], mask});
+        for (int lane = 0; lane < c.vec; ++lane) {
+          Value x = emit(K::VectorExtract, {v}, {{AttrKey::Lane, AttrValue::of_int(lane)}});
+          emit(K::Store, {r.array, add(dst, c32(uint32_t(lane))), x});
+        }
+      }
+    }
+  }
+
   void lower_for(const Op& op) {
     const Region& body = op.regions[0];
     size_t ninit = op.operands.size() - 3;
+    std::unordered_map<Value, const Op*> def;
+    for (const Op& o : body.ops) {
+      for (Value v : o.results()) def[v] = &o;
+    }
+    plan_rings(op, def);
+    std::vector<const Ring*> rings;
+    for (auto& [v, r] : rings_) {
+      if (r.load->operands.size() && std::any_of(body.ops.begin(), body.ops.end(), [&](const Op& o) { return &o == r.load; })) {
+        rings.push_back(&r);
+      }
+    }
+    std::sort(rings.begin(), rings.end(), [](const Ring* a, const Ring* b) { return a->load < b->load; });
+    int64_t stages = op.attr_int(AttrKey::PrefetchStages, -1);
+    // The trials see the staged factors at offset 0.
+    for (const Ring* r : rings) rings_[r->load->result].current = c32(0);
     std::vector<std::optional<Layout>> layout(ninit);
     for (size_t i = 0; i < ninit; ++i) {
       Value v = op.operands[3 + i];
       if (!is_tile_type(k_.type_of(v))) continue;
       const Tiled& t = tile(v);
-      layout[i] = t.splat || t.widen_of ? blocked(k_.type_of(v), units_, 1) : t.layout;
+      layout[i] = placed(t) ? t.layout : blocked(k_.type_of(v), units_, 1);
     }
     for (int attempt = 0; attempt < 3; ++attempt) {
       std::vector<std::optional<Layout>> yielded = trial_yield_layouts(op, layout);
@@ -960,12 +1151,43 @@ class Lowerer {
       }
       tiles_[arg] = t;
     }
+    // The pipeline's prologue: the first S - 1 iterations' copies.
+    Value lo = op.operands[0], hi = op.operands[1], step = op.operands[2];
+    Type it = k_.type_of(lo);
+    auto index_const = [&](int64_t v) { return b_.constant(it, AttrValue::of_int(v)); };
+    if (!rings.empty()) {
+      for (int64_t s = 0; s + 1 < stages; ++s) {
+        Value at = emit(K::Add, {lo, emit(K::Mul, {step, index_const(s)})});
+        Value valid = emit(K::Lt, {at, hi});
+        for (const Ring* r : rings) issue_copies(*r, at, c32(uint64_t(s) * r->slot_elems), valid, body, def);
+        if (async_copies()) emit(K::CopyAsyncCommit, {});
+      }
+    }
     loop_layouts_.push_back(layout);
     b_.enter(out);
+    if (!rings.empty()) {
+      // This iteration's copies have landed (S - 2 later groups may still fly); after the barrier
+      // every unit is past the previous iteration, whose slot the next copies overwrite.
+      if (async_copies()) emit(K::CopyAsyncWait, {}, {{AttrKey::Pending, AttrValue::of_int(stages - 2)}});
+      emit(K::SyncCube, {});
+      Value iv = body.args[0];
+      Value n = as_u32(emit(K::Div, {emit(K::Sub, {iv, lo}), step}));  // iterations so far
+      Value slot = emit(K::Rem, {n, c32(uint64_t(stages))});
+      Value next_slot = emit(K::Rem, {add(n, c32(uint64_t(stages) - 1)), c32(uint64_t(stages))});
+      Value ahead = emit(K::Add, {iv, emit(K::Mul, {step, index_const(stages - 1)})});
+      Value valid = emit(K::Lt, {ahead, hi});
+      for (const Ring* r : rings) {
+        issue_copies(*r, ahead, mul(next_slot, c32(r->slot_elems)), valid, body, def);
+        rings_[r->load->result].current = mul(slot, c32(r->slot_elems));
+      }
+      if (async_copies()) emit(K::CopyAsyncCommit, {});
+    }
     region(body);
     b_.leave();
     loop_layouts_.pop_back();
     b_.region().ops.push_back(std::move(loop));
+    // No copy may still be in flight when the loop is done (the last ones copied nothing).
+    if (!rings.empty() && async_copies()) emit(K::CopyAsyncWait, {}, {{AttrKey::Pending, AttrValue::of_int(0)}});
   }
 
   // Lowers the body into a scratch region and reports the layouts of what its yield passes on.
@@ -993,7 +1215,7 @@ class Lowerer {
           for (size_t i = 0; i < layout.size(); ++i) {
             if (!layout[i]) continue;
             const Tiled& t = tile(o.operands[i]);
-            if (!t.splat && !t.widen_of) yielded[i] = t.layout;
+            if (placed(t)) yielded[i] = t.layout;
             else yielded[i] = layout[i];
           }
           break;
@@ -1046,6 +1268,13 @@ class Lowerer {
   std::unordered_map<Value, Tiled> tiles_;
   std::unordered_map<Value, const Op*> views_;
   std::map<Scalar, Scratch> scratch_;
+  struct Owned {
+    Scalar scalar;
+    Value array;
+    uint32_t length;
+  };
+  std::vector<Owned> own_;
+  std::unordered_map<Value, Ring> rings_;  // by the pipelined load's result
   std::vector<std::vector<std::optional<Layout>>> loop_layouts_;
   bool trial_ = false;
 };

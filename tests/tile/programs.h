@@ -65,6 +65,18 @@ inline Traced matmul_program() {
                });
 }
 
+// bf16 factors into an f32 accumulator: tensor cores on sm_80 and later.
+inline Traced matmul_bf16_program(int64_t n, int64_t stages) {
+  return trace("matmul_bf16", In<bf16>(cells({n, n}, {128, 32}).along({0, free_axis})),
+               In<bf16>(cells({n, n}, {32, 128}).along({free_axis, 1})), Out<float>(cells({n, n}, {128, 128})),
+               [n, stages](Param<bf16> a, Param<bf16> b, Param<float> c) {
+                 Var<float> acc = zeros(c);
+                 For(d_range(0, n / 32).prefetch_stages(stages),
+                     [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
+                 store_cell(c, acc);
+               });
+}
+
 inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
   return {
       {"vadd_1000", [] { return vadd_program(1000); }},
@@ -76,6 +88,8 @@ inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
       {"row_range", row_range_program},
       {"transpose", transpose_program},
       {"matmul", matmul_program},
+      {"matmul_bf16", [] { return matmul_bf16_program(256, 1); }},
+      {"matmul_bf16_prefetch_3", [] { return matmul_bf16_program(256, 3); }},
   };
 }
 

@@ -7,6 +7,7 @@
 
 #include "kiln/runtime.h"
 #include "kiln/tile.h"
+#include "programs.h"
 
 namespace kiln::tile {
 namespace {
@@ -186,6 +187,46 @@ TEST(TileRun, MatmulOverAFreeAxis) {
       for (int k = 0; k < 256; ++k)
         for (int j = 0; j < 256; ++j) want[size_t(i * 256 + j)] += as[size_t(i * 256 + k)] * bs[size_t(k * 256 + j)];
     expect_close(out, want, 1e-13, dev.name());
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tile
+
+namespace kiln::tile {
+namespace {
+
+// bf16 factors, f32 accumulator: tensor cores on a GPU, exact loops on the CPU; the reference
+// multiplies the bf16 values exactly in double.
+TEST(TileRun, MatmulBf16IntoF32) {
+  for (int64_t stages : {1, 3}) {
+    Traced t = testing::matmul_bf16_program(256, stages);
+    for (const Device& dev : devices()) {
+      Client c = dev.client();
+      std::vector<double> as = random_values(256 * 256, 31, -1, 1), bs = random_values(256 * 256, 32, -1, 1);
+      std::vector<bf16> an, bn;
+      for (double v : as) an.push_back(bf16(float(v)));
+      for (double v : bs) bn.push_back(bf16(float(v)));
+      std::vector<float> poison(256 * 256, NAN);
+      Handle ha = c.upload(std::span<const bf16>(an)), hb = c.upload(std::span<const bf16>(bn));
+      Handle hc = c.upload(std::span<const float>(poison));
+      t.entry.launch(c, {ha, hb, hc});
+      std::vector<float> out = c.read<float>(hc);
+      double worst = 0;
+      for (int i = 0; i < 256; ++i) {
+        for (int j = 0; j < 256; ++j) {
+          double want = 0, scale = 0;
+          for (int k = 0; k < 256; ++k) {
+            double p = double(float(an[size_t(i * 256 + k)])) * double(float(bn[size_t(k * 256 + j)]));
+            want += p;
+            scale += std::abs(p);
+          }
+          worst = std::max(worst, std::abs(double(out[size_t(i * 256 + j)]) - want) / scale);
+        }
+      }
+      // f32 accumulation over 256 products: well under 256 ulps of the sum of magnitudes.
+      EXPECT_LT(worst, 1e-5) << dev.name() << " stages=" << stages;
+    }
   }
 }
 

@@ -38,7 +38,8 @@ inline constexpr Value kNoValue = 0xffffffffu;
   X(Pad, "pad")                         \
   X(Strides, "strides")                 \
   X(Shape, "shape")                     \
-  X(Keepdims, "keepdims")
+  X(Keepdims, "keepdims")               \
+  X(Pending, "pending")
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text) e,

@@ -156,6 +156,9 @@ std::string_view family_name(OpFamily f);
   X(Load, "load", Memory, "aim", "v", load, "", kReadsMemory)                                         \
   X(Store, "store", Memory, "aivm", "", store, "", kWritesMemory)                                     \
   X(SharedAlloc, "shared.alloc", Memory, "", "a", shared_alloc, "", kAlloc)                           \
+  /* asynchronous copy of one 16-byte element of a global array into a shared array of its scalar    \
+     (shared, index, global, index [, mask]: masked off, it writes zeros); lands by copy.async.wait */ \
+  X(CopyAsync, "copy.async", Memory, "aiaim", "", copy_async, "", kReadsMemory | kWritesMemory)        \
   X(LocalAlloc, "local.alloc", Memory, "", "a", local_alloc, "", kAlloc)                              \
   /* atomics: array, index, value [, mask] (cas: expected, desired); the result is the old value */   \
   X(AtomicAdd, "atomic.add", Atomic, "aivm", "v", atomic, "", kReadsMemory | kWritesMemory)           \
@@ -170,6 +173,10 @@ std::string_view family_name(OpFamily f);
   /* synchronisation */                                                                               \
   X(SyncCube, "sync.cube", Sync, "", "", no_result, "", kBarrier)                                     \
   X(SyncPlane, "sync.plane", Sync, "", "", no_result, "", kBarrier)                                   \
+  /* the unit's copy.asyncs since the last commit form a group; wait {pending = n} returns when at    \
+     most n of the unit's groups are still in flight (then a sync.cube shows the data to all units) */ \
+  X(CopyAsyncCommit, "copy.async.commit", Sync, "", "", no_result, "", kReadsMemory | kWritesMemory)  \
+  X(CopyAsyncWait, "copy.async.wait", Sync, "", "", copy_async_wait, "", kReadsMemory | kWritesMemory)\
   /* plane (warp) ops over the active units of a plane */                                             \
   X(PlaneSum, "plane.sum", Plane, "v", "v", plane_numeric, "", kPlane)                                \
   X(PlaneProd, "plane.prod", Plane, "v", "v", plane_numeric, "", kPlane)                              \

@@ -270,7 +270,14 @@ void Emitter::op(const ir::Op& op) {
       if (op.kind == K::SharedAlloc) return;  // declared at the top of the entry
       memory(op);
       return;
-    case ir::OpFamily::Sync: line(op.kind == K::SyncCube ? t_.barrier : t_.plane_barrier); return;
+    case ir::OpFamily::Sync:
+      switch (op.kind) {
+        case K::SyncCube: line(t_.barrier); return;
+        case K::SyncPlane: line(t_.plane_barrier); return;
+        case K::CopyAsyncCommit: line("kiln_cp_async_commit();"); return;
+        case K::CopyAsyncWait: line("kiln_cp_async_wait<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();"); return;
+        default: unsupported(op, "does not know this sync op");
+      }
     case ir::OpFamily::Debug: debug_print(op); return;
     case ir::OpFamily::Plane: plane(op); return;
     case ir::OpFamily::Matrix: matrix(op); return;

@@ -413,6 +413,12 @@ void Emitter::memory(const ir::Op& op) {
       if (op.operands.size() > 3) s = "if (" + name(op.operands[3]) + ") " + s;
       return line(s);
     }
+    case K::CopyAsync: {
+      // Masked off, the copy reads nothing (zero bytes from element 0) and writes zeros.
+      std::string mask = op.operands.size() > 4 ? name(op.operands[4]) : "true";
+      std::string src = name(op.operands[2]) + " + (" + mask + " ? " + name(op.operands[3]) + " : 0u)";
+      return line("kiln_cp_async16(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "], " + src + ", " + mask + ");");
+    }
     case K::LocalAlloc:
       return line(type_name(op.type.element()) + " " + name(op.result) + "[" + std::to_string(op.type.length) + "];");
     case K::VarDecl: return line(type_name(op.type.element()) + " " + name(op.result) + ";");
