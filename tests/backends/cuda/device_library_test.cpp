@@ -39,6 +39,45 @@ inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned
 namespace kiln::cuda::testing {
 namespace {
 
+// The tensor-core products: every form on both factor formats, the lowering's 128 x 128 x 32 over 2 x 4
+// warps (rows padded by 16 bytes, as lower_tiles stages them), and a warp tile of three n-tiles (an
+// odd count takes ldmatrix .x2 for the last). Needs sm_80 or later.
+constexpr const char* kMmaKernel = R"(
+template <int M, int N, int K, int WM, int WN, int LDA, int LDB, class T>
+__device__ void mma_f32(T* s, const T* in, f32* out) {
+  constexpr int S = (M / WM / 16) * (N / WN / 8) * 4;
+  __syncthreads();
+  for (u32 i = threadIdx.x; i < M * LDA + K * LDB; i += blockDim.x) s[i] = in[i];
+  __syncthreads();
+  f32 acc[S];
+  for (int j = 0; j < S; ++j) acc[j] = 0.0f;
+  kiln_mma_sync<M, N, K, WM, WN, LDA, LDB>(s, s + M * LDA, acc);
+  for (int j = 0; j < S; ++j) out[threadIdx.x * S + j] = acc[j];
+}
+template <int M, int N, int K, int WM, int WN, int LDA, int LDB>
+__device__ void mma_f16acc(f16* s, const f16* in, f16* out) {
+  constexpr int S = (M / WM / 16) * (N / WN / 8) * 4;
+  __syncthreads();
+  for (u32 i = threadIdx.x; i < M * LDA + K * LDB; i += blockDim.x) s[i] = in[i];
+  __syncthreads();
+  f16 acc[S];
+  for (int j = 0; j < S; ++j) acc[j] = out[threadIdx.x * S + j];
+  kiln_mma_sync_f16acc<M, N, K, WM, WN, LDA, LDB>(s, s + M * LDA, acc);
+  for (int j = 0; j < S; ++j) out[threadIdx.x * S + j] = acc[j];
+}
+extern "C" __global__ void mma_test(const bf16* b, const f16* h, f32* out, f16* hout) {
+  // One buffer for every call: the factors of the largest product, 16-byte aligned for ldmatrix.
+  __shared__ kiln_vec<u16, 8> buf[(128 * 40 + 32 * 136) / 8];
+  bf16* sb = reinterpret_cast<bf16*>(buf);
+  f16* sh = reinterpret_cast<f16*>(buf);
+  mma_f32<128, 128, 32, 2, 4, 40, 136>(sb, b, out);
+  mma_f32<128, 128, 32, 2, 4, 40, 136>(sh, h, out);
+  mma_f32<32, 24, 16, 2, 1, 24, 32>(sb, b, out);
+  mma_f16acc<128, 128, 32, 2, 4, 40, 136>(sh, h, hout);
+  mma_f16acc<32, 24, 16, 2, 1, 24, 32>(sh, h, hout);
+}
+)";
+
 // A kernel per device file that calls each of its helpers on every type it is defined for.
 const std::map<std::string, std::string>& kernels() {
   static const std::map<std::string, std::string> k = {
@@ -145,6 +184,7 @@ extern "C" __global__ void plane_test(i64* out, f32 x) {
                      kiln_plane_elect(m) + kiln_lane();
 }
 )"},
+      {"mma", kMmaKernel},
   };
   return k;
 }
@@ -206,6 +246,23 @@ TEST_P(DeviceFile, CompilesInThePrelude) {
   CompileResult r = compile(source, name + "_test", default_compile_options(kArch));
   EXPECT_FALSE(r.cubin.empty());
   EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
+}
+
+// Tensor cores' m16n8k16 came with sm_80: the products compile there as on sm_90a; before it, an
+// instantiation is refused with a message naming the architecture it needs.
+TEST(DeviceLibrary, MmaCompilesForSm80AndIsRefusedBefore) {
+  KILN_REQUIRE_NVRTC();
+  std::string source = std::string(cuda_prelude()) + kMmaKernel;
+  CompileResult r = compile(source, "mma_test", default_compile_options("sm_80"));
+  EXPECT_FALSE(r.cubin.empty());
+  EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
+  try {
+    compile(source, "mma_test", default_compile_options("sm_75"));
+    ADD_FAILURE() << "kiln_mma_sync compiled for sm_75";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "compile.nvrtc");
+    EXPECT_NE(std::string(e.what()).find("needs sm_80 or later"), std::string::npos) << e.what();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, DeviceFile, ::testing::ValuesIn(device_files()),
