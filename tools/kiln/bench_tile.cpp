@@ -56,10 +56,135 @@ void softmax_rows(const Client& c, bool gpu, const std::map<std::string, double>
   rows.push_back({"tile row softmax, max relative error", "", worst, "", NAN, false, 1e-5});
 }
 
+// c = a x b, bf16 in and out, f32 accumulation: 128 x 128 blocks walking K by 32, the factors
+// pipelined `stages` deep.
+Traced matmul_bf16(int64_t n, int64_t stages) {
+  return trace("tile_matmul_bf16", In<bf16>(cells({n, n}, {128, 32}).along({0, free_axis})),
+               In<bf16>(cells({n, n}, {32, 128}).along({free_axis, 1})), Out<bf16>(cells({n, n}, {128, 128})),
+               [n, stages](Param<bf16> a, Param<bf16> b, Param<bf16> c) {
+                 tile::Var<float> acc = zeros<float>({128, 128});
+                 For(d_range(0, n / 32).prefetch_stages(stages),
+                     [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
+                 store_cell(c, acc.get().to<bf16>());
+               });
+}
+
+// Relative error of a sample of c's elements against products of the same bf16 values in double.
+double matmul_error(const std::vector<bf16>& a, const std::vector<bf16>& b, const std::vector<bf16>& c, int64_t n) {
+  double worst = 0;
+  for (int64_t s = 0; s < 64; ++s) {
+    int64_t i = (s * 7919) % n, j = (s * 104729 + 13) % n;
+    double want = 0, scale = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      double p = double(float(a[size_t(i * n + k)])) * double(float(b[size_t(k * n + j)]));
+      want += p;
+      scale += std::abs(p);
+    }
+    worst = std::max(worst, std::abs(double(float(c[size_t(i * n + j)])) - want) / scale);
+  }
+  return worst;
+}
+
+void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
+  for (int64_t n : gpu ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{256}) {
+    std::vector<float> af = random_floats(size_t(n * n), 11), bf = random_floats(size_t(n * n), 12);
+    std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+    Handle ha = c.upload(std::span<const bf16>(a)), hb = c.upload(std::span<const bf16>(b)), hc = c.empty<bf16>(size_t(n * n));
+    // The prefetch_stages sweep at 4096 (and on the CPU), stage 3 at 8192.
+    std::vector<int64_t> sweep = n == 8192 ? std::vector<int64_t>{3} : std::vector<int64_t>{1, 2, 3, 4};
+    for (int64_t stages : sweep) {
+      Traced t = matmul_bf16(n, stages);
+      auto run = [&] { t.entry.launch(c, {ha, hb, hc}); };
+      run();
+      double err = matmul_error(a, b, c.read<bf16>(hc), n);
+      double ms = median_ms(c, 3, gpu ? 10 : 1, run);
+      double tflops = 2.0 * double(n) * double(n) * double(n) / ms / 1e9;
+      std::string what = "tile matmul bf16 " + std::to_string(n) + "^3, prefetch_stages " + std::to_string(stages);
+      bool headline = stages == 3;
+      rows.push_back({what, "TFLOP/s", tflops, "cublas", peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true,
+                      headline ? 0.5 : NAN});
+      rows.push_back({what + ", max rel. error (64 samples)", "", err, "", NAN, false, 1e-2});
+    }
+  }
+}
+
+// Seed 04's flash attention, forward, bf16 in and out, f32 accumulation: q k^T / sqrt(d) row
+// softmax, carried max and sum, 64 queries a block over 64-key blocks; heads are rows of the
+// flattened [b * h * s, d] tensors.
+Traced flash_attention(int64_t bh, int64_t seq, int64_t dim) {
+  const uint32_t d = uint32_t(dim);
+  Cells rows = cells({bh * seq, dim}, {64, dim});
+  Cells keys = cells({bh * seq, dim}, {64, dim}).along({free_axis, 1});
+  return trace("tile_flash_attention_bf16", In<bf16>(rows), In<bf16>(keys), In<bf16>(keys), Out<bf16>(rows),
+               [seq, d](Param<bf16> q, Param<bf16> k, Param<bf16> v, Param<bf16> out) {
+                 const double scale = 1.0 / std::sqrt(double(d));
+                 Index first = block_id(0) / int32_t(seq / 64) * int32_t(seq / 64);  // the head's first key block
+                 Tile<bf16> qt = load_cell(q);
+                 tile::Var<float> m = full<float>({64, 1}, -INFINITY);
+                 tile::Var<float> l = full<float>({64, 1}, 0.0);
+                 tile::Var<float> acc = full<float>({64, d}, 0.0);
+                 For(d_range(0, int32_t(seq / 64)).prefetch_stages(2), [&](Index j) {
+                   Tile<float> s = mma(qt, load_at(k, {first + j, Index(0)}).transpose(), zeros<float>({64, 64})) * scale;
+                   Tile<float> m_new = max(m.get(), reduce_max(s, {.keepdims = true}));
+                   Tile<float> p = exp(s - m_new);
+                   Tile<float> alpha = exp(m.get() - m_new);
+                   l = l.get() * alpha + reduce_sum(p, {.keepdims = true});
+                   acc = mma(p.to<bf16>(), load_at(v, {first + j, Index(0)}), acc.get() * alpha);
+                   m = m_new;
+                 });
+                 store_cell(out, (acc.get() / l.get()).to<bf16>());
+               });
+}
+
+void attention(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
+  const int64_t b = gpu ? 4 : 1, h = gpu ? 16 : 2, seq = gpu ? 4096 : 128, dim = 128;
+  size_t n = size_t(b * h * seq * dim);
+  auto draw = [&](uint64_t seed) {
+    std::vector<float> f = random_floats(n, seed);
+    return std::vector<bf16>(f.begin(), f.end());
+  };
+  std::vector<bf16> q = draw(21), k = draw(22), v = draw(23);
+  Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)), hv = c.upload(std::span<const bf16>(v));
+  Handle ho = c.empty<bf16>(n);
+  Traced t = flash_attention(b * h, seq, dim);
+  auto run = [&] { t.entry.launch(c, {hq, hk, hv, ho}); };
+  run();
+  // A few query rows of the first and last head against float64.
+  std::vector<bf16> got = c.read<bf16>(ho);
+  double worst = 0;
+  for (int64_t head : {int64_t(0), b * h - 1}) {
+    for (int64_t i : {int64_t(0), seq / 3, seq - 1}) {
+      const int64_t row = head * seq + i;
+      std::vector<double> s(static_cast<size_t>(seq));
+      double m = -INFINITY, total = 0;
+      for (int64_t j = 0; j < seq; ++j) {
+        double dot = 0;
+        for (int64_t x = 0; x < dim; ++x) dot += double(float(q[size_t(row * dim + x)])) * double(float(k[size_t((head * seq + j) * dim + x)]));
+        s[size_t(j)] = dot / std::sqrt(double(dim));
+        m = std::max(m, s[size_t(j)]);
+      }
+      for (double& x : s) total += (x = std::exp(x - m));
+      for (int64_t x = 0; x < dim; ++x) {
+        double o = 0;
+        for (int64_t j = 0; j < seq; ++j) o += s[size_t(j)] * double(float(v[size_t((head * seq + j) * dim + x)]));
+        worst = std::max(worst, std::abs(double(float(got[size_t(row * dim + x)])) - o / total));
+      }
+    }
+  }
+  double ms = median_ms(c, 3, gpu ? 5 : 1, run);
+  double tflops = 4.0 * double(b * h) * double(seq) * double(seq) * double(dim) / ms / 1e9;
+  std::string what = "tile flash attention fwd bf16, b " + std::to_string(b) + " h " + std::to_string(h) + " s " +
+                     std::to_string(seq) + " d " + std::to_string(dim);
+  rows.push_back({what, "TFLOP/s", tflops, "sdpa", peer_of(peer, "sdpa_bf16_causal0_TFLOPs"), true, NAN});
+  rows.push_back({"tile flash attention, max abs error (6 rows)", "", worst, "", NAN, false, 2e-2});
+}
+
 }  // namespace
 
 void tile_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
   softmax_rows(c, gpu, peer, rows);
+  matmuls(c, gpu, peer, rows);
+  attention(c, gpu, peer, rows);
 }
 
 }  // namespace kiln::tool
