@@ -586,7 +586,10 @@ class Lowerer {
     Value a_off = a_ready ? fa.staged->offset : c32(0);
     Value sb = b_ready ? fb.staged->array : stage(fb, b_at, ldb, /*first=*/a_ready);
     Value b_off = b_ready ? fb.staged->offset : c32(b_at);
-    emit(K::SyncCube, {});
+    // The factors written here must be seen by every unit; factors a pipeline copied were seen at
+    // its iteration's barrier. No barrier is needed after the product: every later writer of the
+    // scratch array (and of a ring slot) passes one first.
+    if (!(a_ready && b_ready)) emit(K::SyncCube, {});
     Scalar cs = op.type.scalar;
     std::vector<Value> results;
     if (plan.fragments && k_.facts.target.cuda_at_least(80)) {
@@ -600,7 +603,6 @@ class Lowerer {
     } else {
       results = exact_product(acc, lc, sa, a_off, sb, b_off, lda, ldb, kk, cs);
     }
-    emit(K::SyncCube, {});
     Tiled r;
     r.type = op.type;
     r.layout = lc;

@@ -296,7 +296,9 @@ std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
     line("#pragma unroll " + std::to_string(u->i));
   }
   if (const ir::AttrValue* p = op.attr(ir::AttrKey::PrefetchStages)) {
-    line("// prefetch_stages = " + std::to_string(p->i) + ": accepted and ignored by this emitter for now");
+    // The pipelining itself is lower_tiles' (its ring of shared slots and copies); the emitter
+    // only says where it came from.
+    line("// prefetch_stages = " + std::to_string(p->i) + " (lower_tiles pipelines the tile loads it can)");
   }
   std::string iv = name(i);
   std::string step = ir::is_unsigned_int(t.scalar) && ir::scalar_bytes(t.scalar) >= 4
