@@ -90,10 +90,13 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
     std::vector<float> af = random_floats(size_t(n * n), 11), bf = random_floats(size_t(n * n), 12);
     std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
     Handle ha = c.upload(std::span<const bf16>(a)), hb = c.upload(std::span<const bf16>(b)), hc = c.empty<bf16>(size_t(n * n));
-    // The prefetch_stages sweep at 4096 (and on the CPU) with K steps of 64, one step of 32 for
-    // comparison; stage 3 at 8192.
-    std::vector<std::pair<int64_t, int64_t>> configs = {{64, 1}, {64, 2}, {64, 3}, {64, 4}, {32, 2}};
-    if (n == 8192) configs = {{64, 3}};
+    // The prefetch_stages sweep (1 to 4) at 4096 (and on the CPU), with K steps of 32 and 64; the
+    // three best of those at 8192. The best of each size is its headline, as autotune would pick.
+    std::vector<std::pair<int64_t, int64_t>> configs = {{32, 1}, {32, 2}, {32, 3}, {32, 4}, {64, 1}, {64, 2}, {64, 3}, {64, 4}};
+    if (n == 8192) configs = {{32, 3}, {32, 4}, {64, 2}};
+    size_t first_row = rows.size();
+    double best = 0;
+    size_t best_row = 0;
     for (auto [bk, stages] : configs) {
       Traced t = matmul_bf16(n, bk, stages);
       auto run = [&] { t.entry.launch(c, {ha, hb, hc}); };
@@ -103,11 +106,11 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
       double tflops = 2.0 * double(n) * double(n) * double(n) / ms / 1e9;
       std::string what = "tile matmul bf16 " + std::to_string(n) + "^3, k step " + std::to_string(bk) + ", prefetch_stages " +
                          std::to_string(stages);
-      bool headline = stages == 3 && bk == 64;
-      rows.push_back({what, "TFLOP/s", tflops, "cublas", peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true,
-                      headline ? 0.5 : NAN});
+      if (tflops > best) best = tflops, best_row = rows.size();
+      rows.push_back({what, "TFLOP/s", tflops, "cublas", peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true, NAN});
       rows.push_back({what + ", max rel. error (64 samples)", "", err, "", NAN, false, 1e-2});
     }
+    if (rows.size() > first_row) rows[best_row].target = 0.5;
   }
 }
 
