@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "kiln/tile.h"
 
 using namespace kiln;
 
@@ -31,11 +32,27 @@ int mismatches(const Client& client) {
   return bad;
 }
 
+// The tile layer through the same target: seed 04's vadd over a ragged extent.
+int tile_mismatches(const Client& client) {
+  using namespace kiln::tile;
+  Cells g = cells({300}, {128});
+  Traced t = trace("vadd", In<float>(g), In<float>(g), Out<float>(g),
+                   [](Param<float> a, Param<float> b, Param<float> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+  std::vector<float> xs(300);
+  for (int i = 0; i < 300; ++i) xs[size_t(i)] = float(i);
+  Handle a = client.upload(xs), b = client.upload(xs), out = client.upload(std::vector<float>(300, -1.0f));
+  t.entry.launch(client, {a, b, out});
+  std::vector<float> ys = client.read<float>(out);
+  int bad = 0;
+  for (int i = 0; i < 300; ++i) bad += ys[size_t(i)] != float(2 * i);
+  return bad;
+}
+
 // argc and argv are unused on purpose: if kiln's -Wall -Wextra -Werror reached this target, this
 // file would not compile.
 int main(int argc, char** argv) try {
   Client client = Device::cpu().client();
-  int bad = mismatches<float>(client) + mismatches<f16>(client);
+  int bad = mismatches<float>(client) + mismatches<f16>(client) + tile_mismatches(client);
   std::printf("consumer: %s, %d mismatches\n", bad ? "FAIL" : "ok", bad);
   return bad ? 1 : 0;
 } catch (const kiln::Error& e) {
