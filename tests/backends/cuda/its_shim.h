@@ -244,3 +244,5 @@ T atomicCAS(T* p, U e, V d) {
 // The prelude's inline PTX: the lane id is replaced by the test before compiling (emu_lane());
 // the rest (f16/bf16 conversions, tanh.approx) is not modelled.
 #define asm(...)
+// The device library's tensor-core helpers take shared addresses; the model has one address space.
+inline unsigned long long __cvta_generic_to_shared(const void* p) { return (unsigned long long)p; }

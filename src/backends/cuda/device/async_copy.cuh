@@ -8,8 +8,9 @@ KILN_DEV void kiln_cp_async16(void* dst, const void* src, bool pred) {
   int bytes = pred ? 16 : 0;  // src-size 0: nothing is read, the 16 bytes are zero-filled
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
 #else
-  uint4 v = pred ? *(const uint4*)src : make_uint4(0, 0, 0, 0);
-  *(uint4*)dst = v;
+  const unsigned char* s = (const unsigned char*)src;
+  unsigned char* d = (unsigned char*)dst;
+  for (int i = 0; i < 16; ++i) d[i] = pred ? s[i] : (unsigned char)0;
 #endif
 }
 KILN_DEV void kiln_cp_async_commit() {
