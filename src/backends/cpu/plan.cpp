@@ -162,9 +162,10 @@ void Planner::patch(const std::vector<Pending>& list, uint32_t target) {
 
 void Planner::plan_op(const ir::Op& op) {
   if (op.type.kind == ir::TypeKind::Tile || ir::op_family(op.kind) == ir::OpFamily::Tile) {
+    std::string makes = op.type.is_tile() ? " makes a " + ir::to_string(op.type) : "";
     throw Error("compile.unsupported", "the CPU backend runs no tile ops (passes/lower_tiles rewrites them): op #" +
-                                           std::to_string(number_) + " '" + std::string(ir::op_name(op.kind)) + "' (kernel '" +
-                                           k_.name + "')");
+                                           std::to_string(number_) + " '" + std::string(ir::op_name(op.kind)) + "'" + makes +
+                                           " (kernel '" + k_.name + "')");
   }
   if (FamilyPlanner family = planner_of(ir::op_family(op.kind)); family && family(*this, op)) return;
   throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(op.kind)) + "' (kernel '" +

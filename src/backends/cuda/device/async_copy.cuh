@@ -1,4 +1,6 @@
 // ---- asynchronous copies global -> shared (cp.async, sm_80 and later) ----
+#pragma once
+#include "types.cuh"
 // The tile layer's software pipeline (prefetch_stages) copies the next iterations' factors while
 // tensor cores multiply the current ones. Before sm_80 the copy is an ordinary one and the group
 // operations do nothing: the same program, without the overlap.
