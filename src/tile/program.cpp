@@ -131,6 +131,19 @@ Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> gr
   for (uint32_t n : g) {
     if (n == 0) refuse(p, "launch.grid_mismatch", "the grid has an axis of 0 blocks");
   }
+  // Block i writes cell i of each Out: an Out with no dimension along an axis of several blocks
+  // would have those blocks write the same cells.
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].role != Role::Out) continue;
+    for (int a = 0; a < 3; ++a) {
+      const auto& axes = params[i].cells->axes();
+      if (g[size_t(a)] > 1 && std::find(axes.begin(), axes.end(), a) == axes.end()) {
+        refuse(p, "launch.grid_mismatch", argument(p, i) + " has no dimension along grid axis " + std::to_string(a) +
+                                              ", where the grid has " + std::to_string(g[size_t(a)]) +
+                                              " blocks: they would all write the same cells");
+      }
+    }
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     if (!params[i].cells) continue;
     const Cells& c = *params[i].cells;

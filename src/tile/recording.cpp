@@ -2,6 +2,8 @@
 // closing (each parameter's vector width, verification, the Program).
 #include "recording.h"
 
+#include <algorithm>
+
 #include "names.h"
 
 namespace kiln::tile::detail {
@@ -110,6 +112,18 @@ void Recording::check_cells() {
   }
   if (fixed && !dynamic) grid_ = g;
   if (!grid_) return;
+  // Block i writes cell i of each Out, so every Out follows each axis that has several blocks.
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (params_[i].role != Role::Out) continue;
+    const auto& axes = params_[i].cells->axes();
+    for (int a = 0; a < 3; ++a) {
+      if ((*grid_)[size_t(a)] > 1 && std::find(axes.begin(), axes.end(), a) == axes.end()) {
+        fail("record.grid_mismatch", argument(int(i)) + " has no dimension along grid axis " + std::to_string(a) +
+                                         ", where the grid has " + std::to_string((*grid_)[size_t(a)]) +
+                                         " blocks: they would all write the same cells");
+      }
+    }
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDecl& d = params_[i];
     if (!d.cells) continue;

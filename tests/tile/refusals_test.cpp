@@ -496,5 +496,39 @@ TEST(TileLaunchRefusals, TooLarge) {
   out.expect_unchanged();
 }
 
+// Two blocks may not write one Out cell: an Out must follow every grid axis that has several blocks.
+TEST(TileRefusals, OutsFollowEveryAxisOfSeveralBlocks) {
+  auto body = [](P x, P y, P s) {
+    store_cell(y, load_cell(x));
+    store_cell(s, reduce_sum(load_cell(x), {.dim = 1, .keepdims = true}));
+  };
+  // Recorded: y's cells make the grid [4, 2]; s has 4 x 1 cells, nothing along axis 1.
+  EXPECT_EQ(refused([&] { trace("k", In<double>(cells({128, 64}, {32, 32})), Out<double>(cells({128, 64}, {32, 32})),
+                                Out<double>(cells({128, 1}, {32, 1}).along({0, free_axis})), body); },
+                    "record.cells"),
+            "kernel `k`: argument 2 (Out) is an Out with a free dimension 1; an Out's cells are the grid, so each "
+            "dimension follows a grid axis");
+  auto one_dim = [](P x, P y, P s) {
+    store_cell(y, load_cell(x));
+    store_cell(s, reduce_sum(load_cell(x), {.dim = 1}));
+  };
+  EXPECT_EQ(refused([&] { trace("k", In<double>(cells({128, 64}, {32, 32})), Out<double>(cells({128, 64}, {32, 32})),
+                                Out<double>(cells({128}, {32})), one_dim); },
+                    "record.grid_mismatch"),
+            "kernel `k`: argument 2 (Out) has no dimension along grid axis 1, where the grid has 2 blocks: they would "
+            "all write the same cells");
+  // At launch, where the grid comes from the launch.
+  Traced t = trace("k", In<double>(cells({dyn_dim, 64}, {32, 32})), Out<double>(cells({dyn_dim, 64}, {32, 32})),
+                   Out<double>(cells({dyn_dim}, {32})), one_dim);
+  Client c = Device::cpu().client();
+  Poisoned x(c, 4 * 32 * 64), y(c, 4 * 32 * 64), s(c, 128);
+  EXPECT_EQ(refused([&] { t.entry.launch(c, {x.handle, y.handle, s.handle}, Grid{4, 2, 1}); }, "launch.grid_mismatch"),
+            "kernel `k`: argument 2 (Out) has no dimension along grid axis 1, where the grid has 2 blocks: they would "
+            "all write the same cells");
+  x.expect_unchanged();
+  y.expect_unchanged();
+  s.expect_unchanged();
+}
+
 }  // namespace
 }  // namespace kiln::tile

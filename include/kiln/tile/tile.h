@@ -165,7 +165,9 @@ Tile<C> mma(const Tile<A>& a, const Tile<A>& b, const Tile<C>& c) {
 template <Element T>
 Tile<T> full(std::initializer_list<uint32_t> shape, double v) {
   std::vector<uint32_t> s(shape);
-  ir::AttrValue a = ir::is_float(scalar_of<T>()) ? ir::AttrValue::of_float(v) : ir::AttrValue::of_int(int64_t(v));
+  ir::AttrValue a = ir::is_float(scalar_of<T>())       ? ir::AttrValue::of_float(v)
+                    : scalar_of<T>() == ir::Scalar::Bool ? ir::AttrValue::of_bool(v != 0)
+                                                         : ir::AttrValue::of_int(int64_t(v));
   return Tile<T>(detail::full(scalar_of<T>(), s, a));
 }
 template <Element T>
