@@ -43,15 +43,19 @@ std::string differing(const TypeQuery& q, size_t first, size_t count) {
 
 // --- values ---
 
+// Whether a constant's payload is of its scalar's kind (bool, float, integer).
+bool value_fits(Scalar s, const AttrValue& v) {
+  return s == Scalar::Bool ? v.tag == AttrValue::Tag::Bool
+         : is_float(s)     ? v.tag == AttrValue::Tag::Float
+                           : v.tag == AttrValue::Tag::Int;
+}
+
 TypeResult rule_constant(const TypeQuery& q) {
   const Type& t = q.stated;
   const AttrValue* v = find_attr(q, AttrKey::Value);
   if (!v) return error("needs a value");
   if (!t.is_value()) return error("a constant is a scalar or vector value, not " + ts(t));
-  bool fits = t.scalar == Scalar::Bool ? v->tag == AttrValue::Tag::Bool
-              : is_float(t.scalar)    ? v->tag == AttrValue::Tag::Float
-                                      : v->tag == AttrValue::Tag::Int;
-  if (!fits) return error("value does not match type " + ts(t));
+  if (!value_fits(t.scalar, *v)) return error("value does not match type " + ts(t));
   return ok(t);
 }
 
@@ -432,10 +436,7 @@ TypeResult rule_tile_full(const TypeQuery& q) {
   if (!t.is_register_tile()) return error("makes a register tile, not " + ts(t));
   if (auto e = tile_shape_error(t); !e.empty()) return error(e);
   if (!v) return error("needs a value");
-  bool fits = t.scalar == Scalar::Bool ? v->tag == AttrValue::Tag::Bool
-              : is_float(t.scalar)    ? v->tag == AttrValue::Tag::Float
-                                      : v->tag == AttrValue::Tag::Int;
-  if (!fits) return error("value does not match type " + ts(t));
+  if (!value_fits(t.scalar, *v)) return error("value does not match type " + ts(t));
   return ok(t);
 }
 

@@ -246,6 +246,16 @@ class Lowerer {
     return true;
   }
 
+  // `t` with its values in slots: itself when placed, else in the blocked layout.
+  Tiled in_slots(const Tiled& t) {
+    if (placed(t)) return t;
+    Tiled r;
+    r.type = t.type;
+    r.layout = blocked(t.type, units_, 1);
+    r.slots = present(t, r.layout);
+    return r;
+  }
+
   std::vector<Value> present(const Tiled& t, const Layout& want) {
     if (t.staged) return read_staged(*t.staged, want);
     if (t.splat) return std::vector<Value>(want.slots(), t.slots[0]);
@@ -451,15 +461,7 @@ class Lowerer {
   }
 
   void reduce(const Op& op) {
-    const Tiled& src0 = tile(op.operands[0]);
-    Tiled src = src0;
-    if (!placed(src)) {
-      src.layout = blocked(src0.type, units_, 1);
-      src.slots = present(src0, src.layout);
-      src.splat = false;
-      src.widen_of.reset();
-      src.staged.reset();
-    }
+    Tiled src = in_slots(tile(op.operands[0]));
     int dim = int(op.attr_int(AttrKey::Dim));
     bool keep = op.flag(AttrKey::Keepdims);
     const Layout& l = src.layout;
@@ -568,7 +570,7 @@ class Lowerer {
   // unit accumulates its slots of c exactly over k in a run-time loop, in the order k = 0, 1, ...,
   // in the same layout, so the CPU checks everything but the instruction.
   void mma(const Op& op) {
-    const Type &ta = k_.type_of(op.operands[0]), &tb = k_.type_of(op.operands[1]);
+    const Type ta = k_.type_of(op.operands[0]), tb = k_.type_of(op.operands[1]);  // copies: emitting grows value_types
     uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
     MmaPlan plan = plan_mma(ta.scalar, op.type.scalar, m, n, kk);
     Tiled c = tile(op.operands[2]);
@@ -650,14 +652,7 @@ class Lowerer {
   // Writes a factor into the scratch array of its type at `at`, rows `pitch` elements apart (the
   // first factor after a barrier: the array's last use may still be reading).
   Value stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first = false) {
-    Tiled t = t0;
-    if (!placed(t)) {
-      t.layout = blocked(t0.type, units_, 1);
-      t.slots = present(t0, t.layout);
-      t.splat = false;
-      t.widen_of.reset();
-      t.staged.reset();
-    }
+    Tiled t = in_slots(t0);
     Value buf = scratch(t.type.scalar, at + uint64_t(t.type.shape[0]) * pitch);
     if (at == 0 || first) emit(K::SyncCube, {});
     std::array<uint32_t, 4> stride = {pitch, 1, 0, 0};
@@ -780,7 +775,7 @@ class Lowerer {
   void store_cell(const Op& op) {
     CellAccess c = cell_access(op.operands[0]);
     const Tiled& t = tile(op.operands[1]);
-    const Type& tt = k_.type_of(op.operands[1]);
+    const Type tt = k_.type_of(op.operands[1]);  // a copy: emitting grows value_types
     Layout l = blocked(tt, units_, c.vec);
     std::vector<Value> slots = present(t, l);
     std::vector<Value> cell = cell_indices(op, 2, c);
@@ -827,7 +822,7 @@ class Lowerer {
     tiles_[op.result] = r;
   }
   void pointer_store(const Op& op) {
-    const Type& tt = k_.type_of(op.operands[2]);
+    const Type tt = k_.type_of(op.operands[2]);  // a copy: emitting grows value_types
     Layout l = blocked(tt, units_, 1);
     std::vector<Value> slots = present(tile(op.operands[2]), l);
     std::vector<Value> idx = pointer_index(op, tt, l, op.operands[1]);
@@ -1013,7 +1008,7 @@ class Lowerer {
           ok = false;
           break;
         }
-        const Type &ta = k_.type_of(user->operands[0]), &tb = k_.type_of(user->operands[1]);
+        const Type ta = k_.type_of(user->operands[0]), tb = k_.type_of(user->operands[1]);
         MmaPlan plan = plan_mma(ta.scalar, user->type.scalar, ta.shape[0], tb.shape[1], ta.shape[1]);
         uint32_t cols = l.type.shape[1];
         uint32_t p = plan.fragments ? cols + 8 : cols;

@@ -14,13 +14,7 @@
 namespace kiln::tile {
 namespace {
 
-std::vector<Device> devices() {
-  std::vector<Device> d = {Device::cpu()};
-  for (const Device& x : Device::all()) {
-    if (x.kind() == DeviceKind::Cuda) d.push_back(x);
-  }
-  return d;
-}
+using testing::devices;
 
 std::vector<float> draw(size_t n, uint32_t seed, float lo = -3, float hi = 3) {
   std::mt19937 g(seed);

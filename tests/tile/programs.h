@@ -2,13 +2,33 @@
 #pragma once
 
 #include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kiln/runtime.h"
 #include "kiln/tile.h"
 
 namespace kiln::tile::testing {
+
+// The devices a tile test runs on: the CPU, and every CUDA device there is.
+inline std::vector<Device> devices() {
+  std::vector<Device> d = {Device::cpu()};
+  for (const Device& x : Device::all()) {
+    if (x.kind() == DeviceKind::Cuda) d.push_back(x);
+  }
+  return d;
+}
+
+// Fresh uniform values in [lo, hi).
+inline std::vector<double> random_values(size_t n, uint32_t seed, double lo = -4, double hi = 4) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(g);
+  return v;
+}
 
 inline Traced vadd_program(int64_t n) {
   Cells g = cells({n}, {128});

@@ -12,21 +12,9 @@
 namespace kiln::tile {
 namespace {
 
-std::vector<Device> devices() {
-  std::vector<Device> d = {Device::cpu()};
-  for (const Device& x : Device::all()) {
-    if (x.name().rfind("cuda", 0) == 0) d.push_back(x);
-  }
-  return d;
-}
+using testing::devices;
 
-std::vector<double> random_values(size_t n, uint32_t seed, double lo = -4, double hi = 4) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(g);
-  return v;
-}
+using testing::random_values;
 
 constexpr double kPoison = 12345.0;
 
