@@ -23,4 +23,5 @@ else
       exit 1
     fi
   done < "$expected"
+  [ $status -eq 0 ] || { echo "exit status $status (an example exits non-zero when its own check fails)"; exit 1; }
 fi
