@@ -47,10 +47,29 @@ Traced TraceScope::close() { return s_->recording.close(); }
 
 }  // namespace detail
 
+// What launches need from the recorded IR, found once: every view of each parameter (a retile
+// may stand inside a loop) and whether any access is at a computed address.
+void Program::scan(const ir::Region& r) {
+  for (const ir::Op& op : r.ops) {
+    if (op.kind == ir::OpKind::TileLoad || op.kind == ir::OpKind::TileStore) uses_addresses_ = true;
+    if (op.kind == ir::OpKind::TileView) {
+      const ir::Kernel& k = compiled_->kernel();
+      for (size_t i = 0; i < k.params.size(); ++i) {
+        if (k.params[i].value != op.operands[0]) continue;
+        views_[i].push_back(View{op.attr(ir::AttrKey::Extent)->ints, op.attr(ir::AttrKey::Tile)->ints,
+                                 op.attr(ir::AttrKey::Along)->ints});
+      }
+    }
+    for (const ir::Region& inner : op.regions) scan(inner);
+  }
+}
+
 Program::Program(std::string name, std::vector<ParamDecl> params, ir::Kernel kernel, std::optional<Grid> grid)
     : name_(std::move(name)), params_(std::move(params)), grid_(grid) {
   units_ = passes::tile_units(kernel);
   compiled_ = std::make_shared<const kiln::Program>(std::move(kernel));
+  views_.resize(params_.size());
+  scan(compiled_->kernel().body);
 }
 
 namespace {
@@ -68,33 +87,17 @@ constexpr uint64_t kMaxReach = uint64_t(1) << 32;
 
 // The elements of parameter i that its views reach on `grid`: the largest row-major extent.
 uint64_t reach(const Program& p, size_t i, const Grid& grid) {
-  const ir::Kernel& k = p.kernel();
-  ir::Value param = k.params[i].value;
   uint64_t most = 0;
-  for (const ir::Op& op : k.body.ops) {
-    if (op.kind != ir::OpKind::TileView || op.operands[0] != param) continue;
-    const auto& extent = op.attr(ir::AttrKey::Extent)->ints;
-    const auto& tile = op.attr(ir::AttrKey::Tile)->ints;
-    const auto& along = op.attr(ir::AttrKey::Along)->ints;
+  for (const Program::View& v : p.views()[i]) {
     uint64_t n = 1;
-    for (size_t d = 0; d < extent.size(); ++d) {
-      uint64_t f = extent[d] == dyn_dim ? uint64_t(grid[size_t(along[d])]) * uint64_t(tile[d]) : uint64_t(extent[d]);
+    for (size_t d = 0; d < v.extent.size(); ++d) {
+      uint64_t f = v.extent[d] == dyn_dim ? uint64_t(grid[size_t(v.along[d])]) * uint64_t(v.tile[d]) : uint64_t(v.extent[d]);
       // Saturates: a reach past 2^64 is refused as too large, never wrapped into a small one.
       n = f != 0 && n > UINT64_MAX / f ? UINT64_MAX : n * f;
     }
     most = std::max(most, n);
   }
   return most;
-}
-
-bool uses_addresses(const ir::Region& r) {
-  for (const ir::Op& op : r.ops) {
-    if (op.kind == ir::OpKind::TileLoad || op.kind == ir::OpKind::TileStore) return true;
-    for (const ir::Region& inner : op.regions) {
-      if (uses_addresses(inner)) return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -208,7 +211,7 @@ void Entry::launch(const Client& client, std::span<const Handle> buffers, std::o
   std::vector<Arg> args(whole.begin(), whole.end());
   // Cell accesses are masked by the extent and the launch checked the buffers cover it, so they
   // need no bounds checks; accesses at computed addresses (Shared) keep checked mode's.
-  ir::ExecMode mode = uses_addresses(p.kernel().body) ? ir::ExecMode::Checked : ir::ExecMode::Unchecked;
+  ir::ExecMode mode = p.uses_addresses() ? ir::ExecMode::Checked : ir::ExecMode::Unchecked;
   kiln::launch(client, KernelRef(p.compiled()), LaunchConfig{CubeCount(g[0], g[1], g[2]), CubeDim(p.units()), 1, mode}, args);
 }
 

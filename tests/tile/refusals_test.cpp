@@ -530,5 +530,20 @@ TEST(TileRefusals, OutsFollowEveryAxisOfSeveralBlocks) {
   s.expect_unchanged();
 }
 
+// A view made inside a loop (a retile) reaches as far as one made at the top: the launch sees it.
+TEST(TileLaunchRefusals, ShortBufferForAViewInsideALoop) {
+  Traced t = trace("inner", In<double>(cells({128}, {128})), Out<double>(cells({128}, {128})), [](P x, P out) {
+    Var<double> acc = zeros(out);
+    For(d_range(0, 2), [&](Index k) { acc = acc.get() + load_at(retile(x, {256}, {128}), {k}); });
+    store_cell(out, acc);
+  });
+  Client c = Device::cpu().client();
+  Poisoned x(c, 128), out(c, 128);
+  EXPECT_EQ(refused([&] { t.entry.launch(c, {x.handle, out.handle}); }, "launch.short_buffer"),
+            "kernel `inner`: argument 0 (In) holds 128 element(s) and its cells reach 256");
+  x.expect_unchanged();
+  out.expect_unchanged();
+}
+
 }  // namespace
 }  // namespace kiln::tile

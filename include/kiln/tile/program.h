@@ -36,13 +36,26 @@ class Program {
   // The units of one block, as the lowering picks them from the tile shapes (decision 019).
   uint32_t units() const { return units_; }
   const std::shared_ptr<const kiln::Program>& compiled() const { return compiled_; }
+  // The cells of each view of a parameter (its own and its retiles'), which the launch checks
+  // buffers against.
+  struct View {
+    std::vector<int64_t> extent, tile, along;
+  };
+  const std::vector<std::vector<View>>& views() const { return views_; }
+  // Whether the kernel reads or writes at computed addresses (load, store): such accesses keep
+  // checked mode's bounds; cell accesses need none.
+  bool uses_addresses() const { return uses_addresses_; }
 
  private:
+  void scan(const ir::Region& r);
+
   std::string name_;
   std::vector<ParamDecl> params_;
   std::optional<Grid> grid_;
   uint32_t units_ = 0;
   std::shared_ptr<const kiln::Program> compiled_;
+  std::vector<std::vector<View>> views_;
+  bool uses_addresses_ = false;
 };
 
 // Launches a recorded program. The launch checks each buffer against its parameter before anything
