@@ -39,7 +39,8 @@ inline constexpr Value kNoValue = 0xffffffffu;
   X(Strides, "strides")                 \
   X(Shape, "shape")                     \
   X(Keepdims, "keepdims")               \
-  X(Pending, "pending")
+  X(Pending, "pending")                 \
+  X(Overlay, "overlay")
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text) e,

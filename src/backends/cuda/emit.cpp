@@ -1,7 +1,9 @@
 // The C-like emitter's frame: value names, the entry's signature (the kernel ABI, see emit.h),
 // shared memory (static arrays, or one dynamic buffer past the static limit), regions and
 // structured control flow. What each op computes is in emit_ops.cpp.
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "backends/cuda/emitter.h"
 #include "backends/cuda/hash.h"
@@ -177,21 +179,62 @@ void Emitter::signature(EmitResult& out) {
     params_[p.value] = std::move(names);
   }
   body_ += std::string(t_.entry_prefix) + " " + std::string(t_.launch_bounds) + "(" +
-           std::to_string(out.units_per_cube) + ") " + out.entry + "(" + signature_text(c_params) + ") {\n";
+           std::to_string(out.units_per_cube) + (min_cubes_hint() ? ", " + std::to_string(min_cubes_hint()) : "") + ") " + out.entry + "(" + signature_text(c_params) + ") {\n";
 }
 
 // Shared arrays are one per cube wherever they are allocated, so all of them are declared at the
-// top of the entry. Each starts 16-byte aligned. Past the target's static limit (48 KiB on CUDA)
-// they are carved from one dynamic buffer whose size the launcher passes.
-void Emitter::shared_memory(EmitResult& out) {
+// top of the entry. Each starts 16-byte aligned. Arrays of one overlay group (attr `overlay`, set
+// by a pass that knows their lifetimes never meet) start at the same byte and take the largest
+// member's room. Past the target's static limit (48 KiB on CUDA) they are carved from one dynamic
+// buffer whose size the launcher passes; overlays are always carved, so that they can alias.
+void Emitter::plan_shared() {
   uint64_t total = 0;
-  std::vector<uint32_t> offsets;
-  for (const ir::Op* op : shared_) {
-    offsets.push_back(static_cast<uint32_t>(total));
-    total += align16(uint64_t(op->type.element_bytes()) * op->type.length);
+  std::map<int64_t, size_t> group_first;  // overlay group -> index of its first member
+  bool overlays = false;
+  for (size_t i = 0; i < shared_.size(); ++i) {
+    const ir::Op* op = shared_[i];
+    uint64_t bytes = align16(uint64_t(op->type.element_bytes()) * op->type.length);
+    const ir::AttrValue* g = op->attr(ir::AttrKey::Overlay);
+    if (g) overlays = true;
+    if (g && group_first.count(g->i)) {
+      shared_offsets_.push_back(shared_offsets_[group_first[g->i]]);
+      continue;
+    }
+    if (g) {
+      // The group's room: its largest member's.
+      for (size_t j = i + 1; j < shared_.size(); ++j) {
+        const ir::AttrValue* h = shared_[j]->attr(ir::AttrKey::Overlay);
+        if (h && h->i == g->i) bytes = std::max(bytes, align16(uint64_t(shared_[j]->type.element_bytes()) * shared_[j]->type.length));
+      }
+      group_first[g->i] = i;
+    }
+    shared_offsets_.push_back(static_cast<uint32_t>(total));
+    total += bytes;
     if (total > 0xffffffffull) unsupported(*op, "cannot place more than 4 GiB of shared memory");
   }
-  bool dynamic = total > t_.max_static_shared;
+  shared_total_ = total;
+  shared_dynamic_ = total > t_.max_static_shared || overlays;
+}
+
+// The second argument of __launch_bounds__: how many cubes the compiler may assume share a
+// processor. Left out, ptxas may hold registers down to fit more cubes than the shared memory
+// lets in (a tile product at 128 units took 168 registers, three cubes' worth, while its 108 KiB
+// of shared memory admits two), sinking each fragment load next to its use. Given only where
+// the shared memory caps the count and the cap leaves every unit the most registers it can
+// have, so the hint never forces a spill (docs/decisions/020).
+uint32_t Emitter::min_cubes_hint() const {
+  if (shared_total_ == 0 || !t_.shared_per_processor) return 0;
+  uint64_t units = k_.facts.cube_dim.total();
+  uint64_t cubes = t_.shared_per_processor(k_.facts.target.sm) / (shared_total_ + t_.shared_reserved_per_cube);
+  if (cubes == 0 || units == 0) return 0;
+  if (t_.registers_per_processor / (cubes * units) < t_.max_registers_per_unit) return 0;
+  return uint32_t(cubes);
+}
+
+void Emitter::shared_memory(EmitResult& out) {
+  const std::vector<uint32_t>& offsets = shared_offsets_;
+  const uint64_t total = shared_total_;
+  const bool dynamic = shared_dynamic_;
   if (dynamic) {
     out.dynamic_shared_bytes = static_cast<uint32_t>(total);
     line(std::string(t_.dynamic_shared) + " " + std::string(t_.align16) + " u8 kiln_smem[];");
@@ -222,6 +265,7 @@ EmitResult Emitter::run() {
   }
   number_values();
   analyse_flow();
+  plan_shared();
   signature(out);
   shared_memory(out);
   if (masked_) entry_mask();

@@ -51,6 +51,8 @@ class Emitter {
   void number_values();
   std::string unique_identifier(std::string base);
   void signature(EmitResult& out);
+  void plan_shared();
+  uint32_t min_cubes_hint() const;
   void shared_memory(EmitResult& out);
   void region(const ir::Region& r);
   void op(const ir::Op& op);
@@ -114,6 +116,9 @@ class Emitter {
   std::unordered_map<ir::Value, ParamNames> params_;
   std::unordered_set<std::string> taken_;  // identifiers in use: reserved words and parameters
   std::vector<const ir::Op*> shared_;      // shared.alloc ops, hoisted to the entry's top
+  std::vector<uint32_t> shared_offsets_;   // each one's byte offset (overlay groups share one)
+  uint64_t shared_total_ = 0;
+  bool shared_dynamic_ = false;
 
   // Kernels with plane ops (emit_masks.cpp); others are emitted without any of this.
   bool masked_ = false;                           // the kernel has plane ops

@@ -40,6 +40,12 @@ struct CStyleTarget {
   std::string_view print;                      // printf-like function of debug.print
   uint32_t plane_size;                         // units per plane
   uint32_t max_static_shared;                  // above this many bytes, shared arrays use the dynamic buffer
+  // Shared memory and registers of one processor (SM) of compute capability `sm`, and what the
+  // target reserves per cube: the entry's occupancy hint (emit.cpp, min_cubes_hint) reads them.
+  uint32_t (*shared_per_processor)(int sm);
+  uint32_t registers_per_processor;
+  uint32_t shared_reserved_per_cube;
+  uint32_t max_registers_per_unit;
   std::vector<MathName> math;  // one row per op of the math family
 };
 

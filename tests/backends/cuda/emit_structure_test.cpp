@@ -186,6 +186,39 @@ TEST(EmitStructure, DynamicSharedOffsetsAreSixteenByteAligned) {
       << s;
 }
 
+// Arrays of one overlay group start at the same byte and take their largest member's room; the
+// rest follow. Overlays always live in the dynamic buffer, where arrays of two types can alias.
+TEST(EmitStructure, OverlayGroupsShareTheirFirstByte) {
+  EmitResult r = emit_text(
+      "kernel @sh(%y: buffer<f32, rw>) " + std::string(kHeader) +
+      " {\n  %0 = builtin.unit_pos : u32\n"
+      "  %1 = shared.alloc {overlay = 0} : shared<f32, 1000>\n"
+      "  %2 = shared.alloc : shared<u8, 100>\n"
+      "  %3 = shared.alloc {overlay = 0} : shared<bf16, 5000>\n"
+      "  %4 = load %1, %0 : f32\n  %5 = load %2, %0 : u8\n  %6 = load %3, %0 : bf16\n  store %y, %0, %4\n}\n");
+  EXPECT_EQ(r.dynamic_shared_bytes, 10000u + 112u);
+  std::string s = entry_text(r);
+  EXPECT_TRUE(has(s, "f32* v1 = reinterpret_cast<f32*>(kiln_smem + 0);")) << s;
+  EXPECT_TRUE(has(s, "u8* v2 = reinterpret_cast<u8*>(kiln_smem + 10000);")) << s;
+  EXPECT_TRUE(has(s, "bf16* v3 = reinterpret_cast<bf16*>(kiln_smem + 0);")) << s;
+}
+
+// The occupancy hint: on sm_90 (228 KiB of shared memory per SM) 100 KiB admits two cubes of 128
+// units, which leaves each unit 256 registers, so ptxas is told; 60 KiB admits three (170
+// registers each), which would cap registers, so it is not.
+TEST(EmitStructure, SharedMemoryThatCapsCubesPerSmBecomesALaunchBoundsHint) {
+  auto kernel = [](uint32_t floats, const char* target) {
+    return "kernel @sh(%y: buffer<f32, rw>) {cube_dim = [128, 1, 1], mode = unchecked, address = u32, vector = 1, "
+           "target = " + std::string(target) + "} {\n  %0 = builtin.unit_pos : u32\n"
+           "  %1 = shared.alloc : shared<f32, " + std::to_string(floats) + ">\n"
+           "  %2 = load %1, %0 : f32\n  store %y, %0, %2\n}\n";
+  };
+  EXPECT_TRUE(has(entry_text(emit_text(kernel(25600, "sm_90a"))), "__launch_bounds__(128, 2)"));
+  EXPECT_TRUE(has(entry_text(emit_text(kernel(15360, "sm_90a"))), "__launch_bounds__(128) "));
+  // sm_86 has 100 KiB per SM: 60 KiB admits one cube.
+  EXPECT_TRUE(has(entry_text(emit_text(kernel(15360, "sm_86"))), "__launch_bounds__(128, 1)"));
+}
+
 TEST(EmitStructure, CubeDimIsACompileTimeConstant) {
   EmitResult r = emit_text(
       "kernel @b(%y: buffer<u32, rw>) {cube_dim = [8, 32, 1], mode = unchecked, address = u32, "
