@@ -13,6 +13,7 @@
 // that a vector never straddles a row or the extent), masked where a cell can reach past the
 // extent; a masked-off lane reads the padding value. Block ids are cube positions.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <memory>
@@ -106,9 +107,14 @@ class Lowerer {
     Region out;
     b_.enter(out);
     unit_ = b_.emit(K::UnitPos, {}, u32());
+    block_positions();
     region(k_.body);
     b_.leave();
     // The scratch arrays go first, sized for their largest use.
+    std::unordered_map<Value, int64_t> overlay = plan_overlays();
+    auto overlaid = [&](Op& alloc) {
+      if (auto it = overlay.find(alloc.result); it != overlay.end()) alloc.attrs.push_back({AttrKey::Overlay, AttrValue::of_int(it->second)});
+    };
     std::vector<Op> top;
     for (auto& [scalar, s] : scratch_) {
       Op alloc;
@@ -116,6 +122,7 @@ class Lowerer {
       alloc.result = s.array;
       alloc.type = Type::shared(Type::scalar_of(scalar), std::max<uint32_t>(s.length, 1));
       k_.value_types[s.array] = alloc.type;
+      overlaid(alloc);
       top.push_back(std::move(alloc));
     }
     for (const Owned& o : own_) {
@@ -123,6 +130,7 @@ class Lowerer {
       alloc.kind = K::SharedAlloc;
       alloc.result = o.array;
       alloc.type = Type::shared(Type::scalar_of(o.scalar), o.length);
+      overlaid(alloc);
       top.push_back(std::move(alloc));
     }
     for (Op& op : out.ops) top.push_back(std::move(op));
@@ -163,8 +171,17 @@ class Lowerer {
   struct Scratch {
     Value array;
     uint32_t length = 0;
+    // The rings whose loops had ended when this array was first used: it may share their bytes.
+    std::vector<Value> after_rings;
   };
-  // A shared array of its own (a pipeline's ring), not shared with other uses.
+  // A shared array of its own (a pipeline's ring), not shared with other uses while its loop runs.
+  struct Owned {
+    Scalar scalar;
+    Value array;
+    uint32_t length;
+    bool top_level = false;  // its loop stands in the kernel's body, so it runs once
+    bool ended = false;      // that loop is lowered, and the copies into it waited for
+  };
   Value own_shared(Scalar s, uint64_t length) {
     Value v = k_.new_value(Type::shared(Type::scalar_of(s), uint32_t(length)));
     own_.push_back({s, v, uint32_t(length)});
@@ -174,10 +191,72 @@ class Lowerer {
     auto it = scratch_.find(s);
     if (it == scratch_.end()) {
       Value v = k_.new_value(Type::shared(Type::scalar_of(s), 1));
-      it = scratch_.emplace(s, Scratch{v, 0}).first;
+      Scratch fresh{v, 0, {}};
+      for (const Owned& o : own_) {
+        if (o.top_level && o.ended) fresh.after_rings.push_back(o.array);
+      }
+      it = scratch_.emplace(s, std::move(fresh)).first;
     }
     it->second.length = std::max<uint32_t>(it->second.length, uint32_t(length));
     return it->second.array;
+  }
+  // Which arrays share bytes (docs/decisions/020): a scratch array first used after a top-level
+  // pipelined loop has ended (every copy into its rings waited for) is never live with those rings
+  // again, and the barrier every scratch use begins with orders it after the last product's
+  // reads. So the largest such scratch array takes the largest such ring's bytes, and so on down:
+  // a matmul's output relayout costs no shared memory beyond its rings, which keeps deeper
+  // pipelines at two or three blocks per SM. Arrays of one overlay group start at the same byte.
+  std::unordered_map<Value, int64_t> plan_overlays() const {
+    std::vector<const Scratch*> scratches;
+    for (const auto& [scalar, s] : scratch_) {
+      if (!s.after_rings.empty()) scratches.push_back(&s);
+    }
+    std::sort(scratches.begin(), scratches.end(), [](const Scratch* a, const Scratch* b) { return a->length > b->length; });
+    std::unordered_map<Value, int64_t> group;
+    int64_t next = 0;
+    for (const Scratch* s : scratches) {
+      const Owned* best = nullptr;
+      for (const Owned& o : own_) {
+        bool allowed = std::find(s->after_rings.begin(), s->after_rings.end(), o.array) != s->after_rings.end();
+        uint64_t bytes = uint64_t(o.length) * scalar_bytes(o.scalar);
+        if (allowed && !group.count(o.array) && (!best || bytes > uint64_t(best->length) * scalar_bytes(best->scalar))) best = &o;
+      }
+      if (!best) continue;
+      group[best->array] = next;
+      group[s->array] = next++;
+    }
+    return group;
+  }
+
+  // The block's position on each grid axis (u32), emitted once at the top of the kernel (dce drops
+  // the unused). A kernel with products numbers its blocks in groups (docs/decisions/020): the
+  // hardware launches blocks in order of x first, so blocks next to each other in time would share
+  // one column of output blocks and read every row panel of A; in groups of G rows, the blocks that
+  // run together cover a G x (width) patch whose factors stay in L2. The mapping is a bijection of
+  // the grid (identity when either axis has one block), so no program can tell.
+  void block_positions() {
+    for (int a = 0; a < 3; ++a) block_pos_[size_t(a)] = emit(K::CubePos, {}, {{AttrKey::Axis, AttrValue::of_int(a)}});
+    uint32_t g = group_rows(k_.body);
+    if (g <= 1) return;
+    Value nx = emit(K::CubeCount, {}, {{AttrKey::Axis, AttrValue::of_int(0)}});
+    Value ny = emit(K::CubeCount, {}, {{AttrKey::Axis, AttrValue::of_int(1)}});
+    Value lin = add(block_pos_[0], mul(block_pos_[1], nx));
+    Value per_group = mul(c32(g), ny);
+    Value first = mul(emit(K::Div, {lin, per_group}), c32(g));
+    Value rows = emit(K::Min, {emit(K::Sub, {nx, first}), c32(g)});
+    Value within = emit(K::Rem, {lin, per_group});
+    block_pos_[0] = add(first, emit(K::Rem, {within, rows}));
+    block_pos_[1] = emit(K::Div, {within, rows});
+  }
+  // Triton's default group height; 4 and 8 measured alike on the H200 (docs/perf.md).
+  static constexpr uint32_t kBlockGroupRows = 8;
+  static uint32_t group_rows(const Region& r) {
+    for (const Op& op : r.ops) {
+      if (op.kind == K::TileMma) return kBlockGroupRows;
+      for (const Region& inner : op.regions)
+        if (uint32_t g = group_rows(inner)) return g;
+    }
+    return 0;
   }
 
   // ---- coordinates --------------------------------------------------------------------------
@@ -290,9 +369,9 @@ class Lowerer {
     Scalar s = t.type.scalar;
     bool boolean = s == Scalar::Bool;
     Scalar held = boolean ? Scalar::U8 : s;
-    Value buf = scratch(held, t.type.tile_elements());
+    auto [stride, elements] = row_major_padded(t.type);
+    Value buf = scratch(held, elements);
     const Layout& from = t.layout;
-    std::array<uint32_t, 4> stride = row_major(t.type);
     emit(K::SyncCube, {});
     Value mine = owner(from);
     Value base = unit_linear(from, stride);
@@ -345,6 +424,24 @@ class Lowerer {
       n *= t.shape[size_t(d)];
     }
     return s;
+  }
+  // Row-major with each row (the last dimension) padded by 16 bytes when it spans a multiple of
+  // 128 bytes: otherwise the same column of consecutive rows falls in one bank, and a layout that
+  // puts rows on lanes (mma's accumulators, eight rows a warp) writes 8 ways serialised. Answers
+  // the strides and the elements the array needs.
+  static std::pair<std::array<uint32_t, 4>, uint64_t> row_major_padded(const Type& t) {
+    if (t.rank < 2) return {row_major(t), t.tile_elements()};
+    uint32_t bytes = scalar_bytes(t.scalar);
+    uint32_t row = t.shape[size_t(t.rank - 1)];
+    uint32_t pitch = (uint64_t(row) * bytes) % 128 == 0 ? row + 16 / bytes : row;
+    std::array<uint32_t, 4> s{};
+    uint64_t n = pitch;
+    s[size_t(t.rank - 1)] = 1;
+    for (int d = t.rank - 2; d >= 0; --d) {
+      s[size_t(d)] = uint32_t(n);
+      n *= t.shape[size_t(d)];
+    }
+    return {s, n};
   }
   // Σ unit coordinate x stride; with `within`, dimensions of length 1 in it are skipped.
   Value unit_linear(const Layout& l, const std::array<uint32_t, 4>& stride, std::optional<Type> within = std::nullopt) {
@@ -724,16 +821,41 @@ class Lowerer {
     }
     Addressing a;
     size_t vec = size_t(c.vec);
+    // With whole vectors along the last dimension (its extent and tile), the index is summed in
+    // vectors rather than divided down from elements: a division of a sum hides its parts from
+    // the compiler, while a sum in vectors lets the terms a loop does not change hoist out of it
+    // and the rest step by a constant (a pipelined product's copies are mostly this arithmetic).
+    const size_t last = rank - 1;
+    const bool in_vectors = vec > 1 && rank > 0 && sub_offset.empty() && c.tile[last] % int64_t(vec) == 0 &&
+                            (c.extent[last] < 0 || c.extent[last] % int64_t(vec) == 0);
+    std::vector<Value> vstride;
+    Value last_start = kNoValue;  // in vectors
+    if (in_vectors) {
+      Value vec_extent = c.extent[last] >= 0 ? c32(uint64_t(c.extent[last]) / vec)
+                                             : mul(emit(K::CubeCount, {}, {{AttrKey::Axis, AttrValue::of_int(c.along[last])}}),
+                                                   c32(uint64_t(c.tile[last]) / vec));
+      vstride.resize(rank);
+      Value vs = c32(1);
+      for (size_t d = rank; d-- > 0;) {
+        vstride[d] = vs;
+        if (d > 0) vs = mul(vs, d == last ? vec_extent : extent_of(c, d));
+      }
+      // The unit's first column is a whole vector (the layout's low column bits are slot bits).
+      last_start = add(mul(as_u32(cell[last]), c32(uint64_t(c.tile[last]) / vec)),
+                       emit(K::Shr, {unit_coord(l, int(last)), c32(uint64_t(log2_of(uint32_t(vec))))}));
+    }
     for (size_t j = 0; j < l.slots(); j += vec) {
       Value idx = kNoValue;
       Value mask = kNoValue;
       for (size_t d = 0; d < rank; ++d) {
         Value coord = add(start[d], c32(slot_coord(l, j, int(d))));
-        Value term = mul(coord, stride[d]);
+        Value term = !in_vectors      ? mul(coord, stride[d])
+                     : d == last      ? add(last_start, c32(slot_coord(l, j, int(d)) / vec))
+                                      : mul(coord, vstride[d]);
         idx = idx == kNoValue ? term : add(idx, term);
         if (guard[d]) mask = both(mask, emit(K::Lt, {coord, extent_of(c, d)}));
       }
-      if (vec > 1) idx = emit(K::Div, {idx, c32(vec)});
+      if (vec > 1 && !in_vectors) idx = emit(K::Div, {idx, c32(vec)});
       a.chunk_index.push_back(idx);
       a.chunk_mask.push_back(mask);
     }
@@ -743,7 +865,7 @@ class Lowerer {
   std::vector<Value> cell_indices(const Op& op, size_t first, const CellAccess& c) {
     std::vector<Value> idx;
     if (op.kind == K::TileLoadCell || op.kind == K::TileStoreCell || op.kind == K::TileStoreSub) {
-      for (int64_t a : c.along) idx.push_back(a < 0 ? c32(0) : emit(K::CubePos, {}, {{AttrKey::Axis, AttrValue::of_int(a)}}));
+      for (int64_t a : c.along) idx.push_back(a < 0 ? c32(0) : block_pos_[size_t(a)]);
       return idx;
     }
     for (size_t i = first; i < op.operands.size(); ++i) idx.push_back(op.operands[i]);
@@ -869,7 +991,7 @@ class Lowerer {
       case K::TileMma: mma(op); return;
       case K::TileBlockId: {
         // The cube's position on the axis, as i32; the op keeps its value number (later ops name it).
-        Value p = b_.emit(K::CubePos, {}, u32(), {{AttrKey::Axis, AttrValue::of_int(op.attr_int(AttrKey::Axis))}});
+        Value p = block_pos_[size_t(op.attr_int(AttrKey::Axis))];
         Op c;
         c.kind = K::Cast;
         c.operands = {p};
@@ -1062,6 +1184,8 @@ class Lowerer {
       for (Value v : o.results()) def[v] = &o;
     }
     plan_rings(op, def);
+    // A loop in the kernel's own body runs once (trials lower only loops inside other loops).
+    const bool top_level = !trial_ && &op >= k_.body.ops.data() && &op < k_.body.ops.data() + k_.body.ops.size();
     std::vector<const Ring*> rings;
     for (auto& [v, r] : rings_) {
       if (r.load->operands.size() && std::any_of(body.ops.begin(), body.ops.end(), [&](const Op& o) { return &o == r.load; })) {
@@ -1183,8 +1307,14 @@ class Lowerer {
     b_.leave();
     loop_layouts_.pop_back();
     b_.region().ops.push_back(std::move(loop));
-    // No copy may still be in flight when the loop is done (the last ones copied nothing).
+    // No copy may still be in flight when the loop is done (the last ones copied nothing, but
+    // zero-filled their slots): then the rings' bytes may serve a later scratch use.
     if (!rings.empty() && async_copies()) emit(K::CopyAsyncWait, {}, {{AttrKey::Pending, AttrValue::of_int(0)}});
+    for (const Ring* r : rings) {
+      for (Owned& o : own_) {
+        if (o.array == r->array) o.top_level = top_level, o.ended = true;
+      }
+    }
   }
 
   // Lowers the body into a scratch region and reports the layouts of what its yield passes on.
@@ -1262,14 +1392,10 @@ class Lowerer {
   uint32_t units_;
   int unit_bits_;
   Value unit_ = kNoValue;
+  std::array<Value, 3> block_pos_{kNoValue, kNoValue, kNoValue};
   std::unordered_map<Value, Tiled> tiles_;
   std::unordered_map<Value, const Op*> views_;
   std::map<Scalar, Scratch> scratch_;
-  struct Owned {
-    Scalar scalar;
-    Value array;
-    uint32_t length;
-  };
   std::vector<Owned> own_;
   std::unordered_map<Value, Ring> rings_;  // by the pipelined load's result
   std::vector<std::vector<std::optional<Layout>>> loop_layouts_;
@@ -1286,28 +1412,30 @@ bool has_tile_ops(const Region& r) {
   return false;
 }
 
-void largest_tile(const Region& r, const Kernel& k, uint64_t& most, bool& mma) {
+// The most elements of any tile, and of any product's result (0 without products).
+void largest_tile(const Region& r, const Kernel& k, uint64_t& most, uint64_t& product) {
   for (const Op& op : r.ops) {
-    if (op.kind == K::TileMma) mma = true;
+    if (op.kind == K::TileMma) product = std::max(product, op.type.tile_elements());
     for (Value v : op.results()) {
       const Type& t = k.type_of(v);
       if (t.is_tile()) most = std::max(most, t.tile_elements());
     }
-    for (const Region& inner : op.regions) largest_tile(inner, k, most, mma);
+    for (const Region& inner : op.regions) largest_tile(inner, k, most, product);
   }
 }
 
 }  // namespace
 
 // Units from the largest tile (decision 019): about 8 elements per unit, between one plane (32)
-// and 256 units; a kernel with mma takes at least 128 (four planes), as tensor-core tiles do.
+// and 256 units. A kernel with products takes one plane per 64 x 64 of its largest product, from
+// four planes to eight (decision 020): a plane's 64 x 64 accumulators read each factor fragment
+// four times from registers, where 32 x 64 read half of them twice as often from shared memory.
 uint32_t tile_units(const Kernel& k) {
-  uint64_t most = 1;
-  bool mma = false;
-  largest_tile(k.body, k, most, mma);
+  uint64_t most = 1, product = 0;
+  largest_tile(k.body, k, most, product);
+  if (product > 0) return uint32_t(std::clamp<uint64_t>(32 * (product / 4096), 128, 256));
   uint64_t u = 32;
   while (u < 256 && u * 8 < most) u *= 2;
-  if (mma) u = std::max<uint64_t>(u, 128);
   return uint32_t(u);
 }
 

@@ -3,6 +3,10 @@
 // when NVRTC is missing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "backends/cuda/emit.h"
 #include "backends/cuda/nvrtc.h"
 #include "kiln/error.h"
@@ -34,6 +38,72 @@ TEST(TileCudaSource, EveryTileProgramCompilesWithNvrtc) {
     }
   }
   std::printf("[ cuda     ] %zu tile programs compiled with NVRTC for sm_90a\n", compiled);
+}
+
+// `t` lowered for an sm_90 GPU, and its CUDA source.
+struct Lowered {
+  ir::Kernel kernel;
+  std::string source;
+};
+Lowered lower_for_sm90(const Traced& t) {
+  Lowered l{t.program->kernel(), ""};
+  l.kernel.facts.cube_dim = ir::Dim3{t.program->units(), 1, 1};
+  l.kernel.facts.mode = ir::ExecMode::Unchecked;
+  passes::PipelineOptions pipeline;
+  pipeline.target = ir::Target::cuda(90, true);
+  passes::run_pipeline(l.kernel, pipeline);
+  l.source = cuda::emit_cuda(l.kernel).source;
+  return l;
+}
+
+// The overlay group of each shared array (-1: none), in allocation order.
+std::vector<int64_t> overlays(const ir::Kernel& k) {
+  std::vector<int64_t> g;
+  for (const ir::Op& op : k.body.ops) {
+    if (op.kind != ir::OpKind::SharedAlloc) continue;
+    const ir::AttrValue* a = op.attr(ir::AttrKey::Overlay);
+    g.push_back(a ? a->i : -1);
+  }
+  return g;
+}
+
+// A pipelined product's output relayout (f32 scratch, 128 x 132 x 4 = 66 KiB) runs after the loop,
+// so it takes the larger ring's bytes (decision 020): 90 KiB of shared memory rather than 121 KiB,
+// which admits two cubes per SM on sm_90, and the entry says so to ptxas.
+TEST(TileCudaSource, AProductsOutputRelayoutReusesItsPipelineRing) {
+  Lowered l = lower_for_sm90(testing::matmul_bf16_program(1024, 3));
+  EXPECT_EQ(l.kernel.facts.cube_dim.x, 128u) << "a 128 x 128 product takes one plane per 64 x 64";
+  std::vector<int64_t> g = overlays(l.kernel);
+  ASSERT_EQ(g.size(), 3u) << "the scratch array and two rings";
+  EXPECT_EQ(std::count(g.begin(), g.end(), 0), 2) << "the scratch and one ring share group 0";
+  EXPECT_EQ(std::count(g.begin(), g.end(), -1), 1);
+  EXPECT_NE(l.source.find("__launch_bounds__(128, 2)"), std::string::npos) << l.source.substr(0, 4000);
+}
+
+// A scratch array used inside the pipelined loop (a reduction across planes every iteration) is
+// live with the rings: it keeps bytes of its own, and the kernel's smaller shared memory gets no
+// occupancy hint that would cap registers below 255.
+TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
+  Traced t = trace("row_sums", In<bf16>(cells({256, 256}, {128, 32}).along({0, free_axis})),
+                   In<bf16>(cells({256, 128}, {32, 128}).along({free_axis, 1})), Out<float>(cells({256, 1}, {128, 1})),
+                   [](Param<bf16> a, Param<bf16> b, Param<float> c) {
+                     tile::Var<float> acc = zeros<float>({128, 1});
+                     For(d_range(0, 256 / 32).prefetch_stages(3), [&](Index k) {
+                       acc = acc.get() + reduce_sum(mma(load_at(a, {k}), load_at(b, {k}), zeros<float>({128, 128})), {.dim = 1, .keepdims = true});
+                     });
+                     store_cell(c, acc);
+                   });
+  Lowered l = lower_for_sm90(t);
+  std::vector<int64_t> g = overlays(l.kernel);
+  EXPECT_EQ(g.size(), 3u) << "the reduction's scratch array and two rings";
+  for (int64_t x : g) EXPECT_EQ(x, -1);
+  EXPECT_NE(l.source.find("__launch_bounds__(128)"), std::string::npos);
+}
+
+TEST(TileCudaSource, SmallSharedMemoryGetsNoOccupancyHint) {
+  Lowered l = lower_for_sm90(testing::row_softmax_program(256));
+  std::string bounds = "__launch_bounds__(" + std::to_string(l.kernel.facts.cube_dim.x) + ")";
+  EXPECT_NE(l.source.find(bounds), std::string::npos) << l.source.substr(0, 4000);
 }
 
 }  // namespace
