@@ -5,6 +5,7 @@
 // reference on a sample before it is reported.
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "bench_rows.h"
 #include "kiln/tile.h"
@@ -56,14 +57,17 @@ void softmax_rows(const Client& c, bool gpu, const std::map<std::string, double>
   rows.push_back({"tile row softmax, max relative error", "", worst, "", NAN, false, 1e-5});
 }
 
-// c = a x b, bf16 in and out, f32 accumulation: 128 x 128 blocks walking K by `bk`, the factors
+// c = a x b, bf16 in and out, f32 accumulation: bm x bn blocks walking K by `bk`, the factors
 // pipelined `stages` deep.
-Traced matmul_bf16(int64_t n, int64_t bk, int64_t stages) {
-  return trace("tile_matmul_bf16", In<bf16>(cells({n, n}, {128, bk}).along({0, free_axis})),
-               In<bf16>(cells({n, n}, {bk, 128}).along({free_axis, 1})), Out<bf16>(cells({n, n}, {128, 128})),
-               [n, bk, stages](Param<bf16> a, Param<bf16> b, Param<bf16> c) {
-                 tile::Var<float> acc = zeros<float>({128, 128});
-                 For(d_range(0, n / bk).prefetch_stages(stages),
+struct MatmulShape {
+  int64_t bm, bn, bk, stages;
+};
+Traced matmul_bf16(int64_t n, MatmulShape s) {
+  return trace("tile_matmul_bf16", In<bf16>(cells({n, n}, {s.bm, s.bk}).along({0, free_axis})),
+               In<bf16>(cells({n, n}, {s.bk, s.bn}).along({free_axis, 1})), Out<bf16>(cells({n, n}, {s.bm, s.bn})),
+               [n, s](Param<bf16> a, Param<bf16> b, Param<bf16> c) {
+                 tile::Var<float> acc = zeros<float>({uint32_t(s.bm), uint32_t(s.bn)});
+                 For(d_range(0, n / s.bk).prefetch_stages(s.stages),
                      [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
                  store_cell(c, acc.get().to<bf16>());
                });
@@ -90,22 +94,26 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
     std::vector<float> af = random_floats(size_t(n * n), 11), bf = random_floats(size_t(n * n), 12);
     std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
     Handle ha = c.upload(std::span<const bf16>(a)), hb = c.upload(std::span<const bf16>(b)), hc = c.empty<bf16>(size_t(n * n));
-    // The prefetch_stages sweep (1 to 4) at 4096 (and on the CPU), with K steps of 32 and 64; the
-    // three best of those at 8192. The best of each size is its headline, as autotune would pick.
-    std::vector<std::pair<int64_t, int64_t>> configs = {{32, 1}, {32, 2}, {32, 3}, {32, 4}, {64, 1}, {64, 2}, {64, 3}, {64, 4}};
-    if (n == 8192) configs = {{32, 3}, {32, 4}, {64, 2}};
+    // The prefetch_stages sweep (1 to 4) at 4096 (and on the CPU), with K steps of 32 and 64, and a
+    // 128 x 256 block; the four best of those at 8192. The best of each size is its headline, as
+    // autotune would pick.
+    std::vector<MatmulShape> configs = {{128, 128, 32, 1}, {128, 128, 32, 2}, {128, 128, 32, 3}, {128, 128, 32, 4},
+                                        {128, 128, 64, 1}, {128, 128, 64, 2}, {128, 128, 64, 3}, {128, 128, 64, 4},
+                                        {128, 256, 64, 2}};
+    if (n == 8192) configs = {{128, 128, 64, 2}, {128, 128, 64, 3}, {128, 128, 32, 3}, {128, 128, 32, 4}};
+    if (!gpu) configs = {{128, 128, 32, 1}, {128, 128, 64, 2}, {128, 256, 32, 3}};
     size_t first_row = rows.size();
     double best = 0;
     size_t best_row = 0;
-    for (auto [bk, stages] : configs) {
-      Traced t = matmul_bf16(n, bk, stages);
+    for (MatmulShape shape : configs) {
+      Traced t = matmul_bf16(n, shape);
       auto run = [&] { t.entry.launch(c, {ha, hb, hc}); };
       run();
       double err = matmul_error(a, b, c.read<bf16>(hc), n);
       double ms = median_ms(c, 3, gpu ? 10 : 1, run);
       double tflops = 2.0 * double(n) * double(n) * double(n) / ms / 1e9;
-      std::string what = "tile matmul bf16 " + std::to_string(n) + "^3, k step " + std::to_string(bk) + ", prefetch_stages " +
-                         std::to_string(stages);
+      std::string what = "tile matmul bf16 " + std::to_string(n) + "^3, " + std::to_string(shape.bm) + " x " + std::to_string(shape.bn) +
+                         " blocks, k step " + std::to_string(shape.bk) + ", prefetch_stages " + std::to_string(shape.stages);
       if (tflops > best) best = tflops, best_row = rows.size();
       rows.push_back({what, "TFLOP/s", tflops, "cublas", peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true, NAN});
       rows.push_back({what + ", max rel. error (64 samples)", "", err, "", NAN, false, 1e-2});
