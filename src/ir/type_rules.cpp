@@ -229,6 +229,9 @@ TypeResult rule_store(const TypeQuery& q) {
 
 TypeResult rule_shared_alloc(const TypeQuery& q) {
   if (q.stated.kind != TypeKind::Shared || q.stated.length == 0) return error("result must be a shared array of length > 0");
+  if (const AttrValue* g = find_attr(q, AttrKey::Overlay); g && (g->tag != AttrValue::Tag::Int || g->i < 0)) {
+    return error("overlay must be a group number, 0 or greater");
+  }
   return ok(q.stated);
 }
 

@@ -211,9 +211,14 @@ class Lowerer {
     for (const auto& [scalar, s] : scratch_) {
       if (!s.after_rings.empty()) scratches.push_back(&s);
     }
-    std::sort(scratches.begin(), scratches.end(), [](const Scratch* a, const Scratch* b) { return a->length > b->length; });
+    auto bytes_of = [this](const Scratch* s) { return uint64_t(s->length) * scalar_bytes(k_.type_of(s->array).scalar); };
+    std::sort(scratches.begin(), scratches.end(), [&](const Scratch* a, const Scratch* b) { return bytes_of(a) > bytes_of(b); });
     std::unordered_map<Value, int64_t> group;
+    // New groups are numbered past any the kernel already has (IR written with overlays).
     int64_t next = 0;
+    for (const Op& op : k_.body.ops) {
+      if (const AttrValue* g = op.kind == K::SharedAlloc ? op.attr(AttrKey::Overlay) : nullptr) next = std::max(next, g->i + 1);
+    }
     for (const Scratch* s : scratches) {
       const Owned* best = nullptr;
       for (const Owned& o : own_) {

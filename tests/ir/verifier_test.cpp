@@ -126,6 +126,8 @@ const RuleCase kRules[] = {
      "only global buffer accesses carry 'checked'"},
     {"shared_alloc_result", "%0 = shared.alloc : local<f32, 4>\n", 1, "shared.alloc",
      "result must be a shared array of length > 0"},
+    {"shared_alloc_overlay_negative", "%0 = shared.alloc {overlay = -1} : shared<f32, 4>\n", 1, "shared.alloc",
+     "overlay must be a group number, 0 or greater"},
     {"local_alloc_of_length_zero", "%0 = local.alloc : local<f32, 0>\n", 1, "local.alloc",
      "result must be a local array of length > 0"},
     // atomics

@@ -1,6 +1,7 @@
 // The tile programs of this folder, lowered and emitted as CUDA C++ and compiled with NVRTC for
-// sm_90a: how CI checks the tile layer's CUDA code generation without a GPU. Skips, saying so,
-// when NVRTC is missing.
+// sm_90a: how CI checks the tile layer's CUDA code generation without a GPU (skips, saying so,
+// when NVRTC is missing); and what the lowering gives a product on sm_90: shared arrays that share
+// bytes, the occupancy hint, padded relayout rows, block groups.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,6 +79,15 @@ TEST(TileCudaSource, AProductsOutputRelayoutReusesItsPipelineRing) {
   EXPECT_EQ(std::count(g.begin(), g.end(), 0), 2) << "the scratch and one ring share group 0";
   EXPECT_EQ(std::count(g.begin(), g.end(), -1), 1);
   EXPECT_NE(l.source.find("__launch_bounds__(128, 2)"), std::string::npos) << l.source.substr(0, 4000);
+  // The f32 relayout's rows are padded by 16 bytes (132 floats), and the blocks go in groups,
+  // which reads the grid's size (no dyn_dim here, so nothing else does).
+  int64_t padded = 0, counts = 0;
+  for (const ir::Op& op : l.kernel.body.ops) {
+    if (op.kind == ir::OpKind::SharedAlloc && op.type.scalar == ir::Scalar::F32) padded = op.type.length;
+    if (op.kind == ir::OpKind::CubeCount) ++counts;
+  }
+  EXPECT_EQ(padded, 128 * 132);
+  EXPECT_EQ(counts, 2);
 }
 
 // A scratch array used inside the pipelined loop (a reduction across planes every iteration) is

@@ -178,8 +178,10 @@ void Emitter::signature(EmitResult& out) {
     }
     params_[p.value] = std::move(names);
   }
-  body_ += std::string(t_.entry_prefix) + " " + std::string(t_.launch_bounds) + "(" +
-           std::to_string(out.units_per_cube) + (min_cubes_hint() ? ", " + std::to_string(min_cubes_hint()) : "") + ") " + out.entry + "(" + signature_text(c_params) + ") {\n";
+  const uint32_t min_cubes = min_cubes_hint();
+  std::string bounds = std::to_string(out.units_per_cube) + (min_cubes ? ", " + std::to_string(min_cubes) : "");
+  body_ += std::string(t_.entry_prefix) + " " + std::string(t_.launch_bounds) + "(" + bounds + ") " + out.entry + "(" +
+           signature_text(c_params) + ") {\n";
 }
 
 // Shared arrays are one per cube wherever they are allocated, so all of them are declared at the
@@ -220,14 +222,16 @@ void Emitter::plan_shared() {
 // processor. Left out, ptxas may hold registers down to fit more cubes than the shared memory
 // lets in (a tile product at 128 units took 168 registers, three cubes' worth, while its 108 KiB
 // of shared memory admits two), sinking each fragment load next to its use. Given only where
-// the shared memory caps the count and the cap leaves every unit the most registers it can
-// have, so the hint never forces a spill (docs/decisions/020).
+// the shared memory is what caps the count (below the resident-cube limit) and the capped count
+// still leaves every unit the most registers it can hold, counted in whole planes as the
+// hardware allocates them, so the hint never forces a spill (docs/decisions/020).
 uint32_t Emitter::min_cubes_hint() const {
-  if (shared_total_ == 0 || !t_.shared_per_processor) return 0;
-  uint64_t units = k_.facts.cube_dim.total();
-  uint64_t cubes = t_.shared_per_processor(k_.facts.target.sm) / (shared_total_ + t_.shared_reserved_per_cube);
-  if (cubes == 0 || units == 0) return 0;
-  if (t_.registers_per_processor / (cubes * units) < t_.max_registers_per_unit) return 0;
+  if (shared_total_ == 0 || !t_.processor) return 0;
+  const ProcessorLimits p = t_.processor(k_.facts.target.sm);
+  uint64_t planes = (k_.facts.cube_dim.total() + t_.plane_size - 1) / t_.plane_size;
+  uint64_t cubes = p.shared_bytes / (shared_total_ + t_.shared_reserved_per_cube);
+  if (cubes == 0 || cubes >= p.max_cubes || planes == 0) return 0;
+  if (t_.registers_per_processor / (cubes * planes * t_.plane_size) < t_.registers_per_unit_granted) return 0;
   return uint32_t(cubes);
 }
 

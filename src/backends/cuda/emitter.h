@@ -116,7 +116,7 @@ class Emitter {
   std::unordered_map<ir::Value, ParamNames> params_;
   std::unordered_set<std::string> taken_;  // identifiers in use: reserved words and parameters
   std::vector<const ir::Op*> shared_;      // shared.alloc ops, hoisted to the entry's top
-  std::vector<uint32_t> shared_offsets_;   // each one's byte offset (overlay groups share one)
+  std::vector<uint32_t> shared_offsets_;   // byte offsets (an overlay group's share one)
   uint64_t shared_total_ = 0;
   bool shared_dynamic_ = false;
 

@@ -5,16 +5,20 @@ namespace kiln::cuda {
 
 namespace {
 
-// The CUDA C++ Programming Guide's table of shared memory per SM ("Maximum amount of shared
-// memory per SM"), by compute capability; a capability it does not list answers the least of them.
-uint32_t cuda_shared_per_sm(int sm) {
+// The CUDA C++ Programming Guide's table of compute capabilities: shared memory per SM ("Maximum
+// amount of shared memory per SM") and resident blocks per SM. A capability it does not list
+// answers the least of them.
+ProcessorLimits cuda_processor(int sm) {
   switch (sm) {
-    case 70: case 72: return 96 * 1024;
-    case 75: return 64 * 1024;
-    case 80: case 87: return 164 * 1024;
-    case 86: case 89: case 120: case 121: return 100 * 1024;
-    case 90: case 100: case 103: case 110: return 228 * 1024;
-    default: return 64 * 1024;
+    case 70: case 72: return {96 * 1024, 32};
+    case 75: return {64 * 1024, 16};
+    case 80: return {164 * 1024, 32};
+    case 87: return {164 * 1024, 16};
+    case 86: return {100 * 1024, 16};
+    case 89: return {100 * 1024, 24};
+    case 120: case 121: return {100 * 1024, 32};
+    case 90: case 100: case 103: case 110: return {228 * 1024, 32};
+    default: return {64 * 1024, 16};
   }
 }
 
@@ -39,10 +43,10 @@ const CStyleTarget& cuda_target() {
       .print = "printf",
       .plane_size = 32,
       .max_static_shared = 48 * 1024,
-      .shared_per_processor = cuda_shared_per_sm,
+      .processor = cuda_processor,
       .registers_per_processor = 64 * 1024,
       .shared_reserved_per_cube = 1024,
-      .max_registers_per_unit = 255,
+      .registers_per_unit_granted = 256,  // 255 usable, allocated in eights
       .math = {
           {K::Exp, "expf", "__expf", "exp"},
           {K::Exp2, "exp2f", "kiln_exp2_approx", "exp2"},

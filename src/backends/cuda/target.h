@@ -23,6 +23,11 @@ struct MathName {
   std::string_view f64;
 };
 
+struct ProcessorLimits {
+  uint32_t shared_bytes;  // shared memory per processor
+  uint32_t max_cubes;     // resident cubes per processor
+};
+
 struct CStyleTarget {
   std::string_view name;
   std::string_view prelude;
@@ -40,12 +45,12 @@ struct CStyleTarget {
   std::string_view print;                      // printf-like function of debug.print
   uint32_t plane_size;                         // units per plane
   uint32_t max_static_shared;                  // above this many bytes, shared arrays use the dynamic buffer
-  // Shared memory and registers of one processor (SM) of compute capability `sm`, and what the
-  // target reserves per cube: the entry's occupancy hint (emit.cpp, min_cubes_hint) reads them.
-  uint32_t (*shared_per_processor)(int sm);
+  // One processor (SM) of compute capability `sm`, and what the target reserves per cube: the
+  // entry's occupancy hint (emit.cpp, min_cubes_hint) reads them.
+  ProcessorLimits (*processor)(int sm);
   uint32_t registers_per_processor;
   uint32_t shared_reserved_per_cube;
-  uint32_t max_registers_per_unit;
+  uint32_t registers_per_unit_granted;  // the most a unit can hold, as the hardware allocates them
   std::vector<MathName> math;  // one row per op of the math family
 };
 

@@ -219,6 +219,20 @@ TEST(EmitStructure, SharedMemoryThatCapsCubesPerSmBecomesALaunchBoundsHint) {
   EXPECT_TRUE(has(entry_text(emit_text(kernel(15360, "sm_86"))), "__launch_bounds__(128, 1)"));
 }
 
+// Registers go to whole planes: 48 units hold two planes' registers, so five cubes of them (44
+// KiB each) would leave 204 a unit, and there is no hint; a cube of one unit that shared memory
+// would admit 224 times is past the 32 resident cubes sm_90 allows, so shared memory caps nothing.
+TEST(EmitStructure, TheOccupancyHintCountsWholePlanesAndTheResidentCubeLimit) {
+  auto kernel = [](uint32_t units, uint32_t floats) {
+    return "kernel @sh(%y: buffer<f32, rw>) {cube_dim = [" + std::to_string(units) +
+           ", 1, 1], mode = unchecked, address = u32, vector = 1, target = sm_90a} {\n"
+           "  %0 = builtin.unit_pos : u32\n  %1 = shared.alloc : shared<f32, " + std::to_string(floats) + ">\n"
+           "  %2 = load %1, %0 : f32\n  store %y, %0, %2\n}\n";
+  };
+  EXPECT_TRUE(has(entry_text(emit_text(kernel(48, 11264))), "__launch_bounds__(48) "));
+  EXPECT_TRUE(has(entry_text(emit_text(kernel(1, 1))), "__launch_bounds__(1) "));
+}
+
 TEST(EmitStructure, CubeDimIsACompileTimeConstant) {
   EmitResult r = emit_text(
       "kernel @b(%y: buffer<u32, rw>) {cube_dim = [8, 32, 1], mode = unchecked, address = u32, "
