@@ -1,0 +1,200 @@
+// lower_tiles' memory ops: loads and stores of cells as masked vector accesses with padding, and
+// loads and stores at computed addresses (Shared parameters).
+#include <limits>
+
+#include "passes/lower_tiles/lowerer.h"
+
+namespace kiln::passes::tile_lowering {
+
+Lowerer::CellAccess Lowerer::cell_access(Value view) {
+  const Op& v = *views_.at(view);
+  CellAccess c;
+  c.array = v.operands[0];
+  c.vec = k_.type_of(c.array).width;
+  c.extent = v.attr(AttrKey::Extent)->ints;
+  c.tile = v.attr(AttrKey::Tile)->ints;
+  c.along = v.attr(AttrKey::Along)->ints;
+  c.pad = v.attr(AttrKey::Pad)->s;
+  return c;
+}
+
+// The extent of dimension d (u32): the recorded one, or grid x tile for a dyn_dim.
+Value Lowerer::extent_of(const CellAccess& c, size_t d) {
+  if (c.extent[d] >= 0) return c32(uint64_t(c.extent[d]));
+  return mul(emit(K::CubeCount, {}, {{AttrKey::Axis, AttrValue::of_int(c.along[d])}}), c32(uint64_t(c.tile[d])));
+}
+
+double Lowerer::pad_value(const std::string& pad) {
+  if (pad == "neg_inf") return -std::numeric_limits<double>::infinity();
+  if (pad == "pos_inf") return std::numeric_limits<double>::infinity();
+  if (pad == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (pad == "neg_zero") return -0.0;
+  return 0.0;
+}
+
+Lowerer::Addressing Lowerer::address(const CellAccess& c, const Layout& l, std::span<const Value> cell,
+                                     std::span<const Value> sub_offset) {
+  size_t rank = c.extent.size();
+  // Strides of the row-major extent.
+  std::vector<Value> stride(rank);
+  Value s = c32(1);
+  for (size_t d = rank; d-- > 0;) {
+    stride[d] = s;
+    if (d > 0) s = mul(s, extent_of(c, d));
+  }
+  // Per dimension: the first coordinate this unit touches, and whether a lane can fall past the extent.
+  std::vector<Value> start(rank);
+  std::vector<bool> guard(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    Value first = mul(as_u32(cell[d]), c32(uint64_t(c.tile[d])));
+    if (!sub_offset.empty()) first = add(first, sub_offset[d]);
+    start[d] = add(first, unit_coord(l, int(d)));
+    bool ragged = c.extent[d] >= 0 && c.extent[d] % c.tile[d] != 0;
+    guard[d] = ragged || c.along[d] < 0;  // a free dimension's index comes from the kernel
+  }
+  Addressing a;
+  size_t vec = size_t(c.vec);
+  // With whole vectors along the last dimension (its extent and tile), the index is summed in
+  // vectors rather than divided down from elements: a division of a sum hides its parts from
+  // the compiler, while a sum in vectors lets the terms a loop does not change hoist out of it
+  // and the rest step by a constant (a pipelined product's copies are mostly this arithmetic).
+  const size_t last = rank - 1;
+  const bool in_vectors = vec > 1 && rank > 0 && sub_offset.empty() && c.tile[last] % int64_t(vec) == 0 &&
+                          (c.extent[last] < 0 || c.extent[last] % int64_t(vec) == 0);
+  std::vector<Value> vstride;
+  Value last_start = kNoValue;  // in vectors
+  if (in_vectors) {
+    Value vec_extent = c.extent[last] >= 0
+                           ? c32(uint64_t(c.extent[last]) / vec)
+                           : mul(emit(K::CubeCount, {}, {{AttrKey::Axis, AttrValue::of_int(c.along[last])}}),
+                                 c32(uint64_t(c.tile[last]) / vec));
+    vstride.resize(rank);
+    Value vs = c32(1);
+    for (size_t d = rank; d-- > 0;) {
+      vstride[d] = vs;
+      if (d > 0) vs = mul(vs, d == last ? vec_extent : extent_of(c, d));
+    }
+    // The unit's first column is a whole vector (the layout's low column bits are slot bits).
+    last_start = add(mul(as_u32(cell[last]), c32(uint64_t(c.tile[last]) / vec)),
+                     emit(K::Shr, {unit_coord(l, int(last)), c32(uint64_t(log2_of(uint32_t(vec))))}));
+  }
+  for (size_t j = 0; j < l.slots(); j += vec) {
+    Value idx = kNoValue;
+    Value mask = kNoValue;
+    for (size_t d = 0; d < rank; ++d) {
+      Value coord = add(start[d], c32(slot_coord(l, j, int(d))));
+      Value term = !in_vectors ? mul(coord, stride[d])
+                   : d == last ? add(last_start, c32(slot_coord(l, j, int(d)) / vec))
+                               : mul(coord, vstride[d]);
+      idx = idx == kNoValue ? term : add(idx, term);
+      if (guard[d]) mask = both(mask, emit(K::Lt, {coord, extent_of(c, d)}));
+    }
+    if (vec > 1 && !in_vectors) idx = emit(K::Div, {idx, c32(vec)});
+    a.chunk_index.push_back(idx);
+    a.chunk_mask.push_back(mask);
+  }
+  return a;
+}
+
+std::vector<Value> Lowerer::cell_indices(const Op& op, size_t first, const CellAccess& c) {
+  std::vector<Value> idx;
+  if (op.kind == K::TileLoadCell || op.kind == K::TileStoreCell || op.kind == K::TileStoreSub) {
+    for (int64_t a : c.along) idx.push_back(a < 0 ? c32(0) : block_pos_[size_t(a)]);
+    return idx;
+  }
+  for (size_t i = first; i < op.operands.size(); ++i) idx.push_back(op.operands[i]);
+  return idx;
+}
+
+void Lowerer::load_cell(const Op& op) {
+  CellAccess c = cell_access(op.operands[0]);
+  Layout l = blocked(op.type, units_, c.vec);
+  std::vector<Value> cell = cell_indices(op, 1, c);
+  Addressing a = address(c, l, cell, {});
+  Scalar s = op.type.scalar;
+  Value pad = c.pad == "zero" ? kNoValue : constant(s, pad_value(c.pad));
+  Tiled r;
+  r.type = op.type;
+  r.layout = l;
+  for (size_t ch = 0; ch < a.chunk_index.size(); ++ch) {
+    Value mask = a.chunk_mask[ch];
+    Value v = mask == kNoValue ? emit(K::Load, {c.array, a.chunk_index[ch]})
+                               : emit(K::Load, {c.array, a.chunk_index[ch], mask});
+    for (int lane = 0; lane < c.vec; ++lane) {
+      Value x = c.vec == 1 ? v : emit(K::VectorExtract, {v}, {{AttrKey::Lane, AttrValue::of_int(lane)}});
+      if (pad != kNoValue && mask != kNoValue) x = emit(K::Select, {mask, x, pad});
+      r.slots.push_back(x);
+    }
+  }
+  tiles_[op.result] = r;
+}
+
+void Lowerer::store_cell(const Op& op) {
+  CellAccess c = cell_access(op.operands[0]);
+  const Tiled& t = tile(op.operands[1]);
+  const Type tt = k_.type_of(op.operands[1]);  // a copy: emitting grows value_types
+  Layout l = blocked(tt, units_, c.vec);
+  std::vector<Value> slots = present(t, l);
+  std::vector<Value> cell = cell_indices(op, 2, c);
+  std::vector<Value> sub;
+  if (op.kind == K::TileStoreSub) {
+    for (size_t d = 0; d < c.extent.size(); ++d) sub.push_back(mul(as_u32(op.operands[2 + d]), c32(tt.shape[d])));
+  }
+  Addressing a = address(c, l, cell, sub);
+  Value mine = owner(l);
+  for (size_t ch = 0; ch < a.chunk_index.size(); ++ch) {
+    Value v;
+    if (c.vec == 1) {
+      v = slots[ch];
+    } else {
+      std::vector<Value> lanes(slots.begin() + long(ch) * c.vec, slots.begin() + long(ch + 1) * c.vec);
+      v = emit_span(K::VectorConstruct, lanes);
+    }
+    Value mask = both(a.chunk_mask[ch], mine);
+    if (mask == kNoValue)
+      emit(K::Store, {c.array, a.chunk_index[ch], v});
+    else
+      emit(K::Store, {c.array, a.chunk_index[ch], v, mask});
+  }
+}
+
+// tile.load / tile.store at an element offset with strides (Shared parameters): scalar
+// accesses, flagged `checked` so that checked mode bounds them.
+std::vector<Value> Lowerer::pointer_index(const Op& op, const Type& t, const Layout& l, Value offset) {
+  std::array<uint32_t, 4> stride = row_major(t);
+  if (const AttrValue* s = op.attr(AttrKey::Strides)) {
+    for (size_t d = 0; d < s->ints.size(); ++d) stride[d] = uint32_t(s->ints[d]);
+  }
+  Value base = add(as_u32(offset), unit_linear(l, stride));
+  std::vector<Value> idx;
+  for (size_t j = 0; j < l.slots(); ++j) idx.push_back(add(base, c32(slot_linear(l, j, stride))));
+  return idx;
+}
+
+void Lowerer::pointer_load(const Op& op) {
+  Layout l = blocked(op.type, units_, 1);
+  Tiled r;
+  r.type = op.type;
+  r.layout = l;
+  for (Value i : pointer_index(op, op.type, l, op.operands[1])) {
+    r.slots.push_back(emit(K::Load, {op.operands[0], i}, {{AttrKey::Checked, AttrValue::of_bool(true)}}));
+  }
+  tiles_[op.result] = r;
+}
+
+void Lowerer::pointer_store(const Op& op) {
+  const Type tt = k_.type_of(op.operands[2]);  // a copy: emitting grows value_types
+  Layout l = blocked(tt, units_, 1);
+  std::vector<Value> slots = present(tile(op.operands[2]), l);
+  std::vector<Value> idx = pointer_index(op, tt, l, op.operands[1]);
+  Value mine = owner(l);
+  for (size_t j = 0; j < idx.size(); ++j) {
+    std::vector<Attr> checked = {{AttrKey::Checked, AttrValue::of_bool(true)}};
+    if (mine == kNoValue)
+      emit(K::Store, {op.operands[0], idx[j], slots[j]}, checked);
+    else
+      emit(K::Store, {op.operands[0], idx[j], slots[j], mine}, checked);
+  }
+}
+
+}  // namespace kiln::passes::tile_lowering

@@ -1,0 +1,251 @@
+// The machinery of lower_tiles (passes/lower_tiles.cpp, which says what the pass does): the bit
+// layouts of register tiles, a lowered tile, and the Lowerer that rewrites one kernel. Its parts
+// live by concern: lowerer.cpp (emitting, shared arrays, block order, coordinates), present.cpp
+// (a tile in another layout), ops.cpp (elementwise, reductions, transposes, products), cells.cpp
+// (loads and stores), loops.cpp (regions, loops, the prefetch pipeline).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/ir/builder.h"
+#include "kiln/ir/kernel.h"
+
+namespace kiln::passes::tile_lowering {
+
+using namespace ir;
+using K = OpKind;
+
+constexpr uint32_t kLaneBits = 5;  // a plane is 32 units (docs/ir.md)
+
+inline int log2_of(uint64_t v) {
+  int b = 0;
+  while ((uint64_t(1) << b) < v) ++b;
+  return b;
+}
+
+// Where one input bit (of the unit position or of the slot number) goes: bit `bit` of coordinate
+// `dim`, or nowhere (dim -1).
+struct Target {
+  int dim = -1;
+  int bit = 0;
+  bool none() const { return dim < 0; }
+  friend bool operator==(const Target&, const Target&) = default;
+};
+
+struct Layout {
+  int rank = 0;
+  std::array<uint32_t, 4> shape{};
+  std::vector<Target> slot;  // slot bit i
+  std::vector<Target> unit;  // unit bit i
+  size_t slots() const { return size_t(1) << slot.size(); }
+  friend bool operator==(const Layout&, const Layout&) = default;
+};
+
+// Row-major over `shape`, the last dimension fastest: `vec` consecutive elements of a row in one
+// unit's first slots (one vector access), then the lanes, then the warps, then the unit's further
+// slots. Units past the tile's elements repeat it (their bits name nothing).
+Layout blocked(const Type& t, uint32_t units, int vec);
+
+// A lowered register tile.
+struct Tiled {
+  Type type;
+  bool splat = false;  // every element is slots[0] (a constant tile)
+  Layout layout;
+  std::vector<Value> slots;
+  // A widening (tile.broadcast) not yet placed: it takes the layout its user wants.
+  std::shared_ptr<Tiled> widen_of;
+  // A factor a pipelined loop copied into shared memory (rows `pitch` elements apart, from element
+  // `offset` of `array`): mma reads it there; anything else reads it into registers.
+  struct Staged {
+    Value array;
+    Value offset;
+    uint32_t pitch;
+  };
+  std::optional<Staged> staged;
+};
+
+// Whether a tile's values sit in its layout's slots (not a constant, a pending widening, or a
+// factor staged in shared memory).
+inline bool placed(const Tiled& t) {
+  return !t.splat && !t.widen_of && !t.staged;
+}
+
+class Lowerer {
+ public:
+  Lowerer(Kernel& k, uint32_t units) : k_(k), b_(k), units_(units), unit_bits_(log2_of(units)) {}
+
+  void run();
+
+ private:
+  // ---- emitting ----------------------------------------------------------------------------
+
+  static Type u32() { return Type::scalar_of(Scalar::U32); }
+
+  Value emit(OpKind kind, std::initializer_list<Value> operands, std::vector<Attr> attrs = {},
+             Type stated = Type::none());
+  Value emit_span(OpKind kind, std::span<const Value> operands, std::vector<Attr> attrs = {},
+                  Type stated = Type::none());
+  Value constant(Scalar s, double v);
+  Value c32(uint64_t v) { return b_.const_int(Scalar::U32, int64_t(v)); }
+  Value add(Value a, Value b) { return emit(K::Add, {a, b}); }
+  Value mul(Value a, Value b) { return emit(K::Mul, {a, b}); }
+  Value as_u32(Value v);
+
+  // Scratch shared memory, one array per element type, shared by every layout change and
+  // reduction (each use is fenced by barriers, so they can reuse it).
+  struct Scratch {
+    Value array;
+    uint32_t length = 0;
+    // The rings whose loops had ended when this array was first used: it may share their bytes.
+    std::vector<Value> after_rings;
+  };
+  // A shared array of its own (a pipeline's ring), not shared with other uses while its loop runs.
+  struct Owned {
+    Scalar scalar;
+    Value array;
+    uint32_t length;
+    bool top_level = false;  // its loop stands in the kernel's body, so it runs once
+    bool ended = false;      // that loop is lowered, and the copies into it waited for
+  };
+  Value own_shared(Scalar s, uint64_t length);
+  Value scratch(Scalar s, uint64_t length);
+  std::unordered_map<Value, int64_t> plan_overlays() const;
+  void block_positions();
+  // Triton's default group height; 4 and 8 measured alike on the H200 (docs/perf.md).
+  static constexpr uint32_t kBlockGroupRows = 8;
+  static uint32_t group_rows(const Region& r);
+
+  // ---- coordinates --------------------------------------------------------------------------
+
+  Value unit_coord(const Layout& l, int dim);
+  static uint32_t slot_coord(const Layout& l, size_t slot, int dim);
+  Value owner(const Layout& l);
+  Value both(Value a, Value b);
+
+  // ---- presenting a tile in a layout --------------------------------------------------------
+
+  static bool free_widen(const Layout& from, const Layout& want, std::vector<size_t>& slot_of);
+  Tiled in_slots(const Tiled& t);
+  std::vector<Value> present(const Tiled& t, const Layout& want);
+  std::vector<Value> present_widened(const Tiled& src, const Layout& want);
+  std::vector<Value> relayout(const Tiled& t, const Layout& want);
+  std::vector<Value> read_staged(const Tiled::Staged& st, const Layout& want);
+  static std::array<uint32_t, 4> row_major(const Type& t);
+  static std::pair<std::array<uint32_t, 4>, uint64_t> row_major_padded(const Type& t);
+  Value unit_linear(const Layout& l, const std::array<uint32_t, 4>& stride, std::optional<Type> within = std::nullopt);
+  static uint32_t slot_linear(const Layout& l, size_t slot, const std::array<uint32_t, 4>& stride);
+
+  // ---- the ops ------------------------------------------------------------------------------
+
+  Tiled& tile(Value v);
+  std::optional<Layout> common_layout(std::span<const Value> operands);
+  void elementwise(const Op& op);
+  void full(const Op& op);
+  void widen(const Op& op);
+  void transpose(const Op& op);
+  Value combine(OpKind k, Value a, Value b);
+  void reduce(const Op& op);
+  static Layout mma_layout(const Type& t, int wm, int wn);
+
+  // How a product runs: on tensor cores' layout when its formats and shape allow (bf16 or f16 into
+  // f32, m a multiple of 16 per warp row, n of 8 per warp column, k of 16, every warp busy), the
+  // warps split between m and n to keep each warp's tile square; else the blocked layout.
+  struct MmaPlan {
+    bool fragments = false;
+    int wm = 1, wn = 1;
+  };
+  MmaPlan plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const;
+  void mma(const Op& op);
+  std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off, Value sb,
+                                   Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs);
+  Value stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first = false);
+
+  // ---- cells --------------------------------------------------------------------------------
+
+  struct CellAccess {
+    Value array;
+    int vec;
+    std::vector<int64_t> extent, tile, along;
+    std::string pad;
+  };
+  CellAccess cell_access(Value view);
+  Value extent_of(const CellAccess& c, size_t d);
+  double pad_value(const std::string& pad);
+
+  // Element index of each slot and the mask (kNoValue: always in range) of each vector chunk.
+  struct Addressing {
+    std::vector<Value> chunk_index;  // in vectors of the array's width
+    std::vector<Value> chunk_mask;
+  };
+  Addressing address(const CellAccess& c, const Layout& l, std::span<const Value> cell,
+                     std::span<const Value> sub_offset);
+  std::vector<Value> cell_indices(const Op& op, size_t first, const CellAccess& c);
+  void load_cell(const Op& op);
+  void store_cell(const Op& op);
+  std::vector<Value> pointer_index(const Op& op, const Type& t, const Layout& l, Value offset);
+  void pointer_load(const Op& op);
+  void pointer_store(const Op& op);
+
+  // ---- regions and control flow -------------------------------------------------------------
+
+  static bool is_tile_type(const Type& t) { return t.is_tile(); }
+
+  void region(const Region& r);
+  void one(const Op& op);
+  void copy(const Op& op);
+
+  // ---- software pipelining (prefetch_stages) --------------------------------------------------
+  //
+  // A loop with prefetch_stages = S >= 2 copies the factors its tile products load (load_at whose
+  // only users are mma) into a ring of S slots in shared memory, S - 1 iterations ahead: before the
+  // loop the first S - 1 iterations' copies start; each iteration waits for its own, starts those
+  // of iteration i + S - 1 into the slot the previous iteration used, and multiplies from its
+  // slot. On CUDA sm_80+ the copies are cp.async (copy.async, committed per iteration, waited for
+  // with S - 2 groups still in flight); elsewhere ordinary loads and stores, the same ring.
+  struct Ring {
+    const Op* load = nullptr;
+    Value array = kNoValue;
+    uint32_t pitch = 0, slot_elems = 0;
+    Value current = kNoValue;  // this iteration's slot offset, while the body is lowered
+  };
+  bool async_copies() const { return k_.facts.target.cuda_at_least(80); }
+
+  bool clonable(Value v, const Region& body, const std::unordered_map<Value, const Op*>& def) const;
+  Value clone_at(Value v, Value at, const Region& body, const std::unordered_map<Value, const Op*>& def,
+                 std::unordered_map<Value, Value>& done);
+  void plan_rings(const Op& op, const std::unordered_map<Value, const Op*>& def);
+  void issue_copies(const Ring& r, Value at, Value slot_offset, Value valid, const Region& body,
+                    const std::unordered_map<Value, const Op*>& def);
+  void lower_for(const Op& op);
+
+  // The layouts a loop carries its tiles in: each yielded tile's own, found by lowering the body
+  // once with a guess (the init's layout, or a blocked one for a constant) and again when the
+  // yield disagrees; a value that still disagrees is converted at the yield.
+  std::vector<std::optional<Layout>> trial_yield_layouts(const Op& op,
+                                                         const std::vector<std::optional<Layout>>& layout);
+  void pass_on(const Op& op);
+  Kernel& k_;
+  Builder b_;
+  uint32_t units_;
+  int unit_bits_;
+  Value unit_ = kNoValue;
+  std::array<Value, 3> block_pos_{kNoValue, kNoValue, kNoValue};
+  std::unordered_map<Value, Tiled> tiles_;
+  std::unordered_map<Value, const Op*> views_;
+  std::map<Scalar, Scratch> scratch_;
+  std::vector<Owned> own_;
+  std::unordered_map<Value, Ring> rings_;  // by the pipelined load's result
+  std::vector<std::vector<std::optional<Layout>>> loop_layouts_;
+  bool trial_ = false;
+};
+
+}  // namespace kiln::passes::tile_lowering

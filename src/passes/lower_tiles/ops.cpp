@@ -1,0 +1,306 @@
+// lower_tiles' value ops: elementwise, constants and widenings, transposes, reductions, and
+// products (tensor cores through mma.sync on sm_80+, exact loops in the same layout elsewhere).
+#include "kiln/error.h"
+#include "passes/lower_tiles/lowerer.h"
+
+namespace kiln::passes::tile_lowering {
+
+Tiled& Lowerer::tile(Value v) {
+  auto it = tiles_.find(v);
+  if (it == tiles_.end())
+    throw Error("passes.lower_tiles", "kernel '" + k_.name + "': a tile value was used before it was lowered");
+  return it->second;
+}
+
+// The layout an elementwise op computes in: its first operand's that has one.
+std::optional<Layout> Lowerer::common_layout(std::span<const Value> operands) {
+  for (Value v : operands) {
+    const Tiled& t = tile(v);
+    if (placed(t)) return t.layout;
+  }
+  return std::nullopt;
+}
+
+void Lowerer::elementwise(const Op& op) {
+  std::optional<Layout> l = common_layout(op.operands);
+  Tiled r;
+  r.type = op.type;
+  if (!l) {
+    bool all_splat = true;
+    for (Value v : op.operands) all_splat = all_splat && tile(v).splat;
+    if (all_splat) {
+      std::vector<Value> ops;
+      for (Value v : op.operands) ops.push_back(tile(v).slots[0]);
+      r.splat = true;
+      r.slots.push_back(emit_span(op.kind, ops, op.attrs, Type::scalar_of(op.type.scalar)));
+      tiles_[op.result] = r;
+      return;
+    }
+    l = blocked(op.type, units_, 1);
+  }
+  std::vector<std::vector<Value>> in;
+  for (Value v : op.operands) in.push_back(present(tile(v), *l));
+  r.layout = *l;
+  for (size_t j = 0; j < l->slots(); ++j) {
+    std::vector<Value> ops;
+    for (auto& s : in) ops.push_back(s[j]);
+    r.slots.push_back(emit_span(op.kind, ops, op.attrs, Type::scalar_of(op.type.scalar)));
+  }
+  tiles_[op.result] = r;
+}
+
+void Lowerer::full(const Op& op) {
+  Tiled r;
+  r.type = op.type;
+  r.splat = true;
+  r.slots.push_back(b_.constant(Type::scalar_of(op.type.scalar), *op.attr(AttrKey::Value)));
+  tiles_[op.result] = r;
+}
+
+void Lowerer::widen(const Op& op) {
+  Tiled r;
+  r.type = op.type;
+  const Tiled& src = tile(op.operands[0]);
+  if (src.splat) {
+    r = src;
+    r.type = op.type;
+  } else {
+    r.widen_of = std::make_shared<Tiled>(src);
+  }
+  tiles_[op.result] = r;
+}
+
+void Lowerer::transpose(const Op& op) {
+  const Tiled& src = tile(op.operands[0]);
+  Tiled r = src;
+  r.type = op.type;
+  if (src.splat) {
+    tiles_[op.result] = r;
+    return;
+  }
+  if (!placed(src)) {
+    r.widen_of.reset();
+    r.staged.reset();
+    r.layout = blocked(src.type, units_, 1);
+    r.slots = present(src, r.layout);
+  }
+  std::swap(r.layout.shape[0], r.layout.shape[1]);
+  for (auto* bits : {&r.layout.slot, &r.layout.unit}) {
+    for (Target& t : *bits) {
+      if (t.dim >= 0) t.dim = 1 - t.dim;
+    }
+  }
+  tiles_[op.result] = r;
+}
+
+Value Lowerer::combine(OpKind k, Value a, Value b) {
+  OpKind c = k == K::TileReduceSum ? K::Add : k == K::TileReduceMax ? K::Max : K::Min;
+  return emit(c, {a, b});
+}
+
+void Lowerer::reduce(const Op& op) {
+  Tiled src = in_slots(tile(op.operands[0]));
+  int dim = int(op.attr_int(AttrKey::Dim));
+  bool keep = op.flag(AttrKey::Keepdims);
+  const Layout& l = src.layout;
+  // 1. A unit's own slots along dim.
+  std::vector<size_t> kept, folded;
+  for (size_t i = 0; i < l.slot.size(); ++i) (l.slot[i].dim == dim ? folded : kept).push_back(i);
+  size_t nres = size_t(1) << kept.size();
+  std::vector<Value> acc(nres, kNoValue);
+  for (size_t j = 0; j < l.slots(); ++j) {
+    size_t r = 0;
+    for (size_t b = 0; b < kept.size(); ++b) r |= ((j >> kept[b]) & 1) << b;
+    acc[r] = acc[r] == kNoValue ? src.slots[j] : combine(op.kind, acc[r], src.slots[j]);
+  }
+  // 2. Lanes of a plane, by butterfly shuffles (each pair computes the same a + b, so every
+  // lane ends with the same value).
+  std::vector<size_t> warp_bits;
+  for (size_t i = 0; i < l.unit.size(); ++i) {
+    if (l.unit[i].dim != dim) continue;
+    if (i < kLaneBits) {
+      for (Value& a : acc) a = combine(op.kind, a, emit(K::PlaneShuffleXor, {a, c32(1u << i)}));
+    } else {
+      warp_bits.push_back(i);
+    }
+  }
+  // 3. Warps, through shared memory: every unit writes its partial, then folds those of the
+  // units that differ from it only in the warp bits along dim, in the same order everywhere.
+  if (!warp_bits.empty()) {
+    Value buf = scratch(op.type.scalar, uint64_t(nres) * units_);
+    emit(K::SyncCube, {});
+    for (size_t r = 0; r < nres; ++r) emit(K::Store, {buf, add(c32(r * units_), unit_), acc[r]});
+    emit(K::SyncCube, {});
+    uint32_t mask = 0;
+    for (size_t i : warp_bits) mask |= 1u << i;
+    Value others = emit(K::And, {unit_, c32(~mask & (units_ - 1))});
+    for (size_t r = 0; r < nres; ++r) {
+      Value total = kNoValue;
+      for (size_t w = 0; w < (size_t(1) << warp_bits.size()); ++w) {
+        uint32_t bits = 0;
+        for (size_t b = 0; b < warp_bits.size(); ++b) bits |= uint32_t((w >> b) & 1) << warp_bits[b];
+        Value v = emit(K::Load, {buf, add(c32(r * units_ + bits), others)});
+        total = total == kNoValue ? v : combine(op.kind, total, v);
+      }
+      acc[r] = total;
+    }
+  }
+  Tiled res;
+  res.type = op.type;
+  res.slots = acc;
+  Layout& rl = res.layout;
+  rl.rank = op.type.rank;
+  rl.shape = op.type.shape;
+  auto renumber = [&](Target t) {
+    if (t.dim == dim) return Target{};
+    if (!keep && t.dim > dim) --t.dim;
+    return t;
+  };
+  for (size_t i : kept) rl.slot.push_back(renumber(l.slot[i]));
+  for (const Target& t : l.unit) rl.unit.push_back(renumber(t));
+  tiles_[op.result] = res;
+}
+
+// The layout of tensor cores' accumulators (mma.sync m16n8k16): in a warp's 16 x 8 tile, lane
+// bits 0-1 name columns 1-2 and lane bits 2-4 rows 0-2; slot bit 0 names column 0 and slot bit 1
+// row 3; further slot bits step over the warp's n-tiles, then its m-tiles; warp bits step over
+// the warps' columns, then their rows. The device library's kiln_mma_sync holds the same.
+Layout Lowerer::mma_layout(const Type& t, int wm, int wn) {
+  uint32_t m = t.shape[0], n = t.shape[1];
+  int mt = log2_of(m / uint32_t(wm) / 16), nt = log2_of(n / uint32_t(wn) / 8);
+  Layout l;
+  l.rank = 2;
+  l.shape = t.shape;
+  l.slot = {{1, 0}, {0, 3}};
+  for (int i = 0; i < nt; ++i) l.slot.push_back({1, 3 + i});
+  for (int i = 0; i < mt; ++i) l.slot.push_back({0, 4 + i});
+  l.unit = {{1, 1}, {1, 2}, {0, 0}, {0, 1}, {0, 2}};
+  for (int i = 0; i < log2_of(uint64_t(wn)); ++i) l.unit.push_back({1, 3 + nt + i});
+  for (int i = 0; i < log2_of(uint64_t(wm)); ++i) l.unit.push_back({0, 4 + mt + i});
+  return l;
+}
+
+Lowerer::MmaPlan Lowerer::plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const {
+  MmaPlan p;
+  if (!((ab == Scalar::BF16 || ab == Scalar::F16) && c == Scalar::F32) || m % 16 || n % 8 || k % 16) return p;
+  uint32_t warps = units_ / 32;
+  while (uint32_t(p.wm * p.wn) < warps) {
+    bool rows =
+        m / uint32_t(p.wm) / 16 >= 2 && (m / uint32_t(p.wm) >= n / uint32_t(p.wn) || n / uint32_t(p.wn) / 8 < 2);
+    bool cols = n / uint32_t(p.wn) / 8 >= 2;
+    if (rows)
+      p.wm *= 2;
+    else if (cols)
+      p.wn *= 2;
+    else
+      return MmaPlan{};
+  }
+  p.fragments = true;
+  return p;
+}
+
+// c + a x b. The factors go to shared memory row-major (rows padded by 16 bytes on the
+// tensor-core path, so that ldmatrix's eight rows fall in different banks). On a CUDA GPU of
+// sm_80 or later, tensor cores multiply (mma.sync, through the device library); elsewhere each
+// unit accumulates its slots of c exactly over k in a run-time loop, in the order k = 0, 1, ...,
+// in the same layout, so the CPU checks everything but the instruction.
+void Lowerer::mma(const Op& op) {
+  const Type ta = k_.type_of(op.operands[0]), tb = k_.type_of(op.operands[1]);  // copies: emitting grows value_types
+  uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
+  MmaPlan plan = plan_mma(ta.scalar, op.type.scalar, m, n, kk);
+  Tiled c = tile(op.operands[2]);
+  Layout lc = plan.fragments ? mma_layout(op.type, plan.wm, plan.wn)
+              : !placed(c)   ? blocked(op.type, units_, 1)
+                             : c.layout;
+  std::vector<Value> acc = present(c, lc);
+  uint32_t lda = plan.fragments ? kk + 8 : kk, ldb = plan.fragments ? n + 8 : n;
+  // A factor a pipelined loop already copied into shared memory is read there; the others are
+  // written into the scratch array (a at 0, b after it).
+  const Tiled &fa = tile(op.operands[0]), &fb = tile(op.operands[1]);
+  bool a_ready = fa.staged && fa.staged->pitch == lda, b_ready = fb.staged && fb.staged->pitch == ldb;
+  uint64_t b_at = a_ready ? 0 : uint64_t(m) * lda;
+  Value sa = a_ready ? fa.staged->array : stage(fa, 0, lda);
+  Value a_off = a_ready ? fa.staged->offset : c32(0);
+  Value sb = b_ready ? fb.staged->array : stage(fb, b_at, ldb, /*first=*/a_ready);
+  Value b_off = b_ready ? fb.staged->offset : c32(b_at);
+  // The factors written here must be seen by every unit; factors a pipeline copied were seen at
+  // its iteration's barrier. No barrier is needed after the product: every later writer of the
+  // scratch array (and of a ring slot) passes one first.
+  if (!(a_ready && b_ready)) emit(K::SyncCube, {});
+  Scalar cs = op.type.scalar;
+  std::vector<Value> results;
+  if (plan.fragments && k_.facts.target.cuda_at_least(80)) {
+    Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
+    for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
+    emit(K::MmaSync, {sa, a_off, sb, b_off, local},
+         {{AttrKey::Shape, AttrValue::of_ints({m, n, kk})},
+          {AttrKey::Dims, AttrValue::of_ints({plan.wm, plan.wn})},
+          {AttrKey::Strides, AttrValue::of_ints({lda, ldb})}});
+    for (size_t j = 0; j < acc.size(); ++j) results.push_back(emit(K::Load, {local, c32(j)}));
+  } else {
+    results = exact_product(acc, lc, sa, a_off, sb, b_off, lda, ldb, kk, cs);
+  }
+  Tiled r;
+  r.type = op.type;
+  r.layout = lc;
+  r.slots = results;
+  tiles_[op.result] = r;
+}
+
+// for k in [0, K): acc_j += a[i_j, k] * b[k, j_j], the products in the accumulator's type.
+std::vector<Value> Lowerer::exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off,
+                                          Value sb, Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs) {
+  Value row = unit_coord(lc, 0), col = unit_coord(lc, 1);
+  std::vector<Value> inits = {c32(0), c32(kk), c32(1)};
+  inits.insert(inits.end(), acc.begin(), acc.end());
+  std::vector<Type> carried(acc.size(), Type::scalar_of(cs));
+  std::vector<Value> results = b_.emit_results(K::For, inits, carried);
+  Op& loop = b_.last();
+  Region& body = loop.regions[0];
+  Value k = k_.new_value(u32());
+  body.args.push_back(k);
+  std::vector<Value> args;
+  for (size_t j = 0; j < acc.size(); ++j) {
+    args.push_back(k_.new_value(Type::scalar_of(cs)));
+    body.args.push_back(args.back());
+  }
+  b_.enter(body);
+  Value arow = add(mul(row, c32(lda)), a_off);
+  Value bcol = add(col, b_off);
+  Value krow = mul(k, c32(ldb));
+  std::vector<Value> next;
+  for (size_t j = 0; j < acc.size(); ++j) {
+    uint32_t i0 = slot_coord(lc, j, 0), j0 = slot_coord(lc, j, 1);
+    Value av = emit(K::Load, {sa, add(add(arow, c32(uint64_t(i0) * lda)), k)});
+    Value bv = emit(K::Load, {sb, add(add(krow, bcol), c32(j0))});
+    if (k_.type_of(av).scalar != cs) {
+      av = emit(K::Cast, {av}, {}, Type::scalar_of(cs));
+      bv = emit(K::Cast, {bv}, {}, Type::scalar_of(cs));
+    }
+    next.push_back(emit(K::Fma, {av, bv, args[j]}));
+  }
+  emit_span(K::Yield, next);
+  b_.leave();
+  return results;
+}
+
+// Writes a factor into the scratch array of its type at `at`, rows `pitch` elements apart (the
+// first factor after a barrier: the array's last use may still be reading).
+Value Lowerer::stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first) {
+  Tiled t = in_slots(t0);
+  Value buf = scratch(t.type.scalar, at + uint64_t(t.type.shape[0]) * pitch);
+  if (at == 0 || first) emit(K::SyncCube, {});
+  std::array<uint32_t, 4> stride = {pitch, 1, 0, 0};
+  Value mine = owner(t.layout);
+  Value base = add(unit_linear(t.layout, stride), c32(at));
+  for (size_t j = 0; j < t.layout.slots(); ++j) {
+    Value idx = add(base, c32(slot_linear(t.layout, j, stride)));
+    if (mine == kNoValue)
+      emit(K::Store, {buf, idx, t.slots[j]});
+    else
+      emit(K::Store, {buf, idx, t.slots[j], mine});
+  }
+  return buf;
+}
+
+}  // namespace kiln::passes::tile_lowering
