@@ -293,12 +293,16 @@ int bench(const Args& args) {
 
   std::printf("%-62s %12s %14s %12s %8s %8s\n", "benchmark", "kiln", "peer", "peer value", "ratio", "target");
   std::string js = "{\n  \"device\": \"" + device.info().name + "\",\n  \"rows\": [\n";
+  int missed = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     double ratio = std::isnan(r.peer) ? NAN : r.kiln / r.peer;
-    bool ok = std::isnan(r.target) ? true
-              : !std::isnan(ratio)  ? (r.higher_is_better ? ratio >= r.target : ratio <= r.target)
-                                    : (r.higher_is_better ? r.kiln >= r.target : r.kiln <= r.target);
+    // A target against a peer whose figure is missing can be neither met nor missed.
+    const bool unjudged = std::isnan(r.peer) && !r.peer_name.empty();
+    bool ok = std::isnan(r.target) || unjudged ? true
+              : !std::isnan(ratio)             ? (r.higher_is_better ? ratio >= r.target : ratio <= r.target)
+                                               : (r.higher_is_better ? r.kiln >= r.target : r.kiln <= r.target);
+    if (!ok) ++missed;
     // Errors are small numbers: those print in scientific notation.
     bool tiny = r.kiln != 0 && std::fabs(r.kiln) < 0.01;
     char target[32], figure[32];
@@ -307,7 +311,7 @@ int bench(const Args& args) {
     std::snprintf(figure, sizeof figure, tiny ? "%8.1e" : "%8.2f", r.kiln);
     std::printf("%-62s %s %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), figure, r.unit.c_str(),
                 r.peer_name.c_str(), r.peer, ratio, target,
-                std::isnan(r.peer) && !r.peer_name.empty() ? "(no peer figure)" : ok ? "met" : "MISSED");
+                unjudged ? "(no peer figure)" : ok ? "met" : "MISSED");
     auto num = [](double v) {
       if (std::isnan(v)) return std::string("null");
       char b[32];
@@ -316,7 +320,7 @@ int bench(const Args& args) {
     };
     js += "    {\"what\": \"" + r.what + "\", \"unit\": \"" + r.unit + "\", \"kiln\": " + num(r.kiln) +
           ", \"peer\": \"" + r.peer_name + "\", \"peer_value\": " + num(r.peer) + ", \"ratio\": " + num(ratio) +
-          ", \"target\": \"" + target + "\", \"met\": " + (ok ? "true" : "false") + "}" +
+          ", \"target\": \"" + target + "\", \"met\": " + (unjudged && !std::isnan(r.target) ? "null" : ok ? "true" : "false") + "}" +
           (i + 1 < rows.size() ? "," : "") + "\n";
   }
   js += "  ],\n  \"peers\": {";
@@ -331,6 +335,11 @@ int bench(const Args& args) {
   if (!json.empty()) {
     std::ofstream f(json);
     f << js;
+  }
+  // A missed target is a failure a script should see (the table and the JSON are complete first).
+  if (missed > 0) {
+    std::fprintf(stderr, "kiln bench: %d target(s) missed\n", missed);
+    return 3;
   }
   return 0;
 }
