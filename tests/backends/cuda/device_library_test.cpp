@@ -20,6 +20,7 @@
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"
+#include "support/run_ir_on_cpu.h"
 
 // The integer helpers for the host: CUDA's qualifiers mean nothing here, and the four bit-counting
 // intrinsics they call are given their documented results (__clz(0) is 32, __clzll(0) is 64).
@@ -62,7 +63,7 @@ __device__ void mma_f16acc(f16* s, const f16* in, f16* out) {
   __syncthreads();
   f16 acc[S];
   for (int j = 0; j < S; ++j) acc[j] = out[threadIdx.x * S + j];
-  kiln_mma_sync_f16acc<M, N, K, WM, WN, LDA, LDB>(s, s + M * LDA, acc);
+  kiln_mma_sync<M, N, K, WM, WN, LDA, LDB>(s, s + M * LDA, acc);
   for (int j = 0; j < S; ++j) out[threadIdx.x * S + j] = acc[j];
 }
 extern "C" __global__ void mma_test(const bf16* b, const f16* h, f32* out, f16* hout) {
@@ -339,32 +340,6 @@ template <class T> std::vector<T> operand_values() {
   return std::vector<T>(v.begin(), v.end());
 }
 
-std::vector<unsigned char> run_cpu(const std::string& text, std::vector<std::vector<unsigned char>> bufs,
-                                   const std::vector<uint32_t>& lens, uint32_t cubes) {
-  ir::Kernel k = ir::parse(text);
-  ir::verify(k, "test");
-  passes::run_pipeline(k);
-  auto cpu = cpu::make_cpu_backend();
-  auto stream = cpu->create_stream();
-  std::vector<backend::ArgBinding> args;
-  for (size_t i = 0; i < bufs.size(); ++i) {
-    backend::ArgBinding a;
-    a.kind = backend::ArgBinding::Kind::Buffer;
-    a.address = cpu->allocate(bufs[i].size());
-    a.bytes = bufs[i].size();
-    a.len = lens[i];
-    cpu->copy_to_device(*stream, a.address, bufs[i].data(), bufs[i].size());
-    args.push_back(a);
-  }
-  auto exe = cpu->compile(k);
-  cpu->launch(*exe, backend::LaunchDims{ir::Dim3{cubes, 1, 1}, k.facts.cube_dim}, args, *stream);
-  std::vector<unsigned char> out(bufs.back().size());
-  cpu->copy_to_host(*stream, out.data(), args.back().address, out.size());
-  cpu->sync(*stream);
-  for (const auto& a : args) cpu->deallocate(a.address);
-  return out;
-}
-
 template <class T> void agree_with_the_cpu() {
   const std::string t(ir_name<T>());
   const std::vector<T> values = operand_values<T>();
@@ -404,7 +379,7 @@ template <class T> void agree_with_the_cpu() {
     bufs[2].resize(n * out_size);
     std::memcpy(bufs[0].data(), as.data(), bufs[0].size());
     std::memcpy(bufs[1].data(), bs.data(), bufs[1].size());
-    std::vector<unsigned char> out = run_cpu(text, bufs, {n, n, n}, cubes);
+    std::vector<unsigned char> out = test::run_ir_on_cpu(text, bufs, {n, n, n}, cubes).back();
     for (uint32_t i = 0; i < n; ++i) {
       uint64_t cpu = 0;
       std::memcpy(&cpu, out.data() + i * out_size, out_size);

@@ -16,6 +16,7 @@
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"
+#include "support/run_ir_on_cpu.h"
 
 namespace kiln::cuda::testing {
 namespace {
@@ -181,26 +182,7 @@ TEST(FastMath, PtxHasApproximateInstructionsOnlyWhereAllowed) {
 // The CPU backend is exact whatever the kernel allows: the same inputs give the same bytes.
 std::vector<std::vector<unsigned char>> run_on_cpu(const std::string& text, std::vector<std::vector<unsigned char>> bufs,
                                                    const std::vector<uint32_t>& lens) {
-  ir::Kernel k = parsed(text);
-  passes::run_pipeline(k);
-  auto cpu = cpu::make_cpu_backend();
-  auto stream = cpu->create_stream();
-  std::vector<backend::ArgBinding> args;
-  for (size_t i = 0; i < bufs.size(); ++i) {
-    backend::ArgBinding a;
-    a.kind = backend::ArgBinding::Kind::Buffer;
-    a.address = cpu->allocate(bufs[i].size());
-    a.bytes = bufs[i].size();
-    a.len = lens[i];
-    cpu->copy_to_device(*stream, a.address, bufs[i].data(), bufs[i].size());
-    args.push_back(a);
-  }
-  auto exe = cpu->compile(k);
-  cpu->launch(*exe, backend::LaunchDims{ir::Dim3{2, 1, 1}, k.facts.cube_dim}, args, *stream);
-  for (size_t i = 0; i < bufs.size(); ++i) cpu->copy_to_host(*stream, bufs[i].data(), args[i].address, bufs[i].size());
-  cpu->sync(*stream);
-  for (const auto& a : args) cpu->deallocate(a.address);
-  return bufs;
+  return test::run_ir_on_cpu(text, std::move(bufs), lens, 2);
 }
 
 TEST(FastMath, TheCpuRunsEveryChoiceExactly) {

@@ -78,7 +78,8 @@ template <class T> KILN_DEV void kiln_mma_16816(f32* c, const u32 (&a)[4], const
 // One m16n8k16 product into f16 accumulators c[0..4), packed two to a register as mma's f16 C
 // fragment holds them (c0 in the low half of the first register, c1 in its high half, c2, c3 in
 // the second).
-KILN_DEV void kiln_mma_16816_f16acc(f16* c, const u32 (&a)[4], const u32 (&b)[2]) {
+template <class T> KILN_DEV void kiln_mma_16816(f16* c, const u32 (&a)[4], const u32 (&b)[2]) {
+  static_assert(kiln_same_type<T, f16>::value, "f16 accumulators take f16 factors");
   u32 c01 = (u32)c[0].bits | ((u32)c[1].bits << 16), c23 = (u32)c[2].bits | ((u32)c[3].bits << 16);
   asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};"
                : "+r"(c01), "+r"(c23)
@@ -128,8 +129,9 @@ KILN_DEV void kiln_mma_lane_addrs(const T* a, const T* b, u32& a_lane, u32& b_la
   b_lane = kiln_smem_addr(b + r * LDB + wn * (N / WN) + c);
 }
 
-template <int M, int N, int K, int WM, int WN, int LDA, int LDB, class T>
-KILN_DEV void kiln_mma_sync(const T* a, const T* b, f32* acc) {
+// Acc is f32 (bf16 or f16 factors) or f16 (f16 factors summed in f16), in the same slot layout.
+template <int M, int N, int K, int WM, int WN, int LDA, int LDB, class T, class Acc>
+KILN_DEV void kiln_mma_sync(const T* a, const T* b, Acc* acc) {
 #if __CUDA_ARCH__ >= 800
   constexpr int MT = M / WM / 16, NT = N / WN / 8, KS = K / 16;
   u32 a_lane, b_lane;
@@ -147,28 +149,5 @@ KILN_DEV void kiln_mma_sync(const T* a, const T* b, f32* acc) {
   }
 #else
   static_assert(kiln_mma_before_sm80<M>::value, "kiln_mma_sync needs sm_80 or later (mma.sync m16n8k16)");
-#endif
-}
-
-// The same product with f16 accumulators (f16 x f16 summed in f16), in the same slot layout.
-template <int M, int N, int K, int WM, int WN, int LDA, int LDB>
-KILN_DEV void kiln_mma_sync_f16acc(const f16* a, const f16* b, f16* acc) {
-#if __CUDA_ARCH__ >= 800
-  constexpr int MT = M / WM / 16, NT = N / WN / 8, KS = K / 16;
-  u32 a_lane, b_lane;
-  kiln_mma_lane_addrs<M, N, K, WM, WN, LDA, LDB>(a, b, a_lane, b_lane);
-  kiln_mma_frags<MT, NT> f[2];
-  kiln_mma_load<MT, NT, LDA, LDB>(f[0], a_lane, b_lane, 0);
-#pragma unroll
-  for (int ks = 0; ks < KS; ++ks) {
-    if (ks + 1 < KS) kiln_mma_load<MT, NT, LDA, LDB>(f[(ks + 1) % 2], a_lane, b_lane, ks + 1);
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) kiln_mma_16816_f16acc(acc + 4 * (nt + NT * mt), f[ks % 2].a[mt], f[ks % 2].b[nt]);
-    }
-  }
-#else
-  static_assert(kiln_mma_before_sm80<M>::value, "kiln_mma_sync_f16acc needs sm_80 or later (mma.sync m16n8k16)");
 #endif
 }
