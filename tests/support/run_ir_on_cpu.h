@@ -1,6 +1,7 @@
 // run_ir_on_cpu(text, buffers, lens, cubes): runs a kernel written as IR text (parsed, verified,
 // through the pass pipeline) on the CPU backend over byte buffers, `cubes` cubes along x, and
-// answers every buffer's bytes after the launch. The CPU is exact whatever a kernel allows, so
+// answers every buffer's bytes after the launch; run_kernel_on_cpu does the same for a kernel
+// already lowered. The CPU is exact whatever a kernel allows, so
 // tests of generated CUDA use it as the reference.
 #pragma once
 
@@ -16,11 +17,9 @@
 
 namespace kiln::test {
 
-inline std::vector<std::vector<unsigned char>> run_ir_on_cpu(const std::string& text, std::vector<std::vector<unsigned char>> bufs,
-                                                             const std::vector<uint32_t>& lens, uint32_t cubes) {
-  ir::Kernel k = ir::parse(text);
-  ir::verify(k, "test");
-  passes::run_pipeline(k);
+// A kernel already through the pass pipeline; lens[i] is what `len` of buffer i answers.
+inline std::vector<std::vector<unsigned char>> run_kernel_on_cpu(const ir::Kernel& k, std::vector<std::vector<unsigned char>> bufs,
+                                                                 const std::vector<uint32_t>& lens, uint32_t cubes) {
   auto cpu = cpu::make_cpu_backend();
   auto stream = cpu->create_stream();
   std::vector<backend::ArgBinding> args;
@@ -39,6 +38,14 @@ inline std::vector<std::vector<unsigned char>> run_ir_on_cpu(const std::string& 
   cpu->sync(*stream);
   for (const auto& a : args) cpu->deallocate(a.address);
   return bufs;
+}
+
+inline std::vector<std::vector<unsigned char>> run_ir_on_cpu(const std::string& text, std::vector<std::vector<unsigned char>> bufs,
+                                                             const std::vector<uint32_t>& lens, uint32_t cubes) {
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k, "test");
+  passes::run_pipeline(k);
+  return run_kernel_on_cpu(k, std::move(bufs), lens, cubes);
 }
 
 }  // namespace kiln::test

@@ -24,6 +24,7 @@
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"
 #include "backend/backend.h"
+#include "support/run_ir_on_cpu.h"
 
 namespace kiln::cuda::testing {
 namespace {
@@ -218,25 +219,11 @@ int main() {
 
 using Buffers = std::vector<std::vector<unsigned char>>;
 
+// Every buffer holds 32-bit words.
 Buffers run_on_cpu(const ir::Kernel& k, Buffers bufs, uint32_t cubes) {
-  auto cpu = cpu::make_cpu_backend();
-  auto stream = cpu->create_stream();
-  std::vector<backend::ArgBinding> args;
-  for (const auto& b : bufs) {
-    backend::ArgBinding a;
-    a.kind = backend::ArgBinding::Kind::Buffer;
-    a.address = cpu->allocate(b.size());
-    a.bytes = b.size();
-    a.len = uint32_t(b.size() / 4);
-    cpu->copy_to_device(*stream, a.address, b.data(), b.size());
-    args.push_back(a);
-  }
-  auto exe = cpu->compile(k);
-  cpu->launch(*exe, backend::LaunchDims{ir::Dim3{cubes, 1, 1}, k.facts.cube_dim}, args, *stream);
-  for (size_t i = 0; i < bufs.size(); ++i) cpu->copy_to_host(*stream, bufs[i].data(), args[i].address, bufs[i].size());
-  cpu->sync(*stream);
-  for (const auto& a : args) cpu->deallocate(a.address);
-  return bufs;
+  std::vector<uint32_t> lens;
+  for (const auto& b : bufs) lens.push_back(uint32_t(b.size() / 4));
+  return test::run_kernel_on_cpu(k, std::move(bufs), lens, cubes);
 }
 
 std::string read_file(const std::filesystem::path& p) {
