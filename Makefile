@@ -26,12 +26,19 @@ test: all
 # Line tables only (-g1: reports keep files and lines) and no kiln tool (its benchmarks are not
 # tests; its argument errors run in `make test`): the build is most of CI's time.
 SANITIZE_SKIP = AllScalars/Sweep|SuiteCudaSource
+# The CUDA backend's tests (label backends/cuda) run without the leak check: at exit GCC 12's
+# LeakSanitizer walks the dynamic thread-local storage of the NVRTC those tests load, reads a bogus
+# range and crashes (`Tracer caught signal 11`, `DTLS 6 at 0x...100a-0x...210c`) after the test
+# passed, depending on memory layout. ASan and UBSan still check every access there.
+NO_LEAK_CHECK = backends/cuda
 test-sanitize:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF \
 		-DKILN_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS) -E '$(SANITIZE_SKIP)' 
+		ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS) -E '$(SANITIZE_SKIP)' -LE '$(NO_LEAK_CHECK)'
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS) -E '$(SANITIZE_SKIP)' -L '$(NO_LEAK_CHECK)' 
 
 # kiln as a dependency of an outside project: installed and found with find_package, added with
 # add_subdirectory, fetched with FetchContent (tests/consumer/run.sh; its own build folders).
