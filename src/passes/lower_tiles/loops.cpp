@@ -204,6 +204,21 @@ void Lowerer::issue_copies(const Ring& r, Value at, Value slot_offset, Value val
   }
 }
 
+// Whether a loop body can leave an iteration before its last op (a break, continue or terminate
+// at any depth, or a last op that is not the yield).
+bool Lowerer::exits_early(const Region& body) {
+  if (body.ops.empty() || body.ops.back().kind != K::Yield) return true;
+  auto walk = [](auto& self, const Region& r) -> bool {
+    for (const Op& o : r.ops) {
+      if (o.kind == K::Break || o.kind == K::Continue || o.kind == K::Terminate) return true;
+      for (const Region& in : o.regions)
+        if (self(self, in)) return true;
+    }
+    return false;
+  };
+  return walk(walk, body);
+}
+
 void Lowerer::lower_for(const Op& op) {
   const Region& body = op.regions[0];
   size_t ninit = op.operands.size() - 3;
@@ -326,13 +341,26 @@ void Lowerer::lower_for(const Op& op) {
     Value next_slot = emit(K::Rem, {add(n, c32(uint64_t(stages) - 1)), c32(uint64_t(stages))});
     Value ahead = emit(K::Add, {iv, emit(K::Mul, {step, index_const(stages - 1)})});
     Value valid = emit(K::Lt, {ahead, hi});
+    // With three or more stages the next copies start after the products (the body's last op
+    // is its yield): the tensor cores begin right after the barrier, and a copy still has
+    // S - 2 iterations to land. With two that would leave none, so they start first.
+    const bool late = stages >= 3 && !exits_early(body);
     for (const Ring* r : rings) {
-      issue_copies(*r, ahead, mul(next_slot, c32(r->slot_elems)), valid, body, def);
+      if (!late) issue_copies(*r, ahead, mul(next_slot, c32(r->slot_elems)), valid, body, def);
       rings_[r->load->result].current = mul(slot, c32(r->slot_elems));
     }
-    if (async_copies()) emit(K::CopyAsyncCommit, {});
+    if (async_copies() && !late) emit(K::CopyAsyncCommit, {});
+    if (late) {
+      for (size_t i = 0; i + 1 < body.ops.size(); ++i) one(body.ops[i]);
+      for (const Ring* r : rings) issue_copies(*r, ahead, mul(next_slot, c32(r->slot_elems)), valid, body, def);
+      if (async_copies()) emit(K::CopyAsyncCommit, {});
+      one(body.ops.back());
+    } else {
+      region(body);
+    }
+  } else {
+    region(body);
   }
-  region(body);
   b_.leave();
   loop_layouts_.pop_back();
   b_.region().ops.push_back(std::move(loop));

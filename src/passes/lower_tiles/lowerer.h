@@ -225,6 +225,7 @@ class Lowerer {
   void plan_rings(const Op& op, const std::unordered_map<Value, const Op*>& def);
   void issue_copies(const Ring& r, Value at, Value slot_offset, Value valid, const Region& body,
                     const std::unordered_map<Value, const Op*>& def);
+  static bool exits_early(const Region& body);
   void lower_for(const Op& op);
 
   // The layouts a loop carries its tiles in: each yielded tile's own, found by lowering the body
