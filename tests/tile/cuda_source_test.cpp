@@ -110,6 +110,26 @@ TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
   EXPECT_NE(l.source.find("__launch_bounds__(128)"), std::string::npos);
 }
 
+// The position of the first op of `kind` in the pipelined loop's body (-1: none).
+int position_in_loop(const ir::Kernel& k, ir::OpKind kind) {
+  for (const ir::Op& op : k.body.ops) {
+    if (op.kind != ir::OpKind::For) continue;
+    const auto& ops = op.regions[0].ops;
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].kind == kind) return int(i);
+  }
+  return -1;
+}
+
+// With three stages a copy has an iteration to land even when it starts after the products, so
+// the products start right after the barrier; with two it would have none, so the copies go first.
+TEST(TileCudaSource, DeepPipelinesStartTheirCopiesAfterTheProducts) {
+  Lowered three = lower_for_sm90(testing::matmul_bf16_program(1024, 3));
+  EXPECT_LT(position_in_loop(three.kernel, ir::OpKind::MmaSync), position_in_loop(three.kernel, ir::OpKind::CopyAsync));
+  Lowered two = lower_for_sm90(testing::matmul_bf16_program(1024, 2));
+  EXPECT_GT(position_in_loop(two.kernel, ir::OpKind::MmaSync), position_in_loop(two.kernel, ir::OpKind::CopyAsync));
+}
+
 TEST(TileCudaSource, SmallSharedMemoryGetsNoOccupancyHint) {
   Lowered l = lower_for_sm90(testing::row_softmax_program(256));
   std::string bounds = "__launch_bounds__(" + std::to_string(l.kernel.facts.cube_dim.x) + ")";
