@@ -1,0 +1,6 @@
+// kiln's tensor library (seed 03): tensors over handles, in place by ownership, views, and ops
+// that are kiln kernels.
+#pragma once
+
+#include "kiln/tensor/ops.h"
+#include "kiln/tensor/tensor.h"

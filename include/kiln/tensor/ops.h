@@ -1,0 +1,104 @@
+// The tensor library's elementwise ops. Each launches one kiln kernel on the operands' client.
+//
+// Operands broadcast (right-aligned; a dim of 1 stretches, with stride 0). The result goes into
+// the memory of an operand given by std::move when that operand holds the only handle to its
+// memory (can_mut), does not overlap itself and already has the result's shape and element type:
+// the left one first, then the right one. Otherwise the result gets new memory, laid out in the
+// order that the operands of the result's shape agree on (they vote by bytes), so that an op on
+// transposed tensors writes a transposed result and walks every operand in memory order.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "kiln/runtime/launch.h"
+#include "kiln/tensor/tensor.h"
+
+namespace kiln {
+
+// An operand of an elementwise op: a tensor lent (const Tensor&), a tensor given (Tensor&&, whose
+// memory the op may reuse), or a number (converted to the other operand's element type; a value
+// that the type cannot hold is an error).
+class Operand {
+ public:
+  Operand(const Tensor& t) : tensor_(t) {}  // NOLINT
+  Operand(Tensor&& t) : tensor_(std::move(t)), owned_(true) {}  // NOLINT
+  template <class N>
+    requires detail::kNumber<N>
+  Operand(N v) : scalar_(detail::tagged(v)), is_scalar_(true) {}  // NOLINT
+
+  bool is_scalar() const { return is_scalar_; }
+  bool owned() const { return owned_; }
+  const Tensor& tensor() const { return tensor_; }
+  Tensor& tensor() { return tensor_; }
+  const ScalarValue& scalar() const { return scalar_; }
+
+ private:
+  Tensor tensor_;
+  ScalarValue scalar_{};
+  bool owned_ = false;
+  bool is_scalar_ = false;
+};
+
+// Arithmetic, in the operands' element type (they must agree: Error{tensor.dtype_mismatch}).
+Tensor add(Operand a, Operand b);
+Tensor sub(Operand a, Operand b);
+Tensor mul(Operand a, Operand b);
+Tensor div(Operand a, Operand b);
+Tensor rem(Operand a, Operand b);
+Tensor pow(Operand a, Operand b);  // floats
+Tensor max(Operand a, Operand b);
+Tensor min(Operand a, Operand b);
+
+// Comparisons: bool tensors.
+Tensor eq(Operand a, Operand b);
+Tensor ne(Operand a, Operand b);
+Tensor lt(Operand a, Operand b);
+Tensor le(Operand a, Operand b);
+Tensor gt(Operand a, Operand b);
+Tensor ge(Operand a, Operand b);
+
+// One operand.
+Tensor neg(Operand a);
+Tensor abs(Operand a);
+Tensor exp(Operand a);
+Tensor log(Operand a);
+Tensor sqrt(Operand a);
+Tensor tanh(Operand a);
+Tensor erf(Operand a);
+Tensor sigmoid(Operand a);
+Tensor relu(Operand a);
+Tensor gelu(Operand a);  // the erf form: x / 2 * (1 + erf(x / sqrt(2)))
+// The values converted to `dtype` (new memory unless the type is the same: then the tensor itself).
+Tensor cast(Operand a, DType dtype);
+
+namespace detail {
+template <class T>
+inline constexpr bool kTensorOperand = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+template <class T>
+inline constexpr bool kOperand = kTensorOperand<T> || kNumber<std::remove_cvref_t<T>>;
+template <class A, class B>
+concept TensorOperands = kOperand<A> && kOperand<B> && (kTensorOperand<A> || kTensorOperand<B>);
+}  // namespace detail
+
+// a + b, a - b, ...: a tensor given by std::move may take the result (see above).
+#define KILN_TENSOR_OPERATOR(op, fn)                                  \
+  template <class A, class B>                                         \
+    requires detail::TensorOperands<A, B>                             \
+  Tensor operator op(A&& a, B&& b) {                                  \
+    return fn(Operand(std::forward<A>(a)), Operand(std::forward<B>(b))); \
+  }
+KILN_TENSOR_OPERATOR(+, add)
+KILN_TENSOR_OPERATOR(-, sub)
+KILN_TENSOR_OPERATOR(*, mul)
+KILN_TENSOR_OPERATOR(/, div)
+KILN_TENSOR_OPERATOR(%, rem)
+#undef KILN_TENSOR_OPERATOR
+
+template <class A>
+  requires detail::kTensorOperand<A>
+Tensor operator-(A&& a) {
+  return neg(Operand(std::forward<A>(a)));
+}
+
+}  // namespace kiln

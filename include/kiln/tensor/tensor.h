@@ -1,0 +1,135 @@
+// Tensor: a client, a typed handle, a shape, strides and an element type (seed 03). Views share
+// the handle and change only the shape and strides; ownership decides when an op may write into
+// a tensor's memory: an op that is given a tensor by std::move and holds the only handle to its
+// memory writes its result there (can_mut), as burn's ops do when they take their operand by
+// value. Every op is a kiln kernel, launched on the tensor's client.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/element.h"
+#include "kiln/error.h"
+#include "kiln/runtime/client.h"
+#include "kiln/runtime/handle.h"
+
+namespace kiln {
+
+// A tensor's element type. The tensor library takes f16, bf16, f32, f64, i32, i64, u8 and bool.
+using DType = ir::Scalar;
+
+using Shape = std::vector<int64_t>;
+using Strides = std::vector<int64_t>;
+
+// Host data of a tensor: its element type, its shape and its elements, row-major.
+struct TensorData {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<unsigned char> bytes;
+
+  int64_t numel() const;
+  // The elements as T: Error{tensor.dtype_mismatch} unless T is the data's element type.
+  template <Element T>
+  std::vector<T> values() const {
+    check_values(scalar_of<T>());
+    std::vector<T> out(bytes.size() / sizeof(T));
+    if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+    return out;
+  }
+  // The elements as a flat list, each the shortest text that reads back as the same value, floats
+  // with a decimal point: [21.0, 84.0, 42.0].
+  std::string to_string() const;
+
+ private:
+  void check_values(DType want) const;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // A contiguous tensor of `shape` holding `data` (row-major). Error{tensor.shape_mismatch} when
+  // the shape does not hold exactly data.size() elements; Error{tensor.unsupported_dtype} for an
+  // element type the tensor library does not take.
+  template <Element T>
+  static Tensor from_data(const Client& client, std::span<const T> data, Shape shape) {
+    check_from_data(scalar_of<T>(), data.size(), shape);
+    return Tensor(client, client.upload(data), std::move(shape), scalar_of<T>());
+  }
+  template <Element T>
+  static Tensor from_data(const Client& client, const std::vector<T>& data, Shape shape) {
+    return from_data(client, std::span<const T>(data), std::move(shape));
+  }
+  static Tensor from_data(const Client& client, const TensorData& data);
+  // A contiguous tensor whose elements are not set.
+  static Tensor empty(const Client& client, Shape shape, DType dtype);
+
+  const Client& client() const { return client_; }
+  const Handle& handle() const { return handle_; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t rank() const { return int64_t(shape_.size()); }
+  int64_t numel() const;
+  bool defined() const { return handle_.valid(); }
+
+  // Row-major with no gaps (dims of size 1 may have any stride).
+  bool is_contiguous() const;
+  // True when this tensor holds the only handle to its memory: an op given it by std::move may
+  // write into it.
+  bool can_mut() const { return handle_.can_mut(); }
+
+  // Views: the same memory, new shape and strides; nothing is launched.
+  // dims a and b exchanged (negative dims count from the end).
+  Tensor swap_dims(int64_t a, int64_t b) const;
+  // The last two dims exchanged.
+  Tensor transpose() const;
+  // Dim i of the result is dim order[i] of this one.
+  Tensor permute(const std::vector<int64_t>& order) const;
+  // Elements [start, end) of dim `dim`.
+  Tensor slice(int64_t dim, int64_t start, int64_t end) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const { return slice(dim, start, start + length); }
+  // Dims of size 1 (and new leading dims) repeated to `shape` with stride 0.
+  Tensor expand(const Shape& shape) const;
+  // The same elements in row-major order with a new shape: a view when the strides allow, else a
+  // copy into new memory (one copy kernel). One dim may be -1.
+  Tensor reshape(Shape shape) const;
+
+  // Host copies of the elements, row-major: a strided tensor is made contiguous first (one copy).
+  TensorData to_data() const;
+  template <Element T>
+  std::vector<T> to_vector() const {
+    return to_data().values<T>();
+  }
+  // The same values on another device's client.
+  Tensor to_device(const Client& client) const;
+
+  // PyTorch's style: tensor([[1., 2.], [3., 4.]]), with dtype and device when they are not the
+  // default ones.
+  std::string to_string() const;
+
+  // For the ops: a tensor over `handle` (which starts at the first element) with this layout.
+  Tensor(Client client, Handle handle, Shape shape, Strides strides, DType dtype);
+  Tensor(Client client, Handle handle, Shape shape, DType dtype);
+
+ private:
+  static void check_from_data(DType dtype, size_t count, const Shape& shape);
+  Client client_{nullptr};
+  Handle handle_;
+  Shape shape_;
+  Strides strides_;
+  DType dtype_ = DType::F32;
+};
+
+// The tensor itself when it is contiguous; else a contiguous copy (one copy kernel).
+Tensor into_contiguous(Tensor t);
+
+// The row-major strides of `shape`.
+Strides contiguous_strides(const Shape& shape);
+
+std::string to_string(const Shape& dims);
+
+}  // namespace kiln

@@ -1,0 +1,129 @@
+// Printing tensors: PyTorch's style for a tensor, a flat list for its data.
+#include <charconv>
+#include <functional>
+#include <cmath>
+#include <cstring>
+
+#include "kiln/half.h"
+#include "kiln/tensor/tensor.h"
+
+namespace kiln {
+
+namespace {
+
+// Every element as a double (exact for each supported type but i64 beyond 2^53, printed apart).
+std::vector<double> as_doubles(const TensorData& d) {
+  std::vector<double> out(size_t(d.numel()));
+  const unsigned char* p = d.bytes.data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    switch (d.dtype) {
+      case DType::F16: { f16 v; std::memcpy(&v, p + 2 * i, 2); out[i] = double(float(v)); break; }
+      case DType::BF16: { bf16 v; std::memcpy(&v, p + 2 * i, 2); out[i] = double(float(v)); break; }
+      case DType::F32: { float v; std::memcpy(&v, p + 4 * i, 4); out[i] = v; break; }
+      case DType::F64: { double v; std::memcpy(&v, p + 8 * i, 8); out[i] = v; break; }
+      case DType::I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); out[i] = v; break; }
+      case DType::I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); out[i] = double(v); break; }
+      case DType::U8: out[i] = p[i]; break;
+      case DType::Bool: out[i] = p[i] != 0; break;
+      default: out[i] = NAN;
+    }
+  }
+  return out;
+}
+
+int64_t int_at(const TensorData& d, size_t i) {
+  if (d.dtype == DType::I64) { int64_t v; std::memcpy(&v, d.bytes.data() + 8 * i, 8); return v; }
+  if (d.dtype == DType::I32) { int32_t v; std::memcpy(&v, d.bytes.data() + 4 * i, 4); return v; }
+  return d.bytes[i];
+}
+
+// The shortest text that reads back as v in the data's type, with a decimal point for floats.
+std::string shortest(double v, DType t) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto r = t == DType::F64 ? std::to_chars(buf, buf + sizeof buf, v) : std::to_chars(buf, buf + sizeof buf, float(v));
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+}  // namespace
+
+std::string TensorData::to_string() const {
+  std::string s = "[";
+  const bool integer = ir::is_int(dtype);
+  std::vector<double> v = integer ? std::vector<double>() : as_doubles(*this);
+  for (size_t i = 0; i < size_t(numel()); ++i) {
+    if (i) s += ", ";
+    if (dtype == DType::Bool) s += bytes[i] ? "true" : "false";
+    else if (integer) s += std::to_string(int_at(*this, i));
+    else s += shortest(v[i], dtype);
+  }
+  return s + "]";
+}
+
+std::string Tensor::to_string() const {
+  if (!defined()) return "tensor(<empty>)";
+  TensorData d = to_data();
+  const size_t n = size_t(d.numel());
+  std::vector<std::string> cells(n);
+  if (d.dtype == DType::Bool) {
+    for (size_t i = 0; i < n; ++i) cells[i] = d.bytes[i] ? "True" : "False";
+  } else if (ir::is_int(d.dtype)) {
+    for (size_t i = 0; i < n; ++i) cells[i] = std::to_string(int_at(d, i));
+  } else {
+    // As PyTorch: whole numbers print as "2.", others with four decimals, and scientific notation
+    // when the magnitudes span too much to read in fixed form.
+    std::vector<double> v = as_doubles(d);
+    bool whole = true;
+    double lo = INFINITY, hi = 0;
+    for (double x : v) {
+      if (!std::isfinite(x)) continue;
+      whole = whole && x == std::floor(x);
+      double a = std::fabs(x);
+      if (a != 0) lo = std::min(lo, a), hi = std::max(hi, a);
+    }
+    const bool sci = hi >= 1e8 || (hi > 0 && (hi / lo > 1000 || lo < 1e-4)) ;
+    for (size_t i = 0; i < n; ++i) {
+      char buf[64];
+      double x = v[i];
+      if (std::isnan(x)) std::snprintf(buf, sizeof buf, "nan");
+      else if (std::isinf(x)) std::snprintf(buf, sizeof buf, x > 0 ? "inf" : "-inf");
+      else if (whole && !sci) std::snprintf(buf, sizeof buf, "%.0f.", x);
+      else if (sci) std::snprintf(buf, sizeof buf, "%.4e", x);
+      else std::snprintf(buf, sizeof buf, "%.4f", x);
+      cells[i] = buf;
+    }
+  }
+  size_t width = 0;
+  for (const std::string& c : cells) width = std::max(width, c.size());
+  const std::string prefix = "tensor(";
+  std::string out = prefix;
+  // Nested brackets, the last dim on one line; dims above it one line (rank - dim - 1 blank lines) apart.
+  std::function<void(size_t, size_t, size_t)> emit = [&](size_t dim, size_t offset, size_t indent) {
+    if (dim == shape_.size()) {
+      out += std::string(width - cells[offset].size(), ' ') + cells[offset];
+      return;
+    }
+    out += "[";
+    size_t inner = 1;
+    for (size_t k = dim + 1; k < shape_.size(); ++k) inner *= size_t(shape_[k]);
+    for (int64_t i = 0; i < shape_[dim]; ++i) {
+      if (i > 0) {
+        out += ",";
+        if (dim + 1 == shape_.size()) out += " ";
+        else out += std::string(shape_.size() - dim - 1, '\n') + std::string(indent + 1, ' ');
+      }
+      emit(dim + 1, offset + size_t(i) * inner, indent + 1);
+    }
+    out += "]";
+  };
+  if (n == 0) out += "[]";
+  else emit(0, 0, prefix.size());
+  if (client_.runtime_name() != "cpu") out += ", device='" + client_.device().name() + "'";
+  if (dtype_ != DType::F32 && dtype_ != DType::I64 && dtype_ != DType::Bool) out += ", dtype=" + std::string(ir::scalar_name(dtype_));
+  return out + ")";
+}
+
+}  // namespace kiln

@@ -1,0 +1,40 @@
+// The tensor library's kernels. Each is recorded through the dsl's tracer for the element types,
+// rank and operand kinds of a call, at run time, and kept: the next call with the same facts
+// launches the same program without recording it again (and the device's cache compiles each
+// program once). Recording by run-time element type is what lets one op serve every dtype without
+// a switch over template instantiations.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/dsl/trace.h"
+#include "kiln/kernel_ref.h"
+#include "kiln/tensor/tensor.h"
+
+namespace kiln::tensor {
+
+// An operand of an elementwise kernel: a strided tensor or a run-time number.
+enum class OperandKind : uint8_t { Tensor, Scalar };
+
+// What an elementwise kernel computes from its operands' values, at trace time.
+using ElementFn = std::function<dsl::ValueRef(dsl::Tracer&, const std::vector<dsl::ValueRef>&)>;
+
+struct ElementwiseSpec {
+  std::string name;                  // the kernel's name: "tensor_add"
+  std::vector<OperandKind> kinds;    // one per input
+  std::vector<DType> dtypes;         // one per input
+  DType out = DType::F32;
+  int rank = 1;                      // of the walk (every tensor operand and the output)
+  ElementFn fn;                      // out = fn(inputs)
+  std::string key() const;           // what makes two specs the same kernel (fn is named by `name`)
+};
+
+// The kernel of `spec`: parameters are the inputs (tensors of `rank`, or scalars), the output
+// (a tensor of `rank`) and the element count (u32); unit i computes the i-th element of the walk
+// (row-major over the output's shape) from each tensor operand's strides.
+KernelRef elementwise_kernel(const ElementwiseSpec& spec);
+
+}  // namespace kiln::tensor
