@@ -2,5 +2,6 @@
 // that are kiln kernels.
 #pragma once
 
+#include "kiln/tensor/matmul.h"
 #include "kiln/tensor/ops.h"
 #include "kiln/tensor/tensor.h"

@@ -1,0 +1,177 @@
+// matmul: batched and strided. Operands are read through their strides (a transposed operand is
+// no copy); batch dims broadcast; an rhs that is the same matrix for every batch turns the batch
+// into rows of one larger product when the lhs's rows allow it.
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "kiln/tensor/matmul.h"
+#include "tensor/kernels.h"
+#include "tensor/layout.h"
+#include "tensor/support.h"
+
+namespace kiln {
+
+namespace {
+
+using dsl::Tracer;
+using dsl::ValueRef;
+
+DType accumulator_type(DType d) { return d == DType::F16 || d == DType::BF16 ? DType::F32 : d; }
+
+// One unit per output element; the batch walk has `batch_rank` dims (the out tensor's leading
+// ones), then rows and columns. k runs in a loop; f16 and bf16 sum in f32.
+ir::Kernel record_matmul(DType dtype, int batch_rank) {
+  ir::Kernel k;
+  k.name = "tensor_matmul";
+  Tracer t(k);
+  const int rank = batch_rank + 2;
+  ir::Type element = ir::Type::scalar_of(dtype);
+  ValueRef a = t.param("lhs", ir::Type::tensor(element, rank, ir::Access::ReadOnly));
+  ValueRef b = t.param("rhs", ir::Type::tensor(element, rank, ir::Access::ReadOnly));
+  ValueRef out = t.param("out", ir::Type::tensor(element, rank, ir::Access::ReadWrite));
+  ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef inner = t.param("inner", ir::Type::scalar_of(ir::Scalar::U32));
+  const DType acc_type = accumulator_type(dtype);
+
+  ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
+  size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
+  auto stride = [&](const ValueRef& x, int d) { return t.tensor_meta(ir::OpKind::TensorStride, x, d); };
+  auto mul = [&](const ValueRef& x, const ValueRef& y) { return t.binary(ir::OpKind::Mul, x, y); };
+  auto add = [&](const ValueRef& x, const ValueRef& y) { return t.binary(ir::OpKind::Add, x, y); };
+  // Coordinates, innermost first: column, row, then the batch dims.
+  ValueRef rest = pos;
+  std::vector<ValueRef> coord(static_cast<size_t>(rank));
+  for (int d = rank - 1; d >= 0; --d) {
+    if (d == 0) {
+      coord[size_t(d)] = rest;
+      break;
+    }
+    ValueRef len = t.tensor_meta(ir::OpKind::TensorShape, out, d);
+    coord[size_t(d)] = t.binary(ir::OpKind::Rem, rest, len);
+    rest = t.binary(ir::OpKind::Div, rest, len);
+  }
+  const ValueRef row = coord[size_t(batch_rank)], col = coord[size_t(batch_rank + 1)];
+  ValueRef a_base = mul(row, stride(a, batch_rank)), b_base = mul(col, stride(b, batch_rank + 1));
+  ValueRef o_off = add(mul(row, stride(out, batch_rank)), mul(col, stride(out, batch_rank + 1)));
+  for (int d = 0; d < batch_rank; ++d) {
+    a_base = add(a_base, mul(coord[size_t(d)], stride(a, d)));
+    b_base = add(b_base, mul(coord[size_t(d)], stride(b, d)));
+    o_off = add(o_off, mul(coord[size_t(d)], stride(out, d)));
+  }
+  ValueRef a_step = stride(a, batch_rank + 1), b_step = stride(b, batch_rank);
+  ValueRef acc = t.var_decl(ir::Type::scalar_of(acc_type));
+  t.var_store(acc, ir::is_float(acc_type) ? t.constant(ir::Type::scalar_of(acc_type), ir::AttrValue::of_float(0))
+                                          : t.constant(ir::Type::scalar_of(acc_type), ir::AttrValue::of_int(0)));
+  ValueRef zero = t.constant(ir::Type::scalar_of(ir::Scalar::U32), ir::AttrValue::of_int(0));
+  ValueRef one = t.constant(ir::Type::scalar_of(ir::Scalar::U32), ir::AttrValue::of_int(1));
+  ValueRef kk = t.begin_for(zero, inner, one, dsl::LoopAttrs{});
+  {
+    ValueRef x = t.load(a, add(a_base, mul(kk, a_step)));
+    ValueRef y = t.load(b, add(b_base, mul(kk, b_step)));
+    if (acc_type != dtype) x = t.cast(x, acc_type), y = t.cast(y, acc_type);
+    t.var_store(acc, ir::is_float(acc_type) ? t.fma(x, y, t.var_load(acc)) : add(mul(x, y), t.var_load(acc)));
+  }
+  t.end_for();
+  ValueRef result = t.var_load(acc);
+  if (acc_type != dtype) result = t.cast(result, dtype);
+  t.store(out, o_off, result);
+  t.end_then(in_range);
+  t.finish();
+  return k;
+}
+
+KernelRef matmul_kernel(DType dtype, int batch_rank) {
+  static std::mutex mutex;
+  static std::map<std::pair<DType, int>, KernelRef>* kernels = new std::map<std::pair<DType, int>, KernelRef>();
+  std::pair<DType, int> key{dtype, batch_rank};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kernels->find(key);
+    if (it != kernels->end()) return it->second;
+  }
+  KernelRef ref = kernel_ref(record_matmul(dtype, batch_rank));
+  std::lock_guard<std::mutex> lock(mutex);
+  return kernels->emplace(key, ref).first->second;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
+  const std::string op = "matmul";
+  if (!lhs.defined() || !rhs.defined()) throw Error("tensor.undefined", "matmul: an operand is an empty Tensor");
+  if (lhs.rank() < 2 || rhs.rank() < 2) {
+    throw Error("tensor.shape_mismatch", "matmul: takes tensors of rank 2 or more; the shapes are " + to_string(lhs.shape()) +
+                                             " and " + to_string(rhs.shape()));
+  }
+  if (lhs.dtype() != rhs.dtype()) {
+    throw Error("tensor.dtype_mismatch", "matmul: operands are " + std::string(ir::scalar_name(lhs.dtype())) + " and " +
+                                             std::string(ir::scalar_name(rhs.dtype())) + "; cast one of them");
+  }
+  if (lhs.client().id() != rhs.client().id()) {
+    throw Error("tensor.device_mismatch", "matmul: operands live on different devices; move one with to_device()");
+  }
+  tensor::check_supported(op, lhs.dtype());
+  if (lhs.dtype() == DType::Bool) throw Error("tensor.unsupported_dtype", "matmul does not take bool tensors");
+  const int64_t m = lhs.shape()[size_t(lhs.rank() - 2)], kdim = lhs.shape()[size_t(lhs.rank() - 1)];
+  const int64_t k2 = rhs.shape()[size_t(rhs.rank() - 2)], n = rhs.shape()[size_t(rhs.rank() - 1)];
+  if (kdim != k2) {
+    throw Error("tensor.shape_mismatch", "matmul: the inner sizes differ: " + to_string(lhs.shape()) + " x " +
+                                             to_string(rhs.shape()) + " (lhs has " + std::to_string(kdim) +
+                                             " columns, rhs " + std::to_string(k2) + " rows)");
+  }
+  const Shape lhs_batch(lhs.shape().begin(), lhs.shape().end() - 2), rhs_batch(rhs.shape().begin(), rhs.shape().end() - 2);
+  Shape batch = tensor::broadcast_shapes(lhs_batch, rhs_batch, op);
+  Shape out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = tensor::allocate(lhs.client(), out_shape, contiguous_strides(out_shape), lhs.dtype());
+  const int64_t count = out.numel();
+  if (count == 0) return out;
+
+  // The three operands as [batch..., rows, cols] with their strides; batch dims folded where all
+  // three allow (a batch the rhs does not vary over folds into the lhs's rows below).
+  auto full_strides = [&](const Tensor& t) {
+    Shape s(t.shape().begin(), t.shape().end() - 2);
+    Strides st(t.strides().begin(), t.strides().end() - 2);
+    Strides b = tensor::broadcast_strides(s, st, batch);
+    b.push_back(t.strides()[size_t(t.rank() - 2)]);
+    b.push_back(t.strides()[size_t(t.rank() - 1)]);
+    return b;
+  };
+  const Strides sa = full_strides(lhs), sb = full_strides(rhs), so = out.strides();
+  const size_t nb = batch.size();
+  // The batch dims, folded where all three operands allow.
+  tensor::Walk walk = tensor::Walk::in_order(
+      batch, {Strides(sa.begin(), sa.begin() + nb), Strides(sb.begin(), sb.begin() + nb), Strides(so.begin(), so.begin() + nb)},
+      [&] { std::vector<int> o(nb); for (size_t i = 0; i < nb; ++i) o[i] = int(i); return o; }());
+  walk.fold();
+  if (walk.shape.size() == 1 && walk.shape[0] == 1) walk = tensor::Walk{{}, {{}, {}, {}}};
+  // Batch dims the rhs does not move along become rows of the lhs and the output, where their
+  // strides continue the rows': one larger product.
+  int64_t rows = m;
+  const int64_t a_row = sa[nb], o_row = so[nb];
+  while (!walk.shape.empty() && walk.strides[1].back() == 0 && walk.strides[0].back() == rows * a_row &&
+         walk.strides[2].back() == rows * o_row) {
+    rows *= walk.shape.back();
+    walk.shape.pop_back();
+    for (Strides& st : walk.strides) st.pop_back();
+  }
+  const int batch_rank = int(walk.shape.size());
+  Shape kshape = walk.shape;
+  kshape.push_back(rows);
+  kshape.push_back(n);
+  Strides ka = walk.strides[0], kb = walk.strides[1], ko = walk.strides[2];
+  ka.insert(ka.end(), {a_row, sa[nb + 1]});
+  kb.insert(kb.end(), {sb[nb], sb[nb + 1]});  // the rhs's row slot holds its k stride
+  ko.insert(ko.end(), {o_row, so[nb + 1]});
+  // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1].
+  TensorBinding ba = tensor::binding(lhs.handle(), kshape, ka, op);
+  TensorBinding bb = tensor::binding(rhs.handle(), kshape, kb, op);
+  TensorBinding bo = tensor::binding(out.handle(), kshape, ko, op);
+  launch(lhs.client(), matmul_kernel(lhs.dtype(), batch_rank), tensor::linear_config(count),
+         {ba, bb, bo, tensor::checked_u32(count, op, "elements"), tensor::checked_u32(kdim, op, "as the inner size")});
+  return out;
+}
+
+}  // namespace kiln

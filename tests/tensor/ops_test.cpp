@@ -1,0 +1,297 @@
+// Every elementwise op against a host reference, over element types, broadcast shapes and views
+// (transposed, sliced, expanded, offset), on every device; and where the result goes.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "support.h"
+
+namespace kiln::test {
+namespace {
+
+using BinaryFn = std::function<Tensor(Operand, Operand)>;
+using HostBinary = std::function<double(double, double)>;
+
+// The host result of a binary op on broadcast operands, rounded to `t`.
+HostTensor host_binary(DType t, const HostTensor& a, const HostTensor& b, const HostBinary& f) {
+  Shape shape(std::max(a.shape.size(), b.shape.size()));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    auto dim = [&](const Shape& s) { return i + s.size() >= shape.size() ? s[i + s.size() - shape.size()] : 1; };
+    shape[i] = std::max(dim(a.shape), dim(b.shape));
+  }
+  auto at = [&](const HostTensor& h, const std::vector<int64_t>& coord) {
+    int64_t off = 0;
+    for (size_t d = 0; d < h.shape.size(); ++d) {
+      int64_t c = coord[d + coord.size() - h.shape.size()];
+      off = off * h.shape[d] + (h.shape[d] == 1 ? 0 : c);
+    }
+    return h.v[size_t(off)];
+  };
+  HostTensor out{shape, {}};
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<int64_t> coord(shape.size());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i;
+    for (size_t d = shape.size(); d-- > 0;) coord[d] = rest % shape[d], rest /= shape[d];
+    out.v.push_back(f(at(a, coord), at(b, coord)));
+  }
+  out.v = values(data_of(t, shape, out.v));
+  return out;
+}
+
+struct BinaryCase {
+  const char* name;
+  BinaryFn fn;
+  HostBinary host;
+  bool floats_only;
+  bool positive;  // operands drawn from [1, 6]: division, remainder, powers
+};
+
+std::vector<BinaryCase> binary_cases() {
+  return {
+      {"add", [](Operand a, Operand b) { return add(std::move(a), std::move(b)); }, [](double x, double y) { return x + y; }, false, false},
+      {"sub", [](Operand a, Operand b) { return sub(std::move(a), std::move(b)); }, [](double x, double y) { return x - y; }, false, false},
+      {"mul", [](Operand a, Operand b) { return mul(std::move(a), std::move(b)); }, [](double x, double y) { return x * y; }, false, false},
+      {"div", [](Operand a, Operand b) { return div(std::move(a), std::move(b)); }, [](double x, double y) { return x / y; }, true, true},
+      {"div_int", [](Operand a, Operand b) { return div(std::move(a), std::move(b)); }, [](double x, double y) { return std::trunc(x / y); }, false, true},
+      {"rem", [](Operand a, Operand b) { return rem(std::move(a), std::move(b)); }, [](double x, double y) { return std::fmod(x, y); }, false, true},
+      {"pow", [](Operand a, Operand b) { return pow(std::move(a), std::move(b)); }, [](double x, double y) { return std::pow(x, y); }, true, true},
+      {"max", [](Operand a, Operand b) { return max(std::move(a), std::move(b)); }, [](double x, double y) { return std::max(x, y); }, false, false},
+      {"min", [](Operand a, Operand b) { return min(std::move(a), std::move(b)); }, [](double x, double y) { return std::min(x, y); }, false, false},
+  };
+}
+
+const std::vector<DType> kNumberTypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8};
+
+// Broadcast shapes and views, each as (lhs, rhs) made from fresh uploads.
+struct Layout {
+  const char* name;
+  Shape a_base, b_base;
+  std::function<Tensor(const Tensor&)> a_view, b_view;
+};
+
+std::vector<Layout> layouts() {
+  auto same = [](const Tensor& t) { return t; };
+  return {
+      {"contiguous", {6, 7}, {6, 7}, same, same},
+      {"broadcast", {4, 1, 5}, {3, 5}, same, same},
+      {"rank0 rhs", {3, 4}, {}, same, same},
+      {"transposed lhs", {7, 6}, {6, 7}, [](const Tensor& t) { return t.transpose(); }, same},
+      {"both transposed", {7, 6}, {7, 6}, [](const Tensor& t) { return t.transpose(); }, [](const Tensor& t) { return t.transpose(); }},
+      {"sliced rhs (offset)", {6, 7}, {9, 10}, same, [](const Tensor& t) { return t.slice(0, 2, 8).slice(1, 3, 10); }},
+      {"expanded rhs", {5, 6}, {1, 6}, same, [](const Tensor& t) { return t.expand({5, 6}); }},
+      {"permuted rank 3", {2, 3, 4}, {4, 2, 3}, same, [](const Tensor& t) { return t.permute({1, 2, 0}); }},
+      {"ragged 129", {129}, {129}, same, same},
+  };
+}
+
+TEST(TensorOps, BinaryOpsMatchTheHostOverTypesShapesAndViews) {
+  uint32_t seed = 1;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (const BinaryCase& op : binary_cases()) {
+      for (DType t : kNumberTypes) {
+        const bool is_float = ir::is_float(t);
+        if (op.floats_only && !is_float) continue;
+        if (std::string(op.name) == "div_int" && is_float) continue;
+        if (std::string(op.name) == "rem" && is_float) continue;  // fmod semantics on floats: see below
+        if (t == DType::U8 && (std::string(op.name) == "sub")) continue;  // wraps; not a host double
+        for (const Layout& l : layouts()) {
+          const double lo = op.positive ? 1 : (t == DType::U8 ? 0 : -4), hi = op.positive ? 6 : (t == DType::U8 ? 10 : 4);
+          HostTensor ha = random_host(t, l.a_base, seed++, lo, hi), hb = random_host(t, l.b_base, seed++, lo, hi);
+          Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
+          Tensor va = l.a_view(ba), vb = l.b_view(bb);
+          HostTensor want = host_binary(t, host_view(ba, ha, va), host_view(bb, hb, vb), op.host);
+          Tensor got = op.fn(va, vb);
+          EXPECT_EQ(got.shape(), want.shape) << op.name << " " << l.name;
+          expect_values(got, want.v, tolerance(t) * (std::string(op.name) == "pow" ? 4 : 1),
+                        dev.name() + " " + op.name + " " + std::string(ir::scalar_name(t)) + " " + l.name);
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorOps, NumbersMeetTensorsOnEitherSide) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    HostTensor h = random_host(DType::F32, {3, 5}, 7);
+    Tensor a = upload(c, DType::F32, h);
+    std::vector<double> twice, minus, shifted;
+    for (double x : h.v) {
+      twice.push_back(double(float(x * 2.5)));
+      minus.push_back(double(float(10.0 - x)));
+      shifted.push_back(double(float(x + 1)));
+    }
+    expect_values(a * 2.5, twice, 0, dev.name() + " a * 2.5");
+    expect_values(10 - a, minus, 0, dev.name() + " 10 - a");
+    expect_values(a + 1, shifted, 0, dev.name() + " a + 1");
+    Tensor i = upload(c, DType::I32, HostTensor{{4}, {1, 2, 3, 4}});
+    expect_values(i * 3, {3, 6, 9, 12}, 0, dev.name() + " i32 * 3");
+    test::expect_error([&] { (void)(i * 2.5); }, "launch.bad_argument");
+  }
+}
+
+TEST(TensorOps, ComparisonsGiveBoolTensors) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    Tensor a = upload(c, DType::F32, HostTensor{{2, 3}, {1, 5, 3, -2, 0, 7}});
+    Tensor b = upload(c, DType::F32, HostTensor{{3}, {1, 4, 9}});
+    Tensor r = lt(a, b);
+    EXPECT_EQ(r.dtype(), DType::Bool);
+    expect_values(r, {0, 0, 1, 1, 1, 1}, 0, dev.name() + " lt");
+    expect_values(eq(a, b), {1, 0, 0, 0, 0, 0}, 0, dev.name() + " eq");
+    expect_values(ge(a, 3), {0, 1, 1, 0, 0, 1}, 0, dev.name() + " ge 3");
+    expect_values(ne(a, b), {0, 1, 1, 1, 1, 1}, 0, dev.name() + " ne");
+    expect_values(gt(a, b), {0, 1, 0, 0, 0, 0}, 0, dev.name() + " gt");
+    expect_values(le(a, b), {1, 0, 1, 1, 1, 1}, 0, dev.name() + " le");
+  }
+}
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(Operand)> fn;
+  std::function<double(double)> host;
+  double lo, hi;
+};
+
+TEST(TensorOps, UnaryOpsMatchTheHost) {
+  std::vector<UnaryCase> cases = {
+      {"neg", [](Operand a) { return neg(std::move(a)); }, [](double x) { return -x; }, -4, 4},
+      {"abs", [](Operand a) { return abs(std::move(a)); }, [](double x) { return std::fabs(x); }, -4, 4},
+      {"exp", [](Operand a) { return exp(std::move(a)); }, [](double x) { return std::exp(x); }, -4, 4},
+      {"log", [](Operand a) { return log(std::move(a)); }, [](double x) { return std::log(x); }, 0.1, 8},
+      {"sqrt", [](Operand a) { return sqrt(std::move(a)); }, [](double x) { return std::sqrt(x); }, 0, 8},
+      {"tanh", [](Operand a) { return tanh(std::move(a)); }, [](double x) { return std::tanh(x); }, -4, 4},
+      {"erf", [](Operand a) { return erf(std::move(a)); }, [](double x) { return std::erf(x); }, -3, 3},
+      {"sigmoid", [](Operand a) { return sigmoid(std::move(a)); }, [](double x) { return 1 / (1 + std::exp(-x)); }, -6, 6},
+      {"relu", [](Operand a) { return relu(std::move(a)); }, [](double x) { return std::max(x, 0.0); }, -4, 4},
+      {"gelu", [](Operand a) { return gelu(std::move(a)); }, [](double x) { return x / 2 * (1 + std::erf(x / std::sqrt(2.0))); }, -4, 4},
+  };
+  uint32_t seed = 100;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (const UnaryCase& u : cases) {
+      for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+        HostTensor h = random_host(t, {9, 13}, seed++, u.lo, u.hi);
+        Tensor base = upload(c, t, h);
+        Tensor view = base.transpose().slice(0, 1, 12);  // strided and offset
+        HostTensor in = host_view(base, h, view);
+        std::vector<double> want;
+        for (double x : in.v) want.push_back(u.host(x));
+        want = values(data_of(t, in.shape, want));
+        // exp, erf and the rest on the GPU are within a few ulps of the correctly rounded value.
+        double tol = tolerance(t) * (t == DType::F32 ? 4 : t == DType::F64 ? 8 : 1);
+        expect_values(u.fn(view), want, tol, dev.name() + " " + u.name + " " + std::string(ir::scalar_name(t)));
+      }
+    }
+    HostTensor hi = random_host(DType::I32, {10}, seed++);
+    std::vector<double> want;
+    for (double x : hi.v) want.push_back(std::fabs(x));
+    expect_values(abs(upload(c, DType::I32, hi)), want, 0, dev.name() + " abs i32");
+  }
+}
+
+TEST(TensorOps, CastConvertsEveryPair) {
+  const std::vector<DType> types = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool};
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType from : types) {
+      for (DType to : types) {
+        HostTensor h = random_host(from, {2, 7}, 5, 0, 9);
+        Tensor x = upload(c, from, h).transpose();
+        std::vector<double> in = values(x.to_data());
+        std::vector<double> want;
+        for (double v : in) want.push_back(to == DType::Bool ? double(v != 0) : ir::is_int(to) ? std::trunc(v) : v);
+        want = values(data_of(to, {int64_t(want.size())}, want));
+        Tensor y = cast(x, to);
+        EXPECT_EQ(y.dtype(), to);
+        expect_values(y, want, tolerance(to), dev.name() + " cast " + std::string(ir::scalar_name(from)) + " -> " +
+                                                  std::string(ir::scalar_name(to)));
+      }
+    }
+  }
+}
+
+// Launches of every kernel on c so far.
+uint64_t launch_count(const Client& c) { return c.stats().launches; }
+
+TEST(TensorInPlace, AGivenOperandTakesTheResultWhenItCan) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    HostTensor ha = random_host(DType::F32, {4, 5}, 1), hb = random_host(DType::F32, {4, 5}, 2), hr = random_host(DType::F32, {5}, 3);
+    std::vector<double> sum;
+    for (size_t i = 0; i < ha.v.size(); ++i) sum.push_back(double(float(ha.v[i] + hb.v[i])));
+
+    // Left given and sole owner: into it.
+    Tensor a = upload(c, DType::F32, ha), b = upload(c, DType::F32, hb);
+    uint64_t a_mem = a.handle().memory_id();
+    Tensor r = std::move(a) + b;
+    EXPECT_EQ(r.handle().memory_id(), a_mem);
+    expect_values(r, sum, 0, "into lhs");
+
+    // Left lent, right given: into the right one.
+    a = upload(c, DType::F32, ha);
+    b = upload(c, DType::F32, hb);
+    uint64_t b_mem = b.handle().memory_id();
+    r = a + std::move(b);
+    EXPECT_EQ(r.handle().memory_id(), b_mem);
+    expect_values(r, sum, 0, "into rhs");
+
+    // Given but shared (a view is alive): new memory.
+    a = upload(c, DType::F32, ha);
+    Tensor view = a.slice(0, 0, 2);
+    a_mem = a.handle().memory_id();
+    r = std::move(a) + upload(c, DType::F32, hb);
+    EXPECT_NE(r.handle().memory_id(), a_mem);
+    expect_values(r, sum, 0, "shared lhs");
+
+    // Given but smaller than the result (it broadcasts): the other one, or new memory.
+    Tensor row = upload(c, DType::F32, hr);
+    uint64_t row_mem = row.handle().memory_id();
+    r = std::move(row) + upload(c, DType::F32, ha);
+    EXPECT_NE(r.handle().memory_id(), row_mem);
+
+    // Given but overlapping itself (expanded): new memory, and the operand is untouched.
+    Tensor col = upload(c, DType::F32, HostTensor{{4, 1}, {1, 2, 3, 4}});
+    Tensor keep = col;
+    uint64_t col_mem = col.handle().memory_id();
+    keep = Tensor();  // col is the sole owner again
+    r = std::move(col).expand({4, 5}) + upload(c, DType::F32, hb);
+    EXPECT_NE(r.handle().memory_id(), col_mem);
+
+    // Given with another element type than the result (a comparison): new memory.
+    a = upload(c, DType::F32, ha);
+    a_mem = a.handle().memory_id();
+    r = lt(std::move(a), 0.0);
+    EXPECT_NE(r.handle().memory_id(), a_mem);
+
+    // Unary ops too: exp(std::move(x)) writes into x.
+    Tensor x = upload(c, DType::F32, ha);
+    uint64_t x_mem = x.handle().memory_id();
+    uint64_t before = launch_count(c);
+    Tensor e = exp(std::move(x));
+    EXPECT_EQ(e.handle().memory_id(), x_mem);
+    EXPECT_EQ(launch_count(c) - before, 1u);
+  }
+}
+
+TEST(TensorOps, NewMemoryFollowsTheOperandsMemoryOrder) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    Tensor a = upload(c, DType::F32, random_host(DType::F32, {2, 3, 4}, 1)).permute({2, 0, 1});  // [4, 2, 3], strides [1, 12, 4]
+    Tensor b = upload(c, DType::F32, random_host(DType::F32, {2, 3, 4}, 2)).permute({2, 0, 1});
+    Tensor r = a + b;
+    EXPECT_EQ(r.strides(), a.strides()) << "the result is laid out as its operands";
+    // A broadcast operand does not vote: the full-size one decides.
+    Tensor s = a + upload(c, DType::F32, random_host(DType::F32, {3}, 3));
+    EXPECT_EQ(s.strides(), a.strides());
+    // Operands that disagree: the larger share of bytes wins; row-major for a tie goes to the first.
+    Tensor row_major = upload(c, DType::F32, random_host(DType::F32, {4, 2, 3}, 4));
+    EXPECT_EQ((row_major + a).strides(), row_major.strides());
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test

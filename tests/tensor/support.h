@@ -1,0 +1,143 @@
+// What the tensor tests share: the devices to run on, fresh random tensors of any element type,
+// host copies of a view's values, and comparison with a tolerance by element type.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kiln/runtime.h"
+#include "kiln/tensor.h"
+#include "support/expect_error.h"
+
+namespace kiln::test {
+
+inline std::vector<Device> devices() {
+  std::vector<Device> d = {Device::cpu()};
+  for (const Device& x : Device::all()) {
+    if (x.kind() == DeviceKind::Cuda) d.push_back(x);
+  }
+  return d;
+}
+
+// `v` rounded to `t` and stored in its bytes.
+inline void put(DType t, unsigned char* p, double v) {
+  switch (t) {
+    case DType::F16: { f16 x(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+    case DType::BF16: { bf16 x(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+    case DType::F32: { float x = float(v); std::memcpy(p, &x, 4); break; }
+    case DType::F64: std::memcpy(p, &v, 8); break;
+    case DType::I32: { int32_t x = int32_t(v); std::memcpy(p, &x, 4); break; }
+    case DType::I64: { int64_t x = int64_t(v); std::memcpy(p, &x, 8); break; }
+    case DType::U8: *p = uint8_t(v); break;
+    case DType::Bool: *p = v != 0; break;
+    default: FAIL() << "no such test dtype";
+  }
+}
+
+inline double get(DType t, const unsigned char* p) {
+  switch (t) {
+    case DType::F16: { f16 x; std::memcpy(&x, p, 2); return float(x); }
+    case DType::BF16: { bf16 x; std::memcpy(&x, p, 2); return float(x); }
+    case DType::F32: { float x; std::memcpy(&x, p, 4); return x; }
+    case DType::F64: { double x; std::memcpy(&x, p, 8); return x; }
+    case DType::I32: { int32_t x; std::memcpy(&x, p, 4); return x; }
+    case DType::I64: { int64_t x; std::memcpy(&x, p, 8); return double(x); }
+    case DType::U8: return *p;
+    case DType::Bool: return *p != 0;
+    default: return NAN;
+  }
+}
+
+inline std::vector<double> values(const TensorData& d) {
+  std::vector<double> v(size_t(d.numel()));
+  const int b = ir::scalar_bytes(d.dtype);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = get(d.dtype, d.bytes.data() + i * size_t(b));
+  return v;
+}
+
+inline TensorData data_of(DType t, const Shape& shape, const std::vector<double>& v) {
+  TensorData d;
+  d.dtype = t;
+  d.shape = shape;
+  d.bytes.resize(v.size() * size_t(ir::scalar_bytes(t)));
+  for (size_t i = 0; i < v.size(); ++i) put(t, d.bytes.data() + i * size_t(ir::scalar_bytes(t)), v[i]);
+  return d;
+}
+
+// Fresh values for `t`: integers in [lo, hi] for integer types, uniform floats otherwise; each
+// value as `t` holds it (rounded), so that the host reference starts from the same numbers.
+inline std::vector<double> random_values(DType t, size_t n, uint32_t seed, double lo = -4, double hi = 4) {
+  std::mt19937 g(seed);
+  std::vector<double> v(n);
+  if (ir::is_int(t) || t == DType::Bool) {
+    std::uniform_int_distribution<int64_t> u{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+    for (double& x : v) x = double(u(g));
+  } else {
+    std::uniform_real_distribution<double> u(lo, hi);
+    for (double& x : v) x = u(g);
+  }
+  TensorData d = data_of(t, {int64_t(n)}, v);
+  return values(d);
+}
+
+// A host array with a shape: what a test's reference computes on.
+struct HostTensor {
+  Shape shape;
+  std::vector<double> v;  // row-major
+};
+
+inline HostTensor random_host(DType t, const Shape& shape, uint32_t seed, double lo = -4, double hi = 4) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return HostTensor{shape, random_values(t, size_t(n), seed, lo, hi)};
+}
+
+inline Tensor upload(const Client& c, DType t, const HostTensor& h) { return Tensor::from_data(c, data_of(t, h.shape, h.v)); }
+
+// The row-major values of `view`, a view of `base` (whose host values are `host`), read through
+// the view's shape, strides and start offset on the host.
+inline HostTensor host_view(const Tensor& base, const HostTensor& host, const Tensor& view) {
+  const int64_t start = int64_t(view.handle().offset() - base.handle().offset()) / ir::scalar_bytes(view.dtype());
+  HostTensor out{view.shape(), std::vector<double>(size_t(view.numel()))};
+  for (size_t i = 0; i < out.v.size(); ++i) {
+    int64_t rest = int64_t(i), off = start;
+    for (size_t d = view.shape().size(); d-- > 0;) {
+      off += rest % view.shape()[d] * view.strides()[d];
+      rest /= view.shape()[d];
+    }
+    out.v[i] = host.v[size_t(off)];
+  }
+  return out;
+}
+
+// Tolerance by element type, relative to max(1, |want|).
+inline double tolerance(DType t) {
+  switch (t) {
+    case DType::F16: return 2e-3;
+    case DType::BF16: return 1.6e-2;
+    case DType::F32: return 2e-6;
+    case DType::F64: return 1e-14;
+    default: return 0;
+  }
+}
+
+inline void expect_values(const Tensor& got, const std::vector<double>& want, double tol, const std::string& what) {
+  std::vector<double> g = values(got.to_data());
+  ASSERT_EQ(g.size(), want.size()) << what;
+  size_t bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool both_nan = std::isnan(g[i]) && std::isnan(want[i]);
+    const double err = std::fabs(g[i] - want[i]);
+    if (!both_nan && !(err <= tol * std::max(1.0, std::fabs(want[i])))) {
+      if (++bad <= 3) ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", want " << want[i];
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+}  // namespace kiln::test
