@@ -34,7 +34,7 @@ ValueRef constant_like(Tracer& t, const ValueRef& like, double v) {
                                         : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
 }
 
-enum class Needs { Any, Numbers, Floats };
+enum class Needs { Any, Numbers, Signed, Floats };
 
 struct OpInfo {
   const char* name;
@@ -52,8 +52,11 @@ ElementFn unary_fn(ir::OpKind kind) {
 
 void check_dtype(const std::string& op, DType d, Needs needs) {
   tensor::check_supported(op, d);
-  if (needs == Needs::Numbers && d == DType::Bool) {
+  if (needs != Needs::Any && d == DType::Bool) {
     throw Error("tensor.unsupported_dtype", op + " does not take bool tensors; cast them to a number type first");
+  }
+  if (needs == Needs::Signed && ir::is_unsigned_int(d)) {
+    throw Error("tensor.unsupported_dtype", op + " takes signed numbers (floats, i32, i64), not " + std::string(ir::scalar_name(d)));
   }
   if (needs == Needs::Floats && !ir::is_float(d)) {
     throw Error("tensor.unsupported_dtype", op + " takes floating-point tensors (f16, bf16, f32, f64), not " +
@@ -210,8 +213,13 @@ Tensor le(Operand a, Operand b) { return binary("le", Needs::Numbers, true, ir::
 Tensor gt(Operand a, Operand b) { return binary("gt", Needs::Numbers, true, ir::OpKind::Gt, std::move(a), std::move(b)); }
 Tensor ge(Operand a, Operand b) { return binary("ge", Needs::Numbers, true, ir::OpKind::Ge, std::move(a), std::move(b)); }
 
-Tensor neg(Operand a) { return unary("neg", Needs::Numbers, unary_fn(ir::OpKind::Neg), std::move(a)); }
-Tensor abs(Operand a) { return unary("abs", Needs::Numbers, unary_fn(ir::OpKind::Abs), std::move(a)); }
+Tensor neg(Operand a) { return unary("neg", Needs::Signed, unary_fn(ir::OpKind::Neg), std::move(a)); }
+Tensor abs(Operand a) {
+  // An unsigned value is its own magnitude.
+  return unary("abs", Needs::Numbers, [](Tracer& t, const std::vector<ValueRef>& v) {
+    return ir::is_unsigned_int(v[0].type.scalar) ? v[0] : t.unary(ir::OpKind::Abs, widen(t, v[0]));
+  }, std::move(a));
+}
 Tensor exp(Operand a) { return unary("exp", Needs::Floats, unary_fn(ir::OpKind::Exp), std::move(a)); }
 Tensor log(Operand a) { return unary("log", Needs::Floats, unary_fn(ir::OpKind::Log), std::move(a)); }
 Tensor sqrt(Operand a) { return unary("sqrt", Needs::Floats, unary_fn(ir::OpKind::Sqrt), std::move(a)); }

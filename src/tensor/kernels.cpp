@@ -69,19 +69,38 @@ std::string ElementwiseSpec::key() const {
   return k;
 }
 
-KernelRef elementwise_kernel(const ElementwiseSpec& spec) {
-  static std::mutex mutex;
-  static std::map<std::string, KernelRef>* kernels = new std::map<std::string, KernelRef>();  // lives to exit
-  const std::string key = spec.key();
+namespace {
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, KernelRef>& registry() {
+  static auto* kernels = new std::map<std::string, KernelRef>();  // lives to exit: launches at exit may use it
+  return *kernels;
+}
+}  // namespace
+
+KernelRef cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record) {
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = kernels->find(key);
-    if (it != kernels->end()) return it->second;
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    auto it = registry().find(key);
+    if (it != registry().end()) return it->second;
   }
   // Recorded outside the lock: two threads may record the same kernel; the first one kept wins.
-  KernelRef ref = kernel_ref(record_elementwise(spec));
-  std::lock_guard<std::mutex> lock(mutex);
-  return kernels->emplace(key, ref).first->second;
+  KernelRef ref = kernel_ref(record());
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  return registry().emplace(key, ref).first->second;
+}
+
+std::vector<KernelRef> recorded_kernels() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::vector<KernelRef> out;
+  for (const auto& [key, ref] : registry()) out.push_back(ref);
+  return out;
+}
+
+KernelRef elementwise_kernel(const ElementwiseSpec& spec) {
+  return cached_kernel(spec.key(), [&] { return record_elementwise(spec); });
 }
 
 }  // namespace kiln::tensor

@@ -37,4 +37,10 @@ struct ElementwiseSpec {
 // (row-major over the output's shape) from each tensor operand's strides.
 KernelRef elementwise_kernel(const ElementwiseSpec& spec);
 
+// The kernel kept under `key`, recording it with `record` the first time.
+KernelRef cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record);
+
+// Every kernel recorded so far, in key order: for the tests that compile them for CUDA.
+std::vector<KernelRef> recorded_kernels();
+
 }  // namespace kiln::tensor

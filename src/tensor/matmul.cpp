@@ -2,8 +2,6 @@
 // no copy); batch dims broadcast; an rhs that is the same matrix for every batch turns the batch
 // into rows of one larger product when the lhs's rows allow it.
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "kiln/tensor/matmul.h"
 #include "tensor/kernels.h"
@@ -82,17 +80,8 @@ ir::Kernel record_matmul(DType dtype, int batch_rank) {
 }
 
 KernelRef matmul_kernel(DType dtype, int batch_rank) {
-  static std::mutex mutex;
-  static std::map<std::pair<DType, int>, KernelRef>* kernels = new std::map<std::pair<DType, int>, KernelRef>();
-  std::pair<DType, int> key{dtype, batch_rank};
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = kernels->find(key);
-    if (it != kernels->end()) return it->second;
-  }
-  KernelRef ref = kernel_ref(record_matmul(dtype, batch_rank));
-  std::lock_guard<std::mutex> lock(mutex);
-  return kernels->emplace(key, ref).first->second;
+  return tensor::cached_kernel("tensor_matmul/" + std::string(ir::scalar_name(dtype)) + "/" + std::to_string(batch_rank),
+                               [&] { return record_matmul(dtype, batch_rank); });
 }
 
 }  // namespace

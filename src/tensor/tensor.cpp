@@ -86,6 +86,14 @@ void Tensor::check_from_data(DType dtype, size_t count, const Shape& shape) {
   }
 }
 
+Tensor Tensor::from_data(const Client& client, const std::vector<bool>& data, Shape shape) {
+  TensorData d;
+  d.dtype = DType::Bool;
+  d.shape = std::move(shape);
+  d.bytes.assign(data.begin(), data.end());
+  return from_data(client, d);
+}
+
 Tensor Tensor::from_data(const Client& client, const TensorData& data) {
   check_from_data(data.dtype, data.bytes.size() / size_t(ir::scalar_bytes(data.dtype)), data.shape);
   Handle h = client.upload_bytes(data.bytes.data(), data.bytes.size()).view_as(data.dtype);

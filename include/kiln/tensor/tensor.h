@@ -9,6 +9,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/element.h"
@@ -60,9 +61,11 @@ class Tensor {
     return Tensor(client, client.upload(data), std::move(shape), scalar_of<T>());
   }
   template <Element T>
+    requires(!std::is_same_v<T, bool>)  // std::vector<bool> holds no array of bools: the overload below
   static Tensor from_data(const Client& client, const std::vector<T>& data, Shape shape) {
     return from_data(client, std::span<const T>(data), std::move(shape));
   }
+  static Tensor from_data(const Client& client, const std::vector<bool>& data, Shape shape);
   static Tensor from_data(const Client& client, const TensorData& data);
   // A contiguous tensor whose elements are not set.
   static Tensor empty(const Client& client, Shape shape, DType dtype);

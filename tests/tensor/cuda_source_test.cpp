@@ -1,0 +1,66 @@
+// The tensor library's kernels emitted as CUDA C++ and compiled with NVRTC for sm_90a, in checked
+// mode as the ops launch them: how CI checks their CUDA code generation without a GPU (skips,
+// saying so, when NVRTC is missing).
+#include <gtest/gtest.h>
+
+#include "backends/cuda/emit.h"
+#include "backends/cuda/nvrtc.h"
+#include "kiln/passes/passes.h"
+#include "support.h"
+#include "tensor/kernels.h"
+
+namespace kiln::test {
+namespace {
+
+// Records a kernel of every op for every element type it takes (on the CPU, which needs no
+// compiler), at ranks 1 to 3.
+void record_every_op() {
+  Client c = Device::cpu().client();
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool}) {
+    HostTensor h = random_host(t, {3, 4, 5}, 1, 0, 3);
+    Tensor x = upload(c, t, h);
+    Tensor views[] = {x.reshape({60}), x.slice(2, 0, 4).reshape({12, 4}), x.permute({2, 0, 1})};
+    for (const Tensor& v : views) {
+      (void)into_contiguous(v);
+      (void)eq(v, v);
+      for (DType to : {DType::F32, DType::BF16, DType::I64, DType::Bool}) (void)cast(v, to);
+      if (t == DType::Bool) continue;
+      (void)(v + v), (void)(v - v), (void)(v * v), (void)(v / 2), (void)(v % 2), (void)max(v, v), (void)min(v, 1);
+      (void)lt(v, v), (void)le(v, 1), (void)gt(v, v), (void)ge(v, v), (void)ne(v, 1);
+      (void)abs(v), (void)relu(v);
+      if (t != DType::U8) (void)neg(v);
+      if (ir::is_float(t)) (void)exp(v), (void)log(v), (void)sqrt(v), (void)tanh(v), (void)erf(v), (void)sigmoid(v), (void)gelu(v), (void)pow(v, v);
+    }
+    Tensor m = upload(c, t == DType::Bool ? DType::F32 : t, random_host(DType::F32, {2, 3, 4}, 2));
+    (void)matmul(m, m.transpose());
+    (void)matmul(m.slice(0, 0, 1).reshape({3, 4}), m.transpose());
+  }
+}
+
+TEST(TensorCudaSource, EveryKernelCompilesWithNvrtc) {
+  if (!cuda::nvrtc_available()) GTEST_SKIP() << "skipped: NVRTC was not found, so the tensor kernels' CUDA sources were not compiled";
+  record_every_op();
+  auto options = cuda::default_compile_options("sm_90a");
+  size_t compiled = 0;
+  for (const KernelRef& ref : tensor::recorded_kernels()) {
+    ir::Kernel k = ref.program()->kernel();
+    k.facts.cube_dim = ir::Dim3{256, 1, 1};
+    k.facts.mode = ir::ExecMode::Checked;
+    passes::PipelineOptions pipeline;
+    pipeline.target = ir::Target::cuda(90, true);
+    pipeline.verify_each = true;
+    try {
+      passes::run_pipeline(k, pipeline);
+      cuda::EmitResult e = cuda::emit_cuda(k);
+      (void)cuda::compile(e.source, e.entry, options);
+      ++compiled;
+    } catch (const Error& err) {
+      ADD_FAILURE() << k.name << ": " << err.what();
+    }
+  }
+  EXPECT_GT(compiled, 300u);
+  std::printf("[ cuda     ] %zu tensor kernels compiled with NVRTC for sm_90a\n", compiled);
+}
+
+}  // namespace
+}  // namespace kiln::test

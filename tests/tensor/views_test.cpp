@@ -1,0 +1,121 @@
+// Views change shape and strides only (no launch); reshape copies only where strides cannot show
+// the new shape; printing; every error kind of the tensor library.
+#include <gtest/gtest.h>
+
+#include "support.h"
+
+namespace kiln::test {
+namespace {
+
+TEST(TensorViews, LaunchNothingAndShareMemory) {
+  Client c = Device::cpu().client();
+  HostTensor h = random_host(DType::F32, {2, 3, 4}, 1);
+  Tensor t = upload(c, DType::F32, h);
+  const uint64_t before = c.stats().launches;
+  Tensor p = t.permute({2, 0, 1});
+  EXPECT_EQ(p.shape(), (Shape{4, 2, 3}));
+  EXPECT_EQ(p.strides(), (Strides{1, 12, 4}));
+  Tensor s = t.swap_dims(-1, 0);
+  EXPECT_EQ(s.shape(), (Shape{4, 3, 2}));
+  EXPECT_EQ(s.strides(), (Strides{1, 4, 12}));
+  Tensor sl = t.slice(1, 1, 3);
+  EXPECT_EQ(sl.shape(), (Shape{2, 2, 4}));
+  EXPECT_EQ(sl.handle().offset() - t.handle().offset(), 4 * sizeof(float));
+  Tensor n = t.narrow(2, 1, 2);
+  EXPECT_EQ(n.shape(), (Shape{2, 3, 2}));
+  Tensor e = upload(c, DType::F32, random_host(DType::F32, {3, 1}, 2)).expand({2, 3, 5});
+  EXPECT_EQ(e.strides(), (Strides{0, 1, 0}));
+  Tensor r = t.reshape({6, -1});
+  EXPECT_EQ(r.shape(), (Shape{6, 4}));
+  EXPECT_EQ(r.handle().memory_id(), t.handle().memory_id());
+  // Splitting and merging dims of a permuted view where its strides allow: still a view.
+  Tensor pr = p.reshape({2, 2, 2, 3});
+  EXPECT_EQ(pr.strides(), (Strides{2, 1, 12, 4}));
+  EXPECT_EQ(c.stats().launches, before);
+  // The values read through the views are the host's.
+  expect_values(p, host_view(t, h, p).v, 0, "permute");
+  expect_values(sl, host_view(t, h, sl).v, 0, "slice");
+  expect_values(pr, host_view(t, h, p).v, 0, "reshaped view");
+}
+
+TEST(TensorViews, ReshapeCopiesWhereStridesCannotShowTheShape) {
+  Client c = Device::cpu().client();
+  HostTensor h = random_host(DType::F64, {3, 4}, 3);
+  Tensor t = upload(c, DType::F64, h);
+  Tensor tt = t.transpose();
+  const uint64_t before = c.stats().launches;
+  Tensor flat = tt.reshape({12});
+  EXPECT_EQ(c.stats().launches - before, 1u);
+  EXPECT_NE(flat.handle().memory_id(), t.handle().memory_id());
+  expect_values(flat, host_view(t, h, tt).v, 0, "reshape of a transpose");
+  expect_error([&] { (void)t.reshape({5, -1}); }, "tensor.shape_mismatch");
+}
+
+TEST(TensorViews, IntoContiguousLeavesAContiguousTensorAlone) {
+  Client c = Device::cpu().client();
+  Tensor t = upload(c, DType::I32, random_host(DType::I32, {3, 4}, 4));
+  const uint64_t before = c.stats().launches;
+  Tensor same = into_contiguous(t);
+  EXPECT_EQ(same.handle().memory_id(), t.handle().memory_id());
+  EXPECT_EQ(c.stats().launches, before);
+}
+
+TEST(TensorPrint, AsPyTorchPrintsIt) {
+  Client c = Device::cpu().client();
+  Tensor a = Tensor::from_data<float>(c, {1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(a.to_string(), "tensor([[1., 2., 3.],\n        [4., 5., 6.]])");
+  Tensor b = Tensor::from_data<double>(c, {0.5, -1.25, 10}, {3});
+  EXPECT_EQ(b.to_string(), "tensor([ 0.5000, -1.2500, 10.0000], dtype=f64)");
+  Tensor i = Tensor::from_data<int32_t>(c, {1, -20, 300}, {3});
+  EXPECT_EQ(i.to_string(), "tensor([  1, -20, 300], dtype=i32)");
+  Tensor t3 = Tensor::from_data<float>(c, {1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  EXPECT_EQ(t3.to_string(), "tensor([[[1., 2.],\n         [3., 4.]],\n\n        [[5., 6.],\n         [7., 8.]]])");
+  EXPECT_EQ(Tensor::from_data<float>(c, {21, 84, 42}, {3}).to_data().to_string(), "[21.0, 84.0, 42.0]");
+}
+
+TEST(TensorErrors, EachKindSaysWhatIsWrong) {
+  Client c = Device::cpu().client();
+  Tensor a = Tensor::from_data<float>(c, std::vector<float>(6, 1.f), {2, 3});
+  Tensor b = Tensor::from_data<float>(c, std::vector<float>(8, 1.f), {2, 4});
+  Error e = expect_error([&] { (void)(a + b); }, "tensor.shape_mismatch");
+  EXPECT_NE(std::string(e.what()).find("add: shapes [2, 3] and [2, 4] do not broadcast"), std::string::npos) << e.what();
+  Tensor d = Tensor::from_data<double>(c, std::vector<double>(6, 1.0), {2, 3});
+  e = expect_error([&] { (void)(a * d); }, "tensor.dtype_mismatch");
+  EXPECT_NE(std::string(e.what()).find("mul: operands are f32 and f64"), std::string::npos) << e.what();
+  Tensor i = Tensor::from_data<int32_t>(c, {1, 2}, {2});
+  e = expect_error([&] { (void)exp(i); }, "tensor.unsupported_dtype");
+  EXPECT_NE(std::string(e.what()).find("exp takes floating-point tensors"), std::string::npos) << e.what();
+  expect_error([&] { (void)Tensor::from_data<uint16_t>(c, {1, 2}, {2}); }, "tensor.unsupported_dtype");
+  e = expect_error([&] { (void)neg(Tensor::from_data<uint8_t>(c, {1, 2}, {2})); }, "tensor.unsupported_dtype");
+  EXPECT_NE(std::string(e.what()).find("neg takes signed numbers"), std::string::npos) << e.what();
+  expect_error([&] { (void)(Tensor::from_data(c, std::vector<bool>{true, false}, {2}) + 1); }, "tensor.unsupported_dtype");
+  expect_error([&] { (void)Tensor::from_data<float>(c, {1, 2, 3}, {2, 2}); }, "tensor.shape_mismatch");
+  expect_error([&] { (void)a.swap_dims(0, 2); }, "tensor.bad_dim");
+  expect_error([&] { (void)a.permute({0, 0}); }, "tensor.bad_dim");
+  expect_error([&] { (void)a.slice(1, 2, 4); }, "tensor.index_out_of_range");
+  expect_error([&] { (void)a.expand({2, 5}); }, "tensor.shape_mismatch");
+  Tensor moved = std::move(a);
+  expect_error([&] { (void)(a + moved); }, "tensor.undefined");
+  expect_error([&] { (void)a.to_data(); }, "tensor.undefined");
+  expect_error([&] { (void)moved.to_data().values<double>(); }, "tensor.dtype_mismatch");
+  for (const Device& dev : devices()) {
+    if (dev.kind() != DeviceKind::Cuda) continue;
+    Tensor g = Tensor::from_data<float>(dev.client(), {1, 2}, {2});
+    Tensor h = Tensor::from_data<float>(c, {1, 2}, {2});
+    expect_error([&] { (void)(g + h); }, "tensor.device_mismatch");
+  }
+}
+
+TEST(TensorDevices, ToDeviceKeepsTheValues) {
+  for (const Device& dev : devices()) {
+    Client c = Device::cpu().client();
+    HostTensor h = random_host(DType::BF16, {3, 5}, 9);
+    Tensor t = upload(c, DType::BF16, h).transpose();
+    Tensor there = t.to_device(dev.client());
+    EXPECT_EQ(there.shape(), (Shape{5, 3}));
+    expect_values(there, host_view(upload(c, DType::BF16, h), h, upload(c, DType::BF16, h).transpose()).v, 0, dev.name());
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test
