@@ -54,4 +54,7 @@ inline std::vector<float> random_floats(size_t n, uint64_t seed) {
 // The tile layer's benchmarks (bench_tile.cpp): row softmax, matmul, the prefetch sweep, attention.
 void tile_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows);
 
+// The tensor library's benchmarks (bench_tensor.cpp): elementwise add, a tiny op's host time, matmul.
+void tensor_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows);
+
 }  // namespace kiln::tool
