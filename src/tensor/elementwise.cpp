@@ -1,8 +1,9 @@
 // Elementwise ops: the operands' broadcast, the choice of the result's memory (in place by
 // ownership, or new memory in the operands' memory order), the walk, and the launch.
 #include <algorithm>
+#include <array>
+#include <span>
 #include <cmath>
-#include <map>
 #include <mutex>
 #include <optional>
 
@@ -36,13 +37,6 @@ ValueRef constant_like(Tracer& t, const ValueRef& like, double v) {
 
 enum class Needs { Any, Numbers, Signed, Floats };
 
-struct OpInfo {
-  const char* name;
-  Needs needs;
-  bool to_bool;  // the result is a bool tensor
-  ElementFn fn;
-};
-
 ElementFn binary_fn(ir::OpKind kind) {
   return [kind](Tracer& t, const std::vector<ValueRef>& v) { return t.binary(kind, widen(t, v[0]), widen(t, v[1])); };
 }
@@ -64,47 +58,123 @@ void check_dtype(const std::string& op, DType d, Needs needs) {
   }
 }
 
-// The operands' facts for the kernel: kinds, element types, and (for tensors) their strides
-// broadcast to the result's shape.
-struct Prepared {
-  std::vector<OperandKind> kinds;
-  std::vector<DType> dtypes;
-  Shape shape;
-};
-
 // What an op may ask of the result beyond the defaults.
 struct ResultRule {
   std::optional<DType> dtype;  // another element type than the operands' (cast)
   bool row_major = false;      // new memory, row-major, whatever the operands' order (into_contiguous)
 };
 
-Tensor elementwise(const OpInfo& info, std::vector<Operand> operands, ResultRule rule = {}) {
-  const std::string op = info.name;
+// An op: its name, what it takes, what it computes, and the kernels recorded for it, by packed
+// facts (kernel_key), searched in order (an op has a handful).
+struct OpInfo {
+  const char* name;
+  Needs needs;
+  bool to_bool;  // the result is a bool tensor
+  ElementFn fn;
+  std::mutex mutex;
+  std::vector<std::pair<uint64_t, KernelRef>> kernels;
+
+  OpInfo(const char* n, Needs ne, bool b, ElementFn f) : name(n), needs(ne), to_bool(b), fn(std::move(f)) {}
+};
+
+// The facts that make an op's kernels differ, in 64 bits: the result's type, the walk's rank,
+// the contiguous kernel's vector width, and each input's kind and type.
+uint64_t kernel_key(const tensor::ElementwiseSpec& s) {
+  uint64_t k = uint64_t(s.out) | uint64_t(s.rank) << 8 | uint64_t(s.width) << 12 | uint64_t(s.kinds.size()) << 16;
+  for (size_t i = 0; i < s.kinds.size(); ++i) {
+    k |= (uint64_t(s.dtypes[i]) << 1 | uint64_t(s.kinds[i] == OperandKind::Scalar)) << (20 + 12 * i);
+  }
+  return k;
+}
+
+KernelRef kernel_for(OpInfo& info, const tensor::ElementwiseSpec& spec) {
+  const uint64_t key = kernel_key(spec);
+  {
+    std::lock_guard<std::mutex> lock(info.mutex);
+    for (const auto& [k, ref] : info.kernels) {
+      if (k == key) return ref;
+    }
+  }
+  KernelRef ref = tensor::elementwise_kernel(spec);
+  std::lock_guard<std::mutex> lock(info.mutex);
+  info.kernels.emplace_back(key, ref);
+  return ref;
+}
+
+// The vector width of a contiguous walk: up to 16 bytes and 4 lanes, while the count and every
+// view's start allow whole vectors.
+int contiguous_width(std::span<Operand> operands, int into, const Tensor& out, int64_t count, DType in_type, DType out_type) {
+  const int bytes = std::max(ir::scalar_bytes(in_type), ir::scalar_bytes(out_type));
+  auto aligned = [](const Tensor& t, int w) { return t.handle().address() % uint64_t(w * ir::scalar_bytes(t.dtype())) == 0; };
+  int width = std::min(4, 16 / bytes);
+  for (; width > 1; width /= 2) {
+    bool ok = count % width == 0 && aligned(out, width);
+    for (size_t i = 0; i < operands.size(); ++i) {
+      ok = ok && (operands[i].is_scalar() || int(i) == into || aligned(operands[i].tensor(), width));
+    }
+    if (ok) break;
+  }
+  return width;
+}
+
+// The handle of a contiguous walk's tensor, showing exactly its `count` elements (a slice's
+// handle runs on to the end of its memory; a vector kernel binds whole vectors).
+Handle exact(const Tensor& t, int64_t count) {
+  const size_t bytes = size_t(count) * size_t(ir::scalar_bytes(t.dtype()));
+  const Handle& h = t.handle();
+  return h.size_in_used() == bytes ? h : h.offset_end(h.size_in_used() - bytes);
+}
+
+// The order in which new memory lays out a result of `shape`: the one that the operands of that
+// shape agree on, weighed by their elements; row-major when none has it.
+std::vector<int> voted_order(std::span<Operand> operands, const Shape& shape) {
+  std::vector<std::pair<std::vector<int>, int64_t>> votes;
+  for (const Operand& o : operands) {
+    if (o.is_scalar() || o.tensor().shape() != shape) continue;
+    std::vector<int> mine = tensor::memory_order(shape, o.tensor().strides());
+    auto it = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == mine; });
+    if (it == votes.end()) votes.emplace_back(std::move(mine), o.tensor().numel());
+    else it->second += o.tensor().numel();
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < votes.size(); ++i) {
+    if (votes[i].second > votes[best].second) best = i;
+  }
+  if (!votes.empty()) return std::move(votes[best].first);
+  std::vector<int> row_major(shape.size());
+  for (size_t i = 0; i < row_major.size(); ++i) row_major[i] = int(i);
+  return row_major;
+}
+
+Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = {}) {
+  const char* op = info.name;
   // The element type: the tensors' (which must agree); numbers take it.
   const Tensor* first = nullptr;
   for (const Operand& o : operands) {
     if (o.is_scalar()) continue;
-    if (!o.tensor().defined()) throw Error("tensor.undefined", op + ": an operand is an empty Tensor (moved from, or never set)");
+    const Tensor& t = o.tensor();
+    if (!t.defined()) throw Error("tensor.undefined", std::string(op) + ": an operand is an empty Tensor (moved from, or never set)");
     if (!first) {
-      first = &o.tensor();
-    } else if (o.tensor().dtype() != first->dtype()) {
-      throw Error("tensor.dtype_mismatch", op + ": operands are " + std::string(ir::scalar_name(first->dtype())) +
-                                               " and " + std::string(ir::scalar_name(o.tensor().dtype())) +
+      first = &t;
+    } else if (t.dtype() != first->dtype()) {
+      throw Error("tensor.dtype_mismatch", std::string(op) + ": operands are " + std::string(ir::scalar_name(first->dtype())) +
+                                               " and " + std::string(ir::scalar_name(t.dtype())) +
                                                "; cast one of them so that both have one element type");
-    } else if (o.tensor().client().id() != first->client().id()) {
-      throw Error("tensor.device_mismatch", op + ": operands live on different devices; move one with to_device()");
+    } else if (t.client().id() != first->client().id()) {
+      throw Error("tensor.device_mismatch", std::string(op) + ": operands live on different devices; move one with to_device()");
     }
   }
-  if (!first) throw Error("tensor.undefined", op + ": no tensor among the operands");
+  if (!first) throw Error("tensor.undefined", std::string(op) + ": no tensor among the operands");
   const DType in_type = first->dtype();
   check_dtype(op, in_type, info.needs);
   const DType out_type = rule.dtype ? *rule.dtype : info.to_bool ? DType::Bool : in_type;
-  tensor::check_supported(op, out_type);
+  if (rule.dtype) tensor::check_supported(op, out_type);
   const Client client = first->client();
 
-  Shape shape;
+  // The result's shape: the operands' broadcast.
+  Shape shape = first->shape();
   for (const Operand& o : operands) {
-    if (!o.is_scalar()) shape = shape.empty() && o.tensor().rank() == 0 ? shape : tensor::broadcast_shapes(shape, o.tensor().shape(), op);
+    if (!o.is_scalar() && o.tensor().shape() != shape) shape = tensor::broadcast_shapes(shape, o.tensor().shape(), op);
   }
 
   // Where the result goes: a given operand's memory, else new memory in the voted order.
@@ -119,154 +189,154 @@ Tensor elementwise(const OpInfo& info, std::vector<Operand> operands, ResultRule
   std::vector<int> order;
   Tensor out;
   if (into >= 0) {
-    out = operands[size_t(into)].tensor();
+    out = operands[size_t(into)].take();  // the operand's tensor is `out` from here on
     order = tensor::memory_order(out.shape(), out.strides());
   } else {
-    // Operands of the result's shape vote for their memory order with their bytes.
-    std::map<std::vector<int>, int64_t> votes;
-    for (const Operand& o : operands) {
-      if (rule.row_major || o.is_scalar() || o.tensor().shape() != shape) continue;
-      votes[tensor::memory_order(shape, o.tensor().strides())] += o.tensor().numel() * ir::scalar_bytes(in_type);
-    }
-    for (const auto& [candidate, bytes] : votes) {
-      if (order.empty() || bytes > votes[order]) order = candidate;
-    }
-    if (order.empty()) order = tensor::memory_order(shape, contiguous_strides(shape));
+    order = rule.row_major ? voted_order({}, shape) : voted_order(operands, shape);
     out = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_type);
   }
+  const int64_t count = out.numel();
+  if (count == 0) return out;
+
+  auto tensor_of = [&](size_t i) -> const Tensor& { return int(i) == into ? out : operands[i].tensor(); };
 
   // The walk over the result in its memory order, with dims folded where every tensor allows.
-  tensor::ElementwiseSpec spec;
-  spec.name = std::string("tensor_") + info.name;
-  spec.out = out_type;
-  spec.fn = info.fn;
   std::vector<Strides> strides;
-  for (const Operand& o : operands) {
-    spec.kinds.push_back(o.is_scalar() ? OperandKind::Scalar : OperandKind::Tensor);
-    spec.dtypes.push_back(in_type);
-    if (!o.is_scalar()) strides.push_back(tensor::broadcast_strides(o.tensor().shape(), o.tensor().strides(), shape));
+  strides.reserve(operands.size() + 1);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i].is_scalar()) strides.push_back(tensor::broadcast_strides(tensor_of(i).shape(), tensor_of(i).strides(), shape));
   }
   strides.push_back(out.strides());
   tensor::Walk walk = tensor::Walk::in_order(shape, strides, order);
   walk.fold();
-  spec.rank = int(walk.shape.size());
+  bool contiguous = walk.shape.size() == 1;
+  for (const Strides& st : walk.strides) contiguous = contiguous && st[0] == 1;
 
-  const int64_t count = out.numel();
-  if (count == 0) return out;
-  std::vector<TensorBinding> bindings;
-  bindings.reserve(operands.size() + 1);
-  size_t next = 0;
+  tensor::ElementwiseSpec spec;
+  spec.name = std::string("tensor_") + info.name;
+  spec.out = out_type;
+  spec.fn = &info.fn;
   for (const Operand& o : operands) {
-    if (!o.is_scalar()) bindings.push_back(tensor::binding(o.tensor().handle(), walk.shape, walk.strides[next++], op));
+    spec.kinds.push_back(o.is_scalar() ? OperandKind::Scalar : OperandKind::Tensor);
+    spec.dtypes.push_back(in_type);
   }
-  bindings.push_back(tensor::binding(out.handle(), walk.shape, walk.strides[next], op));
-  std::vector<Arg> args;
-  size_t b = 0;
-  for (const Operand& o : operands) {
-    if (o.is_scalar()) args.emplace_back(o.scalar());
-    else args.emplace_back(bindings[b++]);
+  uint32_t units = tensor::checked_u32(count, op, "elements");
+  // The arguments, which live until the launch returns: handles for a contiguous walk (vectors of
+  // `width` elements, no index arithmetic), tensor bindings otherwise.
+  constexpr size_t kMaxOperands = 3;
+  if (operands.size() > kMaxOperands) throw Error("tensor.too_large", std::string(op) + ": more than 3 operands");
+  std::array<Handle, kMaxOperands + 1> handles;
+  std::array<TensorBinding, kMaxOperands + 1> bindings;
+  std::array<Arg, kMaxOperands + 2> args{Arg(0u), Arg(0u), Arg(0u), Arg(0u), Arg(0u)};
+  size_t n_args = 0;
+  if (contiguous) {
+    spec.width = contiguous_width(operands, into, out, count, in_type, out_type);
+    spec.rank = 1;
+    units /= uint32_t(spec.width);
+    for (size_t i = 0; i < operands.size(); ++i) {
+      args[n_args++] = operands[i].is_scalar() ? Arg(operands[i].scalar()) : Arg(handles[i] = exact(tensor_of(i), count));
+    }
+    args[n_args++] = Arg(handles[kMaxOperands] = exact(out, count));
+  } else {
+    spec.rank = int(walk.shape.size());
+    size_t next = 0;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      args[n_args++] = operands[i].is_scalar()
+                           ? Arg(operands[i].scalar())
+                           : Arg(bindings[i] = tensor::binding(tensor_of(i).handle(), walk.shape, walk.strides[next++], op));
+    }
+    args[n_args++] = Arg(bindings[kMaxOperands] = tensor::binding(out.handle(), walk.shape, walk.strides[next], op));
   }
-  args.emplace_back(bindings[b]);
-  args.emplace_back(tensor::checked_u32(count, op, "elements"));
-  // The given operands' handles are released only after the launch: the result may be one of them.
-  launch(client, tensor::elementwise_kernel(spec), tensor::linear_config(count), args);
+  args[n_args++] = Arg(units);
+  launch(client, kernel_for(info, spec), tensor::linear_config(units), std::span<const Arg>(args.data(), n_args));
   return out;
 }
 
-const OpInfo& info_of(const char* name, Needs needs, bool to_bool, ElementFn fn) {
-  // One OpInfo per name, made once.
-  static std::mutex mutex;
-  static std::map<std::string, OpInfo>* infos = new std::map<std::string, OpInfo>();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = infos->find(name);
-  if (it == infos->end()) it = infos->emplace(name, OpInfo{name, needs, to_bool, std::move(fn)}).first;
-  return it->second;
+Tensor binary(OpInfo& info, Operand a, Operand b) {
+  std::array<Operand, 2> ops{std::move(a), std::move(b)};
+  return elementwise(info, ops);
 }
 
-Tensor binary(const char* name, Needs needs, bool to_bool, ir::OpKind kind, Operand a, Operand b) {
-  std::vector<Operand> ops;
-  ops.push_back(std::move(a));
-  ops.push_back(std::move(b));
-  return elementwise(info_of(name, needs, to_bool, binary_fn(kind)), std::move(ops));
-}
-
-Tensor unary(const char* name, Needs needs, ElementFn fn, Operand a) {
-  std::vector<Operand> ops;
-  ops.push_back(std::move(a));
-  return elementwise(info_of(name, needs, false, std::move(fn)), std::move(ops));
+Tensor unary(OpInfo& info, Operand a, ResultRule rule = {}) {
+  std::array<Operand, 1> ops{std::move(a)};
+  return elementwise(info, ops, rule);
 }
 
 }  // namespace
 
-Tensor add(Operand a, Operand b) { return binary("add", Needs::Numbers, false, ir::OpKind::Add, std::move(a), std::move(b)); }
-Tensor sub(Operand a, Operand b) { return binary("sub", Needs::Numbers, false, ir::OpKind::Sub, std::move(a), std::move(b)); }
-Tensor mul(Operand a, Operand b) { return binary("mul", Needs::Numbers, false, ir::OpKind::Mul, std::move(a), std::move(b)); }
-Tensor div(Operand a, Operand b) { return binary("div", Needs::Numbers, false, ir::OpKind::Div, std::move(a), std::move(b)); }
-Tensor rem(Operand a, Operand b) { return binary("rem", Needs::Numbers, false, ir::OpKind::Rem, std::move(a), std::move(b)); }
-Tensor pow(Operand a, Operand b) { return binary("pow", Needs::Floats, false, ir::OpKind::Pow, std::move(a), std::move(b)); }
-Tensor max(Operand a, Operand b) { return binary("max", Needs::Numbers, false, ir::OpKind::Max, std::move(a), std::move(b)); }
-Tensor min(Operand a, Operand b) { return binary("min", Needs::Numbers, false, ir::OpKind::Min, std::move(a), std::move(b)); }
-Tensor eq(Operand a, Operand b) { return binary("eq", Needs::Any, true, ir::OpKind::Eq, std::move(a), std::move(b)); }
-Tensor ne(Operand a, Operand b) { return binary("ne", Needs::Any, true, ir::OpKind::Ne, std::move(a), std::move(b)); }
-Tensor lt(Operand a, Operand b) { return binary("lt", Needs::Numbers, true, ir::OpKind::Lt, std::move(a), std::move(b)); }
-Tensor le(Operand a, Operand b) { return binary("le", Needs::Numbers, true, ir::OpKind::Le, std::move(a), std::move(b)); }
-Tensor gt(Operand a, Operand b) { return binary("gt", Needs::Numbers, true, ir::OpKind::Gt, std::move(a), std::move(b)); }
-Tensor ge(Operand a, Operand b) { return binary("ge", Needs::Numbers, true, ir::OpKind::Ge, std::move(a), std::move(b)); }
+// Each op's OpInfo is made on its first call and kept to exit (its kernels with it).
+#define KILN_BINARY(fn_name, needs, to_bool, kind)                                   \
+  Tensor fn_name(Operand a, Operand b) {                                             \
+    static OpInfo* info = new OpInfo(#fn_name, needs, to_bool, binary_fn(kind));     \
+    return binary(*info, std::move(a), std::move(b));                                \
+  }
+KILN_BINARY(add, Needs::Numbers, false, ir::OpKind::Add)
+KILN_BINARY(sub, Needs::Numbers, false, ir::OpKind::Sub)
+KILN_BINARY(mul, Needs::Numbers, false, ir::OpKind::Mul)
+KILN_BINARY(div, Needs::Numbers, false, ir::OpKind::Div)
+KILN_BINARY(rem, Needs::Numbers, false, ir::OpKind::Rem)
+KILN_BINARY(pow, Needs::Floats, false, ir::OpKind::Pow)
+KILN_BINARY(max, Needs::Numbers, false, ir::OpKind::Max)
+KILN_BINARY(min, Needs::Numbers, false, ir::OpKind::Min)
+KILN_BINARY(eq, Needs::Any, true, ir::OpKind::Eq)
+KILN_BINARY(ne, Needs::Any, true, ir::OpKind::Ne)
+KILN_BINARY(lt, Needs::Numbers, true, ir::OpKind::Lt)
+KILN_BINARY(le, Needs::Numbers, true, ir::OpKind::Le)
+KILN_BINARY(gt, Needs::Numbers, true, ir::OpKind::Gt)
+KILN_BINARY(ge, Needs::Numbers, true, ir::OpKind::Ge)
+#undef KILN_BINARY
 
-Tensor neg(Operand a) { return unary("neg", Needs::Signed, unary_fn(ir::OpKind::Neg), std::move(a)); }
-Tensor abs(Operand a) {
-  // An unsigned value is its own magnitude.
-  return unary("abs", Needs::Numbers, [](Tracer& t, const std::vector<ValueRef>& v) {
-    return ir::is_unsigned_int(v[0].type.scalar) ? v[0] : t.unary(ir::OpKind::Abs, widen(t, v[0]));
-  }, std::move(a));
-}
-Tensor exp(Operand a) { return unary("exp", Needs::Floats, unary_fn(ir::OpKind::Exp), std::move(a)); }
-Tensor log(Operand a) { return unary("log", Needs::Floats, unary_fn(ir::OpKind::Log), std::move(a)); }
-Tensor sqrt(Operand a) { return unary("sqrt", Needs::Floats, unary_fn(ir::OpKind::Sqrt), std::move(a)); }
-Tensor tanh(Operand a) { return unary("tanh", Needs::Floats, unary_fn(ir::OpKind::Tanh), std::move(a)); }
-Tensor erf(Operand a) { return unary("erf", Needs::Floats, unary_fn(ir::OpKind::Erf), std::move(a)); }
+#define KILN_UNARY(fn_name, needs, fn)                                \
+  Tensor fn_name(Operand a) {                                         \
+    static OpInfo* info = new OpInfo(#fn_name, needs, false, fn);     \
+    return unary(*info, std::move(a));                                \
+  }
+KILN_UNARY(neg, Needs::Signed, unary_fn(ir::OpKind::Neg))
+KILN_UNARY(exp, Needs::Floats, unary_fn(ir::OpKind::Exp))
+KILN_UNARY(log, Needs::Floats, unary_fn(ir::OpKind::Log))
+KILN_UNARY(sqrt, Needs::Floats, unary_fn(ir::OpKind::Sqrt))
+KILN_UNARY(tanh, Needs::Floats, unary_fn(ir::OpKind::Tanh))
+KILN_UNARY(erf, Needs::Floats, unary_fn(ir::OpKind::Erf))
+// An unsigned value is its own magnitude.
+KILN_UNARY(abs, Needs::Numbers, [](Tracer& t, const std::vector<ValueRef>& v) {
+  return ir::is_unsigned_int(v[0].type.scalar) ? v[0] : t.unary(ir::OpKind::Abs, widen(t, v[0]));
+})
+KILN_UNARY(sigmoid, Needs::Floats, [](Tracer& t, const std::vector<ValueRef>& v) {
+  ValueRef x = widen(t, v[0]);
+  ValueRef one = constant_like(t, x, 1.0);
+  return t.binary(ir::OpKind::Div, one, t.binary(ir::OpKind::Add, one, t.unary(ir::OpKind::Exp, t.unary(ir::OpKind::Neg, x))));
+})
+KILN_UNARY(relu, Needs::Numbers, [](Tracer& t, const std::vector<ValueRef>& v) {
+  ValueRef x = widen(t, v[0]);
+  return t.binary(ir::OpKind::Max, x, constant_like(t, x, 0.0));
+})
+// The erf form, as PyTorch's default: x / 2 * (1 + erf(x / sqrt(2))).
+KILN_UNARY(gelu, Needs::Floats, [](Tracer& t, const std::vector<ValueRef>& v) {
+  ValueRef x = widen(t, v[0]);
+  ValueRef inner = t.unary(ir::OpKind::Erf, t.binary(ir::OpKind::Mul, x, constant_like(t, x, M_SQRT1_2)));
+  return t.binary(ir::OpKind::Mul, t.binary(ir::OpKind::Mul, x, constant_like(t, x, 0.5)),
+                  t.binary(ir::OpKind::Add, constant_like(t, x, 1.0), inner));
+})
+#undef KILN_UNARY
 
-Tensor sigmoid(Operand a) {
-  return unary("sigmoid", Needs::Floats, [](Tracer& t, const std::vector<ValueRef>& v) {
-    ValueRef x = widen(t, v[0]);
-    ValueRef one = constant_like(t, x, 1.0);
-    return t.binary(ir::OpKind::Div, one, t.binary(ir::OpKind::Add, one, t.unary(ir::OpKind::Exp, t.unary(ir::OpKind::Neg, x))));
-  }, std::move(a));
+namespace {
+ElementFn identity() {
+  return [](Tracer&, const std::vector<ValueRef>& v) { return v[0]; };
 }
-
-Tensor relu(Operand a) {
-  return unary("relu", Needs::Numbers, [](Tracer& t, const std::vector<ValueRef>& v) {
-    ValueRef x = widen(t, v[0]);
-    return t.binary(ir::OpKind::Max, x, constant_like(t, x, 0.0));
-  }, std::move(a));
-}
-
-Tensor gelu(Operand a) {
-  return unary("gelu", Needs::Floats, [](Tracer& t, const std::vector<ValueRef>& v) {
-    ValueRef x = widen(t, v[0]);
-    ValueRef half = constant_like(t, x, 0.5);
-    ValueRef inner = t.unary(ir::OpKind::Erf, t.binary(ir::OpKind::Mul, x, constant_like(t, x, M_SQRT1_2)));
-    return t.binary(ir::OpKind::Mul, t.binary(ir::OpKind::Mul, x, half),
-                    t.binary(ir::OpKind::Add, constant_like(t, x, 1.0), inner));
-  }, std::move(a));
-}
+}  // namespace
 
 Tensor cast(Operand a, DType dtype) {
+  static OpInfo* info = new OpInfo("cast", Needs::Any, false, identity());
   if (a.is_scalar()) throw Error("tensor.undefined", "cast: the operand is a number, not a tensor");
-  if (a.tensor().defined() && a.tensor().dtype() == dtype) return std::move(a.tensor());
-  std::vector<Operand> ops;
-  ops.push_back(std::move(a));
-  const OpInfo& info = info_of("cast", Needs::Any, false, [](Tracer&, const std::vector<ValueRef>& v) { return v[0]; });
-  return elementwise(info, std::move(ops), ResultRule{dtype, false});
+  if (a.tensor().defined() && a.tensor().dtype() == dtype) return a.take();
+  return unary(*info, std::move(a), ResultRule{dtype, false});
 }
 
 Tensor into_contiguous(Tensor t) {
+  static OpInfo* info = new OpInfo("copy", Needs::Any, false, identity());
   if (!t.defined()) throw Error("tensor.undefined", "into_contiguous: the tensor is empty (moved from, or never set)");
   if (t.is_contiguous()) return t;
-  std::vector<Operand> ops;
-  ops.push_back(Operand(std::move(t)));
-  const OpInfo& info = info_of("copy", Needs::Any, false, [](Tracer&, const std::vector<ValueRef>& v) { return v[0]; });
-  return elementwise(info, std::move(ops), ResultRule{std::nullopt, true});
+  return unary(*info, Operand(std::move(t)), ResultRule{std::nullopt, true});
 }
 
 }  // namespace kiln

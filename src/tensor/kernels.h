@@ -28,13 +28,17 @@ struct ElementwiseSpec {
   std::vector<DType> dtypes;         // one per input
   DType out = DType::F32;
   int rank = 1;                      // of the walk (every tensor operand and the output)
-  ElementFn fn;                      // out = fn(inputs)
+  // 0: a strided walk of `rank` dims. 1, 2 or 4: every tensor is contiguous in the walk, read and
+  // written as vectors of `width` elements through plain buffers (no index arithmetic).
+  int width = 0;
+  const ElementFn* fn = nullptr;     // out = fn(inputs), lanewise on vectors
   std::string key() const;           // what makes two specs the same kernel (fn is named by `name`)
 };
 
-// The kernel of `spec`: parameters are the inputs (tensors of `rank`, or scalars), the output
-// (a tensor of `rank`) and the element count (u32); unit i computes the i-th element of the walk
-// (row-major over the output's shape) from each tensor operand's strides.
+// The kernel of `spec`. Strided: parameters are the inputs (tensors of `rank`, or scalars), the
+// output (a tensor of `rank`) and the element count (u32); unit i computes the i-th element of the
+// walk (row-major over the output's shape) from each tensor operand's strides. Contiguous: the
+// tensors are buffers of vectors of `width` and the count is in vectors; unit i computes vector i.
 KernelRef elementwise_kernel(const ElementwiseSpec& spec);
 
 // The kernel kept under `key`, recording it with `record` the first time.

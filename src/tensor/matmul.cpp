@@ -151,9 +151,12 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
   kshape.push_back(rows);
   kshape.push_back(n);
   Strides ka = walk.strides[0], kb = walk.strides[1], ko = walk.strides[2];
-  ka.insert(ka.end(), {a_row, sa[nb + 1]});
-  kb.insert(kb.end(), {sb[nb], sb[nb + 1]});  // the rhs's row slot holds its k stride
-  ko.insert(ko.end(), {o_row, so[nb + 1]});
+  ka.push_back(a_row);
+  ka.push_back(sa[nb + 1]);
+  kb.push_back(sb[nb]);  // the rhs's row slot holds its k stride
+  kb.push_back(sb[nb + 1]);
+  ko.push_back(o_row);
+  ko.push_back(so[nb + 1]);
   // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1].
   TensorBinding ba = tensor::binding(lhs.handle(), kshape, ka, op);
   TensorBinding bb = tensor::binding(rhs.handle(), kshape, kb, op);

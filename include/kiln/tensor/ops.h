@@ -21,22 +21,27 @@ namespace kiln {
 // that the type cannot hold is an error).
 class Operand {
  public:
-  Operand(const Tensor& t) : tensor_(t) {}  // NOLINT
-  Operand(Tensor&& t) : tensor_(std::move(t)), owned_(true) {}  // NOLINT
+  Operand(const Tensor& t) : lent_(&t) {}  // NOLINT
+  Operand(Tensor&& t) : owned_(std::move(t)), is_owned_(true) {}  // NOLINT
   template <class N>
     requires detail::kNumber<N>
   Operand(N v) : scalar_(detail::tagged(v)), is_scalar_(true) {}  // NOLINT
 
   bool is_scalar() const { return is_scalar_; }
-  bool owned() const { return owned_; }
-  const Tensor& tensor() const { return tensor_; }
-  Tensor& tensor() { return tensor_; }
+  // Given by std::move: the op may write its result into the tensor's memory.
+  bool owned() const { return is_owned_; }
+  const Tensor& tensor() const { return lent_ ? *lent_ : owned_; }
+  // The tensor itself when given, a copy (sharing its memory) when lent.
+  Tensor take() { return lent_ ? *lent_ : std::move(owned_); }
   const ScalarValue& scalar() const { return scalar_; }
 
  private:
-  Tensor tensor_;
+  // A lent tensor is not copied: the operand lives for the op's call, within the caller's
+  // expression, while the tensor does.
+  const Tensor* lent_ = nullptr;
+  Tensor owned_;
   ScalarValue scalar_{};
-  bool owned_ = false;
+  bool is_owned_ = false;
   bool is_scalar_ = false;
 };
 
