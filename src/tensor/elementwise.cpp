@@ -77,23 +77,38 @@ struct OpInfo {
   OpInfo(const char* n, Needs ne, bool b, ElementFn f) : name(n), needs(ne), to_bool(b), fn(std::move(f)) {}
 };
 
-// The facts that make an op's kernels differ, in 64 bits: the result's type, the walk's rank,
-// the contiguous kernel's vector width, and each input's kind and type.
-uint64_t kernel_key(const tensor::ElementwiseSpec& s) {
-  uint64_t k = uint64_t(s.out) | uint64_t(s.rank) << 8 | uint64_t(s.width) << 12 | uint64_t(s.kinds.size()) << 16;
-  for (size_t i = 0; i < s.kinds.size(); ++i) {
-    k |= (uint64_t(s.dtypes[i]) << 1 | uint64_t(s.kinds[i] == OperandKind::Scalar)) << (20 + 12 * i);
-  }
-  return k;
-}
+// The facts that make an op's kernels differ: the result's type, the walk's rank or the vector
+// width of a contiguous walk, and each input's kind (the inputs share one element type).
+struct KernelFacts {
+  DType in = DType::F32, out = DType::F32;
+  int rank = 1, width = 0;
+  std::array<bool, 4> scalar{};  // per input
+  size_t inputs = 0;
 
-KernelRef kernel_for(OpInfo& info, const tensor::ElementwiseSpec& spec) {
-  const uint64_t key = kernel_key(spec);
+  uint64_t key() const {
+    uint64_t k = uint64_t(in) | uint64_t(out) << 8 | uint64_t(rank) << 16 | uint64_t(width) << 24 | uint64_t(inputs) << 32;
+    for (size_t i = 0; i < inputs; ++i) k |= uint64_t(scalar[i]) << (40 + i);
+    return k;
+  }
+};
+
+KernelRef kernel_for(OpInfo& info, const KernelFacts& f) {
+  const uint64_t key = f.key();
   {
     std::lock_guard<std::mutex> lock(info.mutex);
     for (const auto& [k, ref] : info.kernels) {
       if (k == key) return ref;
     }
+  }
+  tensor::ElementwiseSpec spec;
+  spec.name = std::string("tensor_") + info.name;
+  spec.out = f.out;
+  spec.rank = f.rank;
+  spec.width = f.width;
+  spec.fn = &info.fn;
+  for (size_t i = 0; i < f.inputs; ++i) {
+    spec.kinds.push_back(f.scalar[i] ? OperandKind::Scalar : OperandKind::Tensor);
+    spec.dtypes.push_back(f.in);
   }
   KernelRef ref = tensor::elementwise_kernel(spec);
   std::lock_guard<std::mutex> lock(info.mutex);
@@ -127,23 +142,21 @@ Handle exact(const Tensor& t, int64_t count) {
 
 // The order in which new memory lays out a result of `shape`: the one that the operands of that
 // shape agree on, weighed by their elements; row-major when none has it.
-std::vector<int> voted_order(std::span<Operand> operands, const Shape& shape) {
-  std::vector<std::pair<std::vector<int>, int64_t>> votes;
+tensor::DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
+  std::array<std::pair<tensor::DimOrder, int64_t>, 4> votes;
+  size_t n_votes = 0;
   for (const Operand& o : operands) {
     if (o.is_scalar() || o.tensor().shape() != shape) continue;
-    std::vector<int> mine = tensor::memory_order(shape, o.tensor().strides());
-    auto it = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == mine; });
-    if (it == votes.end()) votes.emplace_back(std::move(mine), o.tensor().numel());
+    tensor::DimOrder mine = tensor::memory_order(shape, o.tensor().strides());
+    auto it = std::find_if(votes.begin(), votes.begin() + n_votes, [&](const auto& v) { return v.first == mine; });
+    if (it == votes.begin() + n_votes) votes[n_votes++] = {mine, o.tensor().numel()};
     else it->second += o.tensor().numel();
   }
   size_t best = 0;
-  for (size_t i = 1; i < votes.size(); ++i) {
+  for (size_t i = 1; i < n_votes; ++i) {
     if (votes[i].second > votes[best].second) best = i;
   }
-  if (!votes.empty()) return std::move(votes[best].first);
-  std::vector<int> row_major(shape.size());
-  for (size_t i = 0; i < row_major.size(); ++i) row_major[i] = int(i);
-  return row_major;
+  return n_votes > 0 ? votes[best].first : tensor::row_major_order(shape.size());
 }
 
 Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = {}) {
@@ -186,7 +199,7 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
       into = int(i);
     }
   }
-  std::vector<int> order;
+  tensor::DimOrder order;
   Tensor out;
   if (into >= 0) {
     out = operands[size_t(into)].take();  // the operand's tensor is `out` from here on
@@ -201,30 +214,27 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
   auto tensor_of = [&](size_t i) -> const Tensor& { return int(i) == into ? out : operands[i].tensor(); };
 
   // The walk over the result in its memory order, with dims folded where every tensor allows.
-  std::vector<Strides> strides;
-  strides.reserve(operands.size() + 1);
+  constexpr size_t kMaxOperands = 3;
+  if (operands.size() > kMaxOperands) throw Error("tensor.too_large", std::string(op) + ": more than 3 operands");
+  std::array<tensor::Dims, kMaxOperands + 1> strides;
+  size_t n_strides = 0;
   for (size_t i = 0; i < operands.size(); ++i) {
-    if (!operands[i].is_scalar()) strides.push_back(tensor::broadcast_strides(tensor_of(i).shape(), tensor_of(i).strides(), shape));
+    if (!operands[i].is_scalar()) strides[n_strides++] = tensor::broadcast_strides(tensor_of(i).shape(), tensor_of(i).strides(), shape);
   }
-  strides.push_back(out.strides());
-  tensor::Walk walk = tensor::Walk::in_order(shape, strides, order);
+  strides[n_strides++] = tensor::Dims(out.strides());
+  tensor::Walk walk = tensor::Walk::in_order(shape, std::span<const tensor::Dims>(strides.data(), n_strides), order);
   walk.fold();
   bool contiguous = walk.shape.size() == 1;
-  for (const Strides& st : walk.strides) contiguous = contiguous && st[0] == 1;
+  for (size_t o = 0; o < walk.operands; ++o) contiguous = contiguous && walk.strides[o][0] == 1;
 
-  tensor::ElementwiseSpec spec;
-  spec.name = std::string("tensor_") + info.name;
+  KernelFacts spec;
+  spec.in = in_type;
   spec.out = out_type;
-  spec.fn = &info.fn;
-  for (const Operand& o : operands) {
-    spec.kinds.push_back(o.is_scalar() ? OperandKind::Scalar : OperandKind::Tensor);
-    spec.dtypes.push_back(in_type);
-  }
+  spec.inputs = operands.size();
+  for (size_t i = 0; i < operands.size(); ++i) spec.scalar[i] = operands[i].is_scalar();
   uint32_t units = tensor::checked_u32(count, op, "elements");
   // The arguments, which live until the launch returns: handles for a contiguous walk (vectors of
   // `width` elements, no index arithmetic), tensor bindings otherwise.
-  constexpr size_t kMaxOperands = 3;
-  if (operands.size() > kMaxOperands) throw Error("tensor.too_large", std::string(op) + ": more than 3 operands");
   std::array<Handle, kMaxOperands + 1> handles;
   std::array<TensorBinding, kMaxOperands + 1> bindings;
   std::array<Arg, kMaxOperands + 2> args{Arg(0u), Arg(0u), Arg(0u), Arg(0u), Arg(0u)};
@@ -239,6 +249,7 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
     args[n_args++] = Arg(handles[kMaxOperands] = exact(out, count));
   } else {
     spec.rank = int(walk.shape.size());
+    spec.width = 0;
     size_t next = 0;
     for (size_t i = 0; i < operands.size(); ++i) {
       args[n_args++] = operands[i].is_scalar()

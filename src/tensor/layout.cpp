@@ -1,7 +1,6 @@
 #include "tensor/layout.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace kiln::tensor {
 
@@ -23,19 +22,19 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& op) {
   return out;
 }
 
-Strides broadcast_strides(const Shape& shape, const Strides& strides, const Shape& out) {
-  Strides s(out.size(), 0);
+Dims broadcast_strides(std::span<const int64_t> shape, std::span<const int64_t> strides, std::span<const int64_t> out) {
+  Dims s(out.size(), 0);
   const size_t lead = out.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i) s[lead + i] = shape[i] == 1 && out[lead + i] != 1 ? 0 : strides[i];
   return s;
 }
 
-bool self_overlapping(const Shape& shape, const Strides& strides) {
+bool self_overlapping(std::span<const int64_t> shape, std::span<const int64_t> strides) {
   // Innermost first: each dim's stride must step past everything the dims inside it reach.
-  std::vector<int> order = memory_order(shape, strides);
+  DimOrder order = memory_order(shape, strides);
   int64_t reach = 0;  // the largest offset the inner dims reach
   for (size_t k = order.size(); k-- > 0;) {
-    const int i = order[k];
+    const size_t i = size_t(order[k]);
     if (shape[i] <= 1) continue;
     if (strides[i] <= reach) return true;
     reach += (shape[i] - 1) * strides[i];
@@ -43,67 +42,70 @@ bool self_overlapping(const Shape& shape, const Strides& strides) {
   return false;
 }
 
-std::vector<int> memory_order(const Shape& shape, const Strides& strides) {
-  std::vector<int> order(shape.size());
-  std::iota(order.begin(), order.end(), 0);
-  // Dims of size 1 say nothing about memory: they stay where they are logically, which a stable
-  // sort on the others alone would not keep, so they sort as if their stride sat between their
-  // neighbours: take them out, sort the rest, and put them back at their logical places.
-  std::vector<int> sized;
-  for (int i : order) {
-    if (shape[i] != 1) sized.push_back(i);
+DimOrder row_major_order(size_t rank) {
+  DimOrder o(rank, 0);
+  for (size_t i = 0; i < rank; ++i) o[i] = int(i);
+  return o;
+}
+
+DimOrder memory_order(std::span<const int64_t> shape, std::span<const int64_t> strides) {
+  // Dims of size 1 say nothing about memory: they keep their logical places, and the others are
+  // sorted (stably, by stride, larger first) into the places that remain.
+  DimOrder sized;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] != 1) sized.push_back(int(i));
   }
-  std::stable_sort(sized.begin(), sized.end(), [&](int a, int b) { return strides[a] > strides[b]; });
-  std::vector<int> out;
+  std::stable_sort(sized.begin(), sized.end(), [&](int a, int b) { return strides[size_t(a)] > strides[size_t(b)]; });
+  DimOrder out;
   size_t next = 0;
-  for (int i : order) out.push_back(shape[i] == 1 ? i : sized[next++]);
+  for (size_t i = 0; i < shape.size(); ++i) out.push_back(shape[i] == 1 ? int(i) : sized[next++]);
   return out;
 }
 
-Strides strides_in_order(const Shape& shape, const std::vector<int>& order) {
+Strides strides_in_order(const Shape& shape, const DimOrder& order) {
   Strides s(shape.size(), 1);
   int64_t step = 1;
   for (size_t k = order.size(); k-- > 0;) {
-    s[order[k]] = step;
-    step *= std::max<int64_t>(shape[order[k]], 1);
+    s[size_t(order[k])] = step;
+    step *= std::max<int64_t>(shape[size_t(order[k])], 1);
   }
   return s;
 }
 
-Walk Walk::in_order(const Shape& shape, const std::vector<Strides>& strides, const std::vector<int>& order) {
+Walk Walk::in_order(std::span<const int64_t> shape, std::span<const Dims> strides, const DimOrder& order) {
+  if (strides.size() > kMaxOperands) throw Error("tensor.too_large", "an elementwise walk takes at most 4 tensors");
   Walk w;
-  w.strides.resize(strides.size());
+  w.operands = strides.size();
   for (int i : order) {
-    w.shape.push_back(shape[i]);
-    for (size_t o = 0; o < strides.size(); ++o) w.strides[o].push_back(strides[o][i]);
+    w.shape.push_back(shape[size_t(i)]);
+    for (size_t o = 0; o < w.operands; ++o) w.strides[o].push_back(strides[o][size_t(i)]);
   }
   return w;
 }
 
 void Walk::fold() {
-  Shape shape_out;
-  std::vector<Strides> strides_out(strides.size());
+  Walk f;
+  f.operands = operands;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
-    bool merge = !shape_out.empty();
-    for (size_t o = 0; merge && o < strides.size(); ++o) {
+    bool merge = !f.shape.empty();
+    for (size_t o = 0; merge && o < operands; ++o) {
       // The outer dim's stride must be the inner one's times the inner length.
-      merge = strides_out[o].back() == strides[o][i] * shape[i];
+      merge = f.strides[o].back() == strides[o][i] * shape[i];
     }
     if (merge) {
-      shape_out.back() *= shape[i];
-      for (size_t o = 0; o < strides.size(); ++o) strides_out[o].back() = strides[o][i];
+      f.shape.back() *= shape[i];
+      for (size_t o = 0; o < operands; ++o) f.strides[o].back() = strides[o][i];
     } else {
-      shape_out.push_back(shape[i]);
-      for (size_t o = 0; o < strides.size(); ++o) strides_out[o].push_back(strides[o][i]);
+      f.shape.push_back(shape[i]);
+      for (size_t o = 0; o < operands; ++o) f.strides[o].push_back(strides[o][i]);
     }
   }
-  if (shape_out.empty()) {  // a single element
-    shape_out.push_back(1);
-    for (auto& s : strides_out) s.push_back(1);
+  if (f.shape.empty()) {  // a single element
+    f.shape.push_back(1);
+    for (size_t o = 0; o < operands; ++o) f.strides[o].push_back(1);
   }
-  shape = std::move(shape_out);
-  strides = std::move(strides_out);
+  *this = f;
 }
 
 }  // namespace kiln::tensor

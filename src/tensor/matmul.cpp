@@ -87,7 +87,7 @@ KernelRef matmul_kernel(DType dtype, int batch_rank) {
 }  // namespace
 
 Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
-  const std::string op = "matmul";
+  const char* op = "matmul";
   if (!lhs.defined() || !rhs.defined()) throw Error("tensor.undefined", "matmul: an operand is an empty Tensor");
   if (lhs.rank() < 2 || rhs.rank() < 2) {
     throw Error("tensor.shape_mismatch", "matmul: takes tensors of rank 2 or more; the shapes are " + to_string(lhs.shape()) +
@@ -121,21 +121,23 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
   // The three operands as [batch..., rows, cols] with their strides; batch dims folded where all
   // three allow (a batch the rhs does not vary over folds into the lhs's rows below).
   auto full_strides = [&](const Tensor& t) {
-    Shape s(t.shape().begin(), t.shape().end() - 2);
-    Strides st(t.strides().begin(), t.strides().end() - 2);
-    Strides b = tensor::broadcast_strides(s, st, batch);
-    b.push_back(t.strides()[size_t(t.rank() - 2)]);
-    b.push_back(t.strides()[size_t(t.rank() - 1)]);
+    const size_t r = size_t(t.rank());
+    tensor::Dims b = tensor::broadcast_strides(std::span(t.shape()).first(r - 2), std::span(t.strides()).first(r - 2), batch);
+    b.push_back(t.strides()[r - 2]);
+    b.push_back(t.strides()[r - 1]);
     return b;
   };
-  const Strides sa = full_strides(lhs), sb = full_strides(rhs), so = out.strides();
+  const tensor::Dims sa = full_strides(lhs), sb = full_strides(rhs), so(out.strides());
   const size_t nb = batch.size();
   // The batch dims, folded where all three operands allow.
-  tensor::Walk walk = tensor::Walk::in_order(
-      batch, {Strides(sa.begin(), sa.begin() + nb), Strides(sb.begin(), sb.begin() + nb), Strides(so.begin(), so.begin() + nb)},
-      [&] { std::vector<int> o(nb); for (size_t i = 0; i < nb; ++i) o[i] = int(i); return o; }());
+  const std::array<tensor::Dims, 3> batch_strides = {tensor::Dims(sa.span().first(nb)), tensor::Dims(sb.span().first(nb)),
+                                                     tensor::Dims(so.span().first(nb))};
+  tensor::Walk walk = tensor::Walk::in_order(batch, batch_strides, tensor::row_major_order(nb));
   walk.fold();
-  if (walk.shape.size() == 1 && walk.shape[0] == 1) walk = tensor::Walk{{}, {{}, {}, {}}};
+  if (walk.shape.size() == 1 && walk.shape[0] == 1) {  // no batch at all
+    walk.shape = {};
+    for (tensor::Dims& st : walk.strides) st = {};
+  }
   // Batch dims the rhs does not move along become rows of the lhs and the output, where their
   // strides continue the rows': one larger product.
   int64_t rows = m;
@@ -144,13 +146,13 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
          walk.strides[2].back() == rows * o_row) {
     rows *= walk.shape.back();
     walk.shape.pop_back();
-    for (Strides& st : walk.strides) st.pop_back();
+    for (size_t o = 0; o < 3; ++o) walk.strides[o].pop_back();
   }
   const int batch_rank = int(walk.shape.size());
-  Shape kshape = walk.shape;
+  tensor::Dims kshape = walk.shape;
   kshape.push_back(rows);
   kshape.push_back(n);
-  Strides ka = walk.strides[0], kb = walk.strides[1], ko = walk.strides[2];
+  tensor::Dims ka = walk.strides[0], kb = walk.strides[1], ko = walk.strides[2];
   ka.push_back(a_row);
   ka.push_back(sa[nb + 1]);
   kb.push_back(sb[nb]);  // the rhs's row slot holds its k stride
@@ -158,9 +160,9 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
   ko.push_back(o_row);
   ko.push_back(so[nb + 1]);
   // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1].
-  TensorBinding ba = tensor::binding(lhs.handle(), kshape, ka, op);
-  TensorBinding bb = tensor::binding(rhs.handle(), kshape, kb, op);
-  TensorBinding bo = tensor::binding(out.handle(), kshape, ko, op);
+  TensorBinding ba = tensor::binding(lhs.handle(), kshape.span(), ka.span(), op);
+  TensorBinding bb = tensor::binding(rhs.handle(), kshape.span(), kb.span(), op);
+  TensorBinding bo = tensor::binding(out.handle(), kshape.span(), ko.span(), op);
   launch(lhs.client(), matmul_kernel(lhs.dtype(), batch_rank), tensor::linear_config(count),
          {ba, bb, bo, tensor::checked_u32(count, op, "elements"), tensor::checked_u32(kdim, op, "as the inner size")});
   return out;

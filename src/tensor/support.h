@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "kiln/runtime/launch.h"
@@ -19,9 +20,9 @@ Tensor allocate(const Client& client, const Shape& shape, const Strides& strides
 
 // A kernel's tensor argument. Error{tensor.too_large} when a dim or stride does not fit the
 // kernels' 32-bit indices, or the rank passes 8.
-TensorBinding binding(const Handle& h, const Shape& shape, const Strides& strides, const std::string& op);
+TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span<const int64_t> strides, const char* op);
 
-uint32_t checked_u32(int64_t v, const std::string& op, const char* what);
+uint32_t checked_u32(int64_t v, const char* op, const char* what);
 
 // One unit per element, 256 to a cube.
 LaunchConfig linear_config(int64_t count);

@@ -245,16 +245,16 @@ Tensor allocate(const Client& client, const Shape& shape, const Strides& strides
   return Tensor(client, std::move(h), shape, strides, dtype);
 }
 
-uint32_t checked_u32(int64_t v, const std::string& op, const char* what) {
+uint32_t checked_u32(int64_t v, const char* op, const char* what) {
   if (v < 0 || v > int64_t(UINT32_MAX)) {
-    throw Error("tensor.too_large", op + ": " + std::to_string(v) + " " + what +
+    throw Error("tensor.too_large", std::string(op) + ": " + std::to_string(v) + " " + what +
                                         " do not fit the kernels' 32-bit indices (at most 4294967295)");
   }
   return uint32_t(v);
 }
 
-TensorBinding binding(const Handle& h, const Shape& shape, const Strides& strides, const std::string& op) {
-  if (shape.size() > 8) throw Error("tensor.too_large", op + ": a walk of rank " + std::to_string(shape.size()) + "; kernels take at most 8 dims");
+TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span<const int64_t> strides, const char* op) {
+  if (shape.size() > 8) throw Error("tensor.too_large", std::string(op) + ": a walk of rank " + std::to_string(shape.size()) + "; kernels take at most 8 dims");
   TensorBinding b;
   b.handle = h;
   b.rank = uint8_t(shape.size());
