@@ -4,4 +4,5 @@
 
 #include "kiln/tensor/matmul.h"
 #include "kiln/tensor/ops.h"
+#include "kiln/tensor/reduce.h"
 #include "kiln/tensor/tensor.h"

@@ -131,7 +131,7 @@ inline void expect_values(const Tensor& got, const std::vector<double>& want, do
   ASSERT_EQ(g.size(), want.size()) << what;
   size_t bad = 0;
   for (size_t i = 0; i < g.size(); ++i) {
-    const bool both_nan = std::isnan(g[i]) && std::isnan(want[i]);
+    const bool both_nan = (std::isnan(g[i]) && std::isnan(want[i])) || g[i] == want[i];  // NaN, or equal (infinities)
     const double err = std::fabs(g[i] - want[i]);
     if (!both_nan && !(err <= tol * std::max(1.0, std::fabs(want[i])))) {
       if (++bad <= 3) ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", want " << want[i];

@@ -1,0 +1,164 @@
+// Reductions against a host reference: every reduction, element types, dims (one, several, all,
+// negative), keepdim, strided views, NaN, ties, empty reductions, and their errors.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "support.h"
+
+namespace kiln::test {
+namespace {
+
+enum class Op { Sum, Prod, Mean, Max, Min, ArgMax, ArgMin };
+
+// Host reduction of `h` (row-major, shape h.shape) over `dims` (sorted, non-negative), as doubles;
+// positions as indices along the single dim.
+HostTensor host_reduce(Op op, const HostTensor& h, const std::vector<int64_t>& dims, bool keepdim) {
+  const size_t rank = h.shape.size();
+  std::vector<bool> red(rank, false);
+  for (int64_t d : dims) red[size_t(d)] = true;
+  HostTensor out;
+  Shape kept;
+  for (size_t i = 0; i < rank; ++i) {
+    if (!red[i]) kept.push_back(h.shape[i]);
+    if (!red[i] || keepdim) out.shape.push_back(red[i] ? 1 : h.shape[i]);
+  }
+  int64_t n_out = 1;
+  for (int64_t d : kept) n_out *= d;
+  std::vector<std::vector<double>> groups(static_cast<size_t>(n_out));
+  int64_t n = 1;
+  for (int64_t d : h.shape) n *= d;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = 0, scale = 1;
+    for (size_t d = rank; d-- > 0;) {
+      int64_t c = rest % h.shape[d];
+      rest /= h.shape[d];
+      if (!red[d]) o += c * scale, scale *= h.shape[d];
+    }
+    groups[size_t(o)].push_back(h.v[size_t(i)]);
+  }
+  for (const auto& g : groups) {
+    double r = 0;
+    switch (op) {
+      case Op::Sum: for (double x : g) r += x; break;
+      case Op::Mean: for (double x : g) r += x; r /= double(g.size()); break;
+      case Op::Prod: r = 1; for (double x : g) r *= x; break;
+      case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin: {
+        const bool larger = op == Op::Max || op == Op::ArgMax;
+        size_t best = 0;
+        for (size_t i = 1; i < g.size(); ++i) {
+          if (std::isnan(g[best])) break;
+          if (std::isnan(g[i]) || (larger ? g[i] > g[best] : g[i] < g[best])) best = i;
+        }
+        r = op == Op::Max || op == Op::Min ? g[best] : double(best);
+      }
+    }
+    out.v.push_back(r);
+  }
+  return out;
+}
+
+Tensor run(Op op, const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  switch (op) {
+    case Op::Sum: return sum(t, dims, keepdim);
+    case Op::Prod: return prod(t, dims, keepdim);
+    case Op::Mean: return mean(t, dims, keepdim);
+    case Op::Max: return amax(t, dims, keepdim);
+    case Op::Min: return amin(t, dims, keepdim);
+    case Op::ArgMax: return argmax(t, dims[0], keepdim);
+    case Op::ArgMin: return argmin(t, dims[0], keepdim);
+  }
+  return Tensor();
+}
+
+const char* name(Op op) {
+  const char* names[] = {"sum", "prod", "mean", "amax", "amin", "argmax", "argmin"};
+  return names[int(op)];
+}
+
+TEST(TensorReduce, MatchesTheHostOverTypesDimsAndViews) {
+  struct Case {
+    std::vector<int64_t> dims;  // as given
+    std::vector<int64_t> sorted;
+  };
+  const std::vector<Case> cases = {{{1}, {1}}, {{-1}, {2}}, {{0}, {0}}, {{0, 2}, {0, 2}}, {{}, {0, 1, 2}}, {{2, 1}, {1, 2}}};
+  uint32_t seed = 300;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (Op op : {Op::Sum, Op::Prod, Op::Mean, Op::Max, Op::Min, Op::ArgMax, Op::ArgMin}) {
+      for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8}) {
+        if (op == Op::Mean && !ir::is_float(t)) continue;
+        for (const Case& cs : cases) {
+          if ((op == Op::ArgMax || op == Op::ArgMin) && cs.dims.size() != 1) continue;
+          for (bool keepdim : {false, true}) {
+            for (bool transposed : {false, true}) {
+              // Products of small values stay exact; sums of integers too.
+              const double lo = op == Op::Prod ? 1 : (t == DType::U8 ? 0 : -9), hi = op == Op::Prod ? 2 : 9;
+              HostTensor base = random_host(t, {4, 3, 5}, seed++, lo, hi);
+              Tensor x = upload(c, t, base);
+              // Strided: the same shape over a layout whose last dim is the outermost in memory.
+              HostTensor tb = random_host(t, {5, 3, 4}, seed++, lo, hi);
+              if (transposed) base = tb, x = upload(c, t, tb);
+              Tensor v = transposed ? x.permute({2, 1, 0}) : x;
+              HostTensor h = host_view(x, base, v);
+              std::vector<int64_t> sorted = cs.sorted;
+              HostTensor want = host_reduce(op, h, sorted, keepdim);
+              Tensor got = run(op, v, cs.dims, keepdim);
+              const std::string what = dev.name() + " " + name(op) + " " + std::string(ir::scalar_name(t)) + " dims " +
+                                       to_string(cs.dims) + (keepdim ? " keepdim" : "") + (transposed ? " strided" : "");
+              EXPECT_EQ(got.shape(), want.shape) << what;
+              const bool arg = op == Op::ArgMax || op == Op::ArgMin;
+              if (arg || (!ir::is_float(t) && (op == Op::Sum || op == Op::Prod))) {
+                EXPECT_EQ(got.dtype(), DType::I64) << what;
+              }
+              // Float sums round each step: allow the elements' count of ulps.
+              double tol = arg ? 0 : tolerance(t) * (op == Op::Sum || op == Op::Mean || op == Op::Prod ? 30 : 1);
+              if (!arg && ir::is_float(t)) want.v = values(data_of(t, want.shape, want.v));
+              expect_values(got, want.v, tol, what);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorReduce, NanWinsAndTiesGoToTheFirst) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    Tensor x = upload(c, DType::F32, HostTensor{{2, 4}, {1, NAN, 3, 3, 5, 2, 5, 0}});
+    expect_values(amax(x, {1}), {NAN, 5}, 0, dev.name() + " amax");
+    expect_values(amin(x, {1}), {NAN, 0}, 0, dev.name() + " amin");
+    expect_values(argmax(x, 1), {1, 0}, 0, dev.name() + " argmax: NaN's place, then the first 5");
+    expect_values(argmin(x, 1), {1, 3}, 0, dev.name() + " argmin");
+    expect_values(sum(x, {0}), {6, NAN, 8, 3}, 0, dev.name() + " sum");
+  }
+}
+
+TEST(TensorReduce, EmptyReductions) {
+  Client c = Device::cpu().client();
+  Tensor e = Tensor::empty(c, {3, 0}, DType::F32);
+  expect_values(sum(e, {1}), {0, 0, 0}, 0, "sum of nothing");
+  expect_values(prod(e, {1}), {1, 1, 1}, 0, "prod of nothing");
+  expect_values(mean(e, {1}), {NAN, NAN, NAN}, 0, "mean of nothing");
+  EXPECT_EQ(sum(e, {0}).shape(), (Shape{0}));
+  Error err = expect_error([&] { (void)amax(e, {1}); }, "tensor.empty_reduction");
+  EXPECT_NE(std::string(err.what()).find("amax: the reduced dims of [3, 0] hold no element"), std::string::npos) << err.what();
+  expect_error([&] { (void)argmin(e, 1); }, "tensor.empty_reduction");
+}
+
+TEST(TensorReduce, RefusesBadDimsAndTypes) {
+  Client c = Device::cpu().client();
+  Tensor x = Tensor::from_data<int32_t>(c, {1, 2, 3, 4}, {2, 2});
+  expect_error([&] { (void)sum(x, {2}); }, "tensor.bad_dim");
+  expect_error([&] { (void)sum(x, {1, -1}); }, "tensor.bad_dim");
+  Error e = expect_error([&] { (void)mean(x, {0}); }, "tensor.unsupported_dtype");
+  EXPECT_NE(std::string(e.what()).find("mean takes floating-point tensors"), std::string::npos) << e.what();
+  EXPECT_EQ(sum(x).shape(), Shape{});
+  expect_values(sum(x), {10}, 0, "sum of all");
+  expect_values(sum(x, {}, true), {10}, 0, "sum of all, kept");
+  EXPECT_EQ(sum(x, {}, true).shape(), (Shape{1, 1}));
+}
+
+}  // namespace
+}  // namespace kiln::test
