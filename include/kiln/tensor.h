@@ -5,4 +5,5 @@
 #include "kiln/tensor/matmul.h"
 #include "kiln/tensor/ops.h"
 #include "kiln/tensor/reduce.h"
+#include "kiln/tensor/rows.h"
 #include "kiln/tensor/tensor.h"

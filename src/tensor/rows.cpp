@@ -1,0 +1,222 @@
+// Row ops: softmax, log_softmax and layer_norm, each one kernel. A cube of 256 units takes one
+// row (the op's dim, made the last of a view); every unit strides over the row, and a statistic
+// (max, sum) is combined across the cube: plane reduction, one partial per plane in shared memory,
+// then every unit folds the partials in the same order, so all units agree bit for bit.
+#include "kiln/tensor/rows.h"
+
+#include <array>
+#include <cmath>
+#include <functional>
+
+#include "kiln/runtime/launch.h"
+#include "tensor/kernels.h"
+#include "tensor/layout.h"
+#include "tensor/support.h"
+
+namespace kiln {
+
+namespace {
+
+using dsl::Tracer;
+using dsl::ValueRef;
+
+constexpr uint32_t kUnits = 256, kPlane = 32, kPlanes = kUnits / kPlane;
+
+enum class RowOp { Softmax, LogSoftmax, LayerNorm };
+
+const char* name_of(RowOp op) {
+  return op == RowOp::Softmax ? "softmax" : op == RowOp::LogSoftmax ? "log_softmax" : "layer_norm";
+}
+
+struct RowSpec {
+  RowOp op;
+  DType dtype;
+  int outer_rank;  // dims that pick the row (the row itself is the last dim)
+  bool weight, bias;
+};
+
+ValueRef constant(Tracer& t, DType d, double v) {
+  ir::Type type = ir::Type::scalar_of(d);
+  return ir::is_float(d) ? t.constant(type, ir::AttrValue::of_float(v)) : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
+}
+
+ir::Kernel record_row(const RowSpec& s) {
+  const DType acc = s.dtype == DType::F16 || s.dtype == DType::BF16 ? DType::F32 : s.dtype;
+  ir::Kernel k;
+  k.name = std::string("tensor_") + name_of(s.op);
+  Tracer t(k);
+  const int rank = s.outer_rank + 1;
+  ir::Type elem = ir::Type::scalar_of(s.dtype);
+  ValueRef in = t.param("in", ir::Type::tensor(elem, rank, ir::Access::ReadOnly));
+  ValueRef weight, bias;
+  if (s.weight) weight = t.param("weight", ir::Type::tensor(elem, 1, ir::Access::ReadOnly));
+  if (s.bias) bias = t.param("bias", ir::Type::tensor(elem, 1, ir::Access::ReadOnly));
+  ValueRef out = t.param("out", ir::Type::tensor(elem, rank, ir::Access::ReadWrite));
+  ValueRef cols = t.param("cols", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef eps;
+  if (s.op == RowOp::LayerNorm) eps = t.param("eps", ir::Type::scalar_of(acc));
+  auto u32 = [&](int64_t v) { return constant(t, DType::U32, double(v)); };
+  auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
+  auto add = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Add, a, b); };
+  auto sub = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Sub, a, b); };
+  auto meta = [&](ir::OpKind kind, const ValueRef& x, int d) { return t.tensor_meta(kind, x, d); };
+
+  // The row's offsets in `in` and `out` from the cube's position over the outer dims.
+  ValueRef row = t.builtin(ir::OpKind::CubePos, -1), unit = t.builtin(ir::OpKind::UnitPos, -1);
+  ValueRef rest = row, in_base = u32(0), out_base = u32(0);
+  for (int d = s.outer_rank - 1; d >= 0; --d) {
+    ValueRef coord = rest;
+    if (d > 0) {
+      ValueRef len = meta(ir::OpKind::TensorShape, in, d);
+      coord = t.binary(ir::OpKind::Rem, rest, len);
+      rest = t.binary(ir::OpKind::Div, rest, len);
+    }
+    in_base = add(in_base, mul(coord, meta(ir::OpKind::TensorStride, in, d)));
+    out_base = add(out_base, mul(coord, meta(ir::OpKind::TensorStride, out, d)));
+  }
+  ValueRef in_step = meta(ir::OpKind::TensorStride, in, s.outer_rank), out_step = meta(ir::OpKind::TensorStride, out, s.outer_rank);
+  auto read = [&](const ValueRef& j) {
+    ValueRef x = t.load(in, add(in_base, mul(j, in_step)));
+    return x.type.scalar == acc ? x : t.cast(x, acc);
+  };
+  // Loops over the unit's elements of the row: j = unit, unit + 256, ...
+  auto each = [&](const std::function<void(const ValueRef&)>& body) {
+    ValueRef j = t.begin_for(unit, cols, u32(kUnits), dsl::LoopAttrs{});
+    body(j);
+    t.end_for();
+  };
+  // The cube-wide combination of every unit's `v` (max or sum).
+  auto combine = [&](ValueRef v, bool is_max) {
+    ValueRef partial = t.plane(is_max ? ir::OpKind::PlaneMax : ir::OpKind::PlaneSum, std::array<ValueRef, 1>{v});
+    ValueRef shared = t.alloc(ir::OpKind::SharedAlloc, ir::Type::scalar_of(acc), kPlanes);
+    ValueRef lane = t.binary(ir::OpKind::Rem, unit, u32(kPlane));
+    size_t first_lane = t.begin_if(t.binary(ir::OpKind::Eq, lane, u32(0)));
+    t.store(shared, t.binary(ir::OpKind::Div, unit, u32(kPlane)), partial);
+    t.end_then(first_lane);
+    t.sync(ir::OpKind::SyncCube);
+    ValueRef r = t.load(shared, u32(0));
+    for (uint32_t p = 1; p < kPlanes; ++p) r = t.binary(is_max ? ir::OpKind::Max : ir::OpKind::Add, r, t.load(shared, u32(p)));
+    return r;
+  };
+  auto accumulate = [&](double init, const std::function<ValueRef(const ValueRef&, const ValueRef&)>& step) {
+    ValueRef var = t.var_decl(ir::Type::scalar_of(acc));
+    t.var_store(var, constant(t, acc, init));
+    each([&](const ValueRef& j) { t.var_store(var, step(t.var_load(var), j)); });
+    return t.var_load(var);
+  };
+  auto write = [&](const ValueRef& j, ValueRef y) {
+    if (y.type.scalar != s.dtype) y = t.cast(y, s.dtype);
+    t.store(out, add(out_base, mul(j, out_step)), y);
+  };
+
+  if (s.op == RowOp::LayerNorm) {
+    ValueRef n = t.cast(cols, acc);
+    ValueRef mean = t.binary(ir::OpKind::Div, combine(accumulate(0, [&](const ValueRef& a, const ValueRef& j) { return add(a, read(j)); }), false), n);
+    ValueRef var = t.binary(ir::OpKind::Div, combine(accumulate(0, [&](const ValueRef& a, const ValueRef& j) {
+      ValueRef d = sub(read(j), mean);
+      return add(a, mul(d, d));
+    }), false), n);
+    ValueRef inv = t.unary(ir::OpKind::Rsqrt, add(var, eps));
+    each([&](const ValueRef& j) {
+      ValueRef y = mul(sub(read(j), mean), inv);
+      auto param_at = [&](const ValueRef& p) {
+        ValueRef v = t.load(p, mul(j, meta(ir::OpKind::TensorStride, p, 0)));
+        return v.type.scalar == acc ? v : t.cast(v, acc);
+      };
+      if (s.weight) y = mul(y, param_at(weight));
+      if (s.bias) y = add(y, param_at(bias));
+      write(j, y);
+    });
+  } else {
+    ValueRef m = combine(accumulate(-INFINITY, [&](const ValueRef& a, const ValueRef& j) { return t.binary(ir::OpKind::Max, a, read(j)); }), true);
+    ValueRef total = combine(accumulate(0, [&](const ValueRef& a, const ValueRef& j) {
+      return add(a, t.unary(ir::OpKind::Exp, sub(read(j), m)));
+    }), false);
+    if (s.op == RowOp::Softmax) {
+      ValueRef inv = t.binary(ir::OpKind::Div, constant(t, acc, 1.0), total);
+      each([&](const ValueRef& j) { write(j, mul(t.unary(ir::OpKind::Exp, sub(read(j), m)), inv)); });
+    } else {
+      ValueRef shift = add(m, t.unary(ir::OpKind::Log, total));
+      each([&](const ValueRef& j) { write(j, sub(read(j), shift)); });
+    }
+  }
+  t.finish();
+  return k;
+}
+
+Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* name = name_of(op);
+  if (!x.defined()) throw Error("tensor.undefined", std::string(name) + ": the tensor is empty (moved from, or never set)");
+  if (!ir::is_float(x.dtype())) {
+    throw Error("tensor.unsupported_dtype", std::string(name) + " takes floating-point tensors (f16, bf16, f32, f64), not " +
+                                                std::string(ir::scalar_name(x.dtype())) + "; cast first");
+  }
+  if (x.rank() == 0) throw Error("tensor.bad_dim", std::string(name) + ": takes a tensor of rank 1 or more");
+  const int64_t d = dim < 0 ? dim + x.rank() : dim;
+  if (d < 0 || d >= x.rank()) {
+    throw Error("tensor.bad_dim", std::string(name) + ": dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(x.rank()));
+  }
+  const int64_t cols = x.shape()[size_t(d)];
+  for (const Tensor* p : {&weight, &bias}) {
+    if (!p->defined()) continue;
+    if (p->shape() != Shape{cols}) {
+      throw Error("tensor.shape_mismatch", std::string(name) + ": weight and bias must have shape [" + std::to_string(cols) +
+                                               "] (the normalized dim), one is " + to_string(p->shape()));
+    }
+    if (p->dtype() != x.dtype()) {
+      throw Error("tensor.dtype_mismatch", std::string(name) + ": weight and bias must be " + std::string(ir::scalar_name(x.dtype())) +
+                                               " as the input, one is " + std::string(ir::scalar_name(p->dtype())));
+    }
+    if (p->client().id() != x.client().id()) throw Error("tensor.device_mismatch", std::string(name) + ": weight or bias lives on another device");
+  }
+  // The output, as x laid out row-major; both seen with dim `d` last.
+  Tensor out = tensor::allocate(x.client(), x.shape(), contiguous_strides(x.shape()), x.dtype());
+  if (out.numel() == 0) return out;
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    if (i != d) order.push_back(i);
+  }
+  order.push_back(d);
+  Tensor xv = x.permute(order), ov = out.permute(order);
+  // The outer dims, folded where both allow.
+  const size_t outer = size_t(x.rank() - 1);
+  std::array<tensor::Dims, 2> outer_strides = {tensor::Dims(std::span(xv.strides()).first(outer)),
+                                               tensor::Dims(std::span(ov.strides()).first(outer))};
+  tensor::Walk walk = tensor::Walk::in_order(std::span(xv.shape()).first(outer), outer_strides, tensor::row_major_order(outer));
+  walk.fold();
+  tensor::Dims shape = walk.shape, in_strides = walk.strides[0], out_strides = walk.strides[1];
+  shape.push_back(cols);
+  in_strides.push_back(xv.strides().back());
+  out_strides.push_back(ov.strides().back());
+  int64_t rows = 1;
+  for (int64_t v : walk.shape) rows *= v;
+
+  const RowSpec spec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined()};
+  KernelRef kernel = tensor::cached_kernel(std::string("tensor_") + name + "/" + std::string(ir::scalar_name(x.dtype())) + "/" +
+                                               std::to_string(spec.outer_rank) + (spec.weight ? "/w" : "") + (spec.bias ? "/b" : ""),
+                                           [&] { return record_row(spec); });
+  TensorBinding bin = tensor::binding(x.handle(), shape, in_strides, name), bout = tensor::binding(out.handle(), shape, out_strides, name);
+  TensorBinding bw, bb;
+  std::vector<Arg> args = {bin};
+  if (spec.weight) args.emplace_back(bw = tensor::binding(weight.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{weight.strides()[0]}, name));
+  if (spec.bias) args.emplace_back(bb = tensor::binding(bias.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{bias.strides()[0]}, name));
+  args.emplace_back(bout);
+  args.emplace_back(tensor::checked_u32(cols, name, "elements in a row"));
+  const DType acc = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  if (op == RowOp::LayerNorm) args.emplace_back(acc == DType::F64 ? Arg(eps) : Arg(float(eps)));
+  LaunchConfig config;
+  config.dim = CubeDim{kUnits};
+  config.count = CubeCount{tensor::checked_u32(rows, name, "rows")};
+  launch(x.client(), kernel, config, std::span<const Arg>(args));
+  return out;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) { return row_op(RowOp::Softmax, x, dim, Tensor(), Tensor(), 0); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return row_op(RowOp::LogSoftmax, x, dim, Tensor(), Tensor(), 0); }
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  return row_op(RowOp::LayerNorm, x, -1, weight, bias, eps);
+}
+
+}  // namespace kiln

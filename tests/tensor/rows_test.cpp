@@ -1,0 +1,118 @@
+// softmax, log_softmax and layer_norm against float64 host references: element types, dims,
+// rows shorter and longer than a cube (1, 7, 255, 257, 1000), strided inputs, errors.
+#include <gtest/gtest.h>
+
+#include "support.h"
+
+namespace kiln::test {
+namespace {
+
+// Each row of h along `dim` (h row-major) through `f`, which maps the row's values to the outputs.
+HostTensor host_rows(const HostTensor& h, int64_t dim, const std::function<std::vector<double>(const std::vector<double>&)>& f) {
+  const size_t rank = h.shape.size(), d = size_t(dim);
+  int64_t inner = 1;
+  for (size_t i = d + 1; i < rank; ++i) inner *= h.shape[i];
+  const int64_t len = h.shape[d];
+  int64_t outer = 1;
+  for (size_t i = 0; i < d; ++i) outer *= h.shape[i];
+  HostTensor out{h.shape, h.v};
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      std::vector<double> row(static_cast<size_t>(len));
+      for (int64_t j = 0; j < len; ++j) row[size_t(j)] = h.v[size_t((o * len + j) * inner + in)];
+      std::vector<double> r = f(row);
+      for (int64_t j = 0; j < len; ++j) out.v[size_t((o * len + j) * inner + in)] = r[size_t(j)];
+    }
+  }
+  return out;
+}
+
+std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
+  double m = -INFINITY, s = 0;
+  for (double v : x) m = std::max(m, v);
+  for (double v : x) s += std::exp(v - m);
+  std::vector<double> r;
+  for (double v : x) r.push_back(log ? v - m - std::log(s) : std::exp(v - m) / s);
+  return r;
+}
+
+TEST(TensorRows, SoftmaxAndLogSoftmaxMatchTheHost) {
+  uint32_t seed = 500;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+      for (int64_t len : {1, 7, 255, 257, 1000}) {
+        for (bool log : {false, true}) {
+          HostTensor h = random_host(t, {3, len}, seed++, -6, 6);
+          Tensor x = upload(c, t, h);
+          std::vector<double> want = host_rows(h, 1, [&](const std::vector<double>& r) { return host_softmax(r, log); }).v;
+          want = values(data_of(t, {int64_t(want.size())}, want));
+          Tensor got = log ? log_softmax(x, -1) : softmax(x, 1);
+          const double tol = tolerance(t) * (t == DType::F32 ? 8 : t == DType::F64 ? 16 : 2);
+          expect_values(got, want, tol, dev.name() + (log ? " log_softmax " : " softmax ") + std::string(ir::scalar_name(t)) +
+                                            " len " + std::to_string(len));
+        }
+      }
+      // Along a dim that is not the last, over a strided view.
+      HostTensor h = random_host(t, {5, 4, 6}, seed++, -3, 3);
+      Tensor base = upload(c, t, h);
+      Tensor v = base.permute({2, 0, 1});  // [6, 5, 4]
+      HostTensor hv = host_view(base, h, v);
+      std::vector<double> want = host_rows(hv, 1, [](const std::vector<double>& r) { return host_softmax(r, false); }).v;
+      want = values(data_of(t, {int64_t(want.size())}, want));
+      expect_values(softmax(v, 1), want, tolerance(t) * 8, dev.name() + " softmax dim 1 of a permuted view");
+    }
+  }
+}
+
+TEST(TensorRows, LayerNormMatchesTheHost) {
+  uint32_t seed = 600;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+      for (int64_t len : {1, 7, 257, 1000}) {
+        for (int with : {0, 1, 2}) {  // no weight or bias; weight; both
+          HostTensor h = random_host(t, {4, len}, seed++, -5, 5);
+          HostTensor w = random_host(t, {len}, seed++, 0.5, 2), b = random_host(t, {len}, seed++, -1, 1);
+          const double eps = 1e-5;
+          std::vector<double> want = host_rows(h, 1, [&](const std::vector<double>& r) {
+            double mean = 0, var = 0;
+            for (double v : r) mean += v;
+            mean /= double(r.size());
+            for (double v : r) var += (v - mean) * (v - mean);
+            var /= double(r.size());
+            std::vector<double> o;
+            for (size_t j = 0; j < r.size(); ++j) {
+              double y = (r[j] - mean) / std::sqrt(var + eps);
+              if (with >= 1) y *= w.v[j];
+              if (with >= 2) y += b.v[j];
+              o.push_back(y);
+            }
+            return o;
+          }).v;
+          want = values(data_of(t, {int64_t(want.size())}, want));
+          Tensor x = upload(c, t, h);
+          Tensor got = layer_norm(x, with >= 1 ? upload(c, t, w) : Tensor(), with >= 2 ? upload(c, t, b) : Tensor(), eps);
+          expect_values(got, want, tolerance(t) * 16, dev.name() + " layer_norm " + std::string(ir::scalar_name(t)) + " len " +
+                                                          std::to_string(len) + " with " + std::to_string(with));
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorRows, Refusals) {
+  Client c = Device::cpu().client();
+  Tensor i = Tensor::from_data<int32_t>(c, {1, 2}, {2});
+  expect_error([&] { (void)softmax(i, 0); }, "tensor.unsupported_dtype");
+  Tensor x = Tensor::from_data<float>(c, {1, 2, 3, 4, 5, 6}, {2, 3});
+  expect_error([&] { (void)softmax(x, 2); }, "tensor.bad_dim");
+  Tensor w = Tensor::from_data<float>(c, {1, 2}, {2});
+  Error e = expect_error([&] { (void)layer_norm(x, w); }, "tensor.shape_mismatch");
+  EXPECT_NE(std::string(e.what()).find("must have shape [3]"), std::string::npos) << e.what();
+  Tensor wd = Tensor::from_data<double>(c, {1, 2, 3}, {3});
+  expect_error([&] { (void)layer_norm(x, wd); }, "tensor.dtype_mismatch");
+}
+
+}  // namespace
+}  // namespace kiln::test
