@@ -60,8 +60,9 @@ void check_dtype(const std::string& op, DType d, Needs needs) {
 
 // What an op may ask of the result beyond the defaults.
 struct ResultRule {
-  std::optional<DType> dtype;  // another element type than the operands' (cast)
-  bool row_major = false;      // new memory, row-major, whatever the operands' order (into_contiguous)
+  std::optional<DType> dtype;     // another element type than the operands' (cast)
+  bool row_major = false;         // new memory, row-major, whatever the operands' order (into_contiguous)
+  const Tensor* dest = nullptr;   // the result goes into this view's elements (assign)
 };
 
 // An op: its name, what it takes, what it computes, and the kernels recorded for it, by packed
@@ -189,10 +190,15 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
   for (const Operand& o : operands) {
     if (!o.is_scalar() && o.tensor().shape() != shape) shape = tensor::broadcast_shapes(shape, o.tensor().shape(), op);
   }
+  if (rule.dest && tensor::broadcast_shapes(shape, rule.dest->shape(), op) != rule.dest->shape()) {
+    throw Error("tensor.shape_mismatch", std::string(op) + ": a value of shape " + to_string(shape) +
+                                             " does not broadcast to the destination's shape " + to_string(rule.dest->shape()));
+  }
+  if (rule.dest) shape = rule.dest->shape();
 
   // Where the result goes: a given operand's memory, else new memory in the voted order.
   int into = -1;
-  for (size_t i = 0; i < operands.size() && into < 0 && !rule.row_major; ++i) {
+  for (size_t i = 0; i < operands.size() && into < 0 && !rule.row_major && !rule.dest; ++i) {
     const Operand& o = operands[i];
     if (!o.is_scalar() && o.owned() && o.tensor().can_mut() && o.tensor().shape() == shape &&
         o.tensor().dtype() == out_type && !tensor::self_overlapping(o.tensor().shape(), o.tensor().strides())) {
@@ -201,7 +207,10 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
   }
   tensor::DimOrder order;
   Tensor out;
-  if (into >= 0) {
+  if (rule.dest) {
+    out = *rule.dest;
+    order = tensor::memory_order(out.shape(), out.strides());
+  } else if (into >= 0) {
     out = operands[size_t(into)].take();  // the operand's tensor is `out` from here on
     order = tensor::memory_order(out.shape(), out.strides());
   } else {
@@ -340,14 +349,34 @@ Tensor cast(Operand a, DType dtype) {
   static OpInfo* info = new OpInfo("cast", Needs::Any, false, identity());
   if (a.is_scalar()) throw Error("tensor.undefined", "cast: the operand is a number, not a tensor");
   if (a.tensor().defined() && a.tensor().dtype() == dtype) return a.take();
-  return unary(*info, std::move(a), ResultRule{dtype, false});
+  return unary(*info, std::move(a), ResultRule{dtype, false, nullptr});
+}
+
+namespace {
+// The copy kernels' op, shared by into_contiguous and assign.
+OpInfo& copy_info() {
+  static OpInfo* info = new OpInfo("copy", Needs::Any, false, identity());
+  return *info;
+}
+}  // namespace
+
+void assign(const Tensor& dest, const Tensor& value) {
+  if (!dest.defined() || !value.defined()) throw Error("tensor.undefined", "assign: an empty Tensor (moved from, or never set)");
+  if (tensor::self_overlapping(dest.shape(), dest.strides())) {
+    throw Error("tensor.overlapping_destination", "assign: the destination " + to_string(dest.shape()) + " with strides " +
+                                                      to_string(dest.strides()) + " reaches some elements twice (an expanded view); "
+                                                      "write into a view without repeated elements");
+  }
+  if (value.client().id() != dest.client().id()) {
+    throw Error("tensor.device_mismatch", "assign: the value lives on another device; move it with to_device()");
+  }
+  (void)unary(copy_info(), Operand(value), ResultRule{dest.dtype(), false, &dest});
 }
 
 Tensor into_contiguous(Tensor t) {
-  static OpInfo* info = new OpInfo("copy", Needs::Any, false, identity());
   if (!t.defined()) throw Error("tensor.undefined", "into_contiguous: the tensor is empty (moved from, or never set)");
   if (t.is_contiguous()) return t;
-  return unary(*info, Operand(std::move(t)), ResultRule{std::nullopt, true});
+  return unary(copy_info(), Operand(std::move(t)), ResultRule{std::nullopt, true, nullptr});
 }
 
 }  // namespace kiln

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <type_traits>
+#include <vector>
 #include <utility>
 
 #include "kiln/runtime/launch.h"
@@ -74,6 +75,14 @@ Tensor erf(Operand a);
 Tensor sigmoid(Operand a);
 Tensor relu(Operand a);
 Tensor gelu(Operand a);  // the erf form: x / 2 * (1 + erf(x / sqrt(2)))
+// Writes `value` (broadcast to dest's shape, converted to its element type) into the elements
+// that `dest` views: the one op that writes into a tensor's memory by request, not ownership
+// (PyTorch's dest.copy_(value)). Error{tensor.overlapping_destination} for an expanded view.
+void assign(const Tensor& dest, const Tensor& value);
+// Tensors joined along `dim` (their other dims equal), or stacked along a new dim `dim`: one copy
+// kernel per input into new memory.
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
 // The values converted to `dtype` (new memory unless the type is the same: then the tensor itself).
 Tensor cast(Operand a, DType dtype);
 
