@@ -4,6 +4,7 @@
 
 #include "kiln/tensor/matmul.h"
 #include "kiln/tensor/ops.h"
+#include "kiln/tensor/random.h"
 #include "kiln/tensor/reduce.h"
 #include "kiln/tensor/rows.h"
 #include "kiln/tensor/tensor.h"

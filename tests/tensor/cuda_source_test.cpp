@@ -41,6 +41,7 @@ void record_every_op() {
         (void)layer_norm(views[1], w, w);
       }
     }
+    if (ir::is_float(t)) (void)uniform(c, {5}, t, 0, 1, 1), (void)normal(c, {5}, t, 0, 1, 1);
     Tensor m = upload(c, t == DType::Bool ? DType::F32 : t, random_host(DType::F32, {2, 3, 4}, 2));
     (void)matmul(m, m.transpose());
     (void)matmul(m.slice(0, 0, 1).reshape({3, 4}), m.transpose());
