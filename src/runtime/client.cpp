@@ -1,6 +1,8 @@
 // Client and Handle: allocation through the client's pool, transfers on its stream.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 
 #include "kiln/error.h"
 #include "kiln/runtime/client.h"
@@ -103,6 +105,7 @@ void Client::read_bytes(const Handle& h, void* out, size_t bytes) const {
   auto& b = *state_->device->backend;
   b.copy_to_host(*state_->stream, out, h.address(), bytes);
   b.sync(*state_->stream);
+  if (state_->error_expected.load(std::memory_order_acquire)) check_device_error();
 }
 
 void Client::write_bytes(const Handle& h, const void* data, size_t bytes) const {
@@ -114,7 +117,66 @@ void Client::write_bytes(const Handle& h, const void* data, size_t bytes) const 
   state_->device->backend->copy_to_device(*state_->stream, h.address(), data, bytes);
 }
 
-void Client::sync() const { state_->device->backend->sync(*state_->stream); }
+void Client::sync() const {
+  state_->device->backend->sync(*state_->stream);
+  if (state_->error_expected.load(std::memory_order_acquire)) check_device_error();
+}
+
+namespace {
+std::mutex& sites_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<Client::DeviceErrorSite>& sites() {
+  static auto* s = new std::vector<Client::DeviceErrorSite>();  // lives to exit: a client may check at teardown
+  return *s;
+}
+}  // namespace
+
+uint32_t Client::register_device_error_site(DeviceErrorSite site) {
+  std::lock_guard<std::mutex> lock(sites_mutex());
+  sites().push_back(std::move(site));
+  return uint32_t(sites().size());  // codes start at 1: 0 is "no error"
+}
+
+const Handle& Client::device_error_word() const {
+  std::lock_guard<std::mutex> lock(state_->error_mutex);
+  if (!state_->error_word.valid()) {
+    std::array<uint32_t, 1 + kDeviceErrorValues> zeros{};
+    state_->error_word = upload(std::span<const uint32_t>(zeros));
+  }
+  return state_->error_word;
+}
+
+void Client::expect_device_error() const { state_->error_expected.store(true, std::memory_order_release); }
+
+void Client::check_device_error() const {
+  state_->error_expected.store(false, std::memory_order_release);
+  Handle word;
+  {
+    std::lock_guard<std::mutex> lock(state_->error_mutex);
+    word = state_->error_word;
+  }
+  if (!word.valid()) return;
+  std::array<uint32_t, 1 + kDeviceErrorValues> got{};
+  auto& b = *state_->device->backend;
+  b.copy_to_host(*state_->stream, got.data(), word.address(), sizeof got);
+  b.sync(*state_->stream);
+  if (got[0] == 0) return;
+  // Cleared before it is raised: the error is reported once, and later kernels run again.
+  std::array<uint32_t, 1 + kDeviceErrorValues> zeros{};
+  b.copy_to_device(*state_->stream, word.address(), zeros.data(), sizeof zeros);
+  b.sync(*state_->stream);
+  DeviceErrorSite site;
+  {
+    std::lock_guard<std::mutex> lock(sites_mutex());
+    if (got[0] > sites().size()) throw Error("device.error_word", "a kernel recorded device error code " + std::to_string(got[0]) + ", which no site registered");
+    site = sites()[got[0] - 1];
+  }
+  std::array<uint32_t, kDeviceErrorValues> values{};
+  std::copy(got.begin() + 1, got.end(), values.begin());
+  throw Error(site.kind, site.describe(values));
+}
 
 ClientStats Client::stats() const {
   ClientStats s;

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 
+#include "kiln/runtime/handle.h"
 #include "runtime/device_state.h"
 #include "runtime/memory/memory_manager.h"
 
@@ -19,6 +21,11 @@ class ClientState {
   std::shared_ptr<DeviceState> device;
   std::unique_ptr<backend::Stream> stream;
   std::shared_ptr<MemoryManager> memory;
+  // The device error word (Client::device_error_word) and whether a launch since the last check
+  // may have written it.
+  std::mutex error_mutex;
+  Handle error_word;
+  std::atomic<bool> error_expected{false};
 };
 
 struct Allocation {

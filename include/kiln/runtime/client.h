@@ -3,7 +3,9 @@
 // several threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -100,8 +102,26 @@ class Client {
   // One byte (0 or 1) per bool, as upload(std::vector<bool>) makes them.
   void write(const Handle& h, const std::vector<bool>& data) const;
 
-  // Waits for all work submitted through this client.
+  // Waits for all work submitted through this client; raises an error a kernel recorded in the
+  // device error word (below).
   void sync() const;
+
+  // Errors that kernels find on the device, such as an index out of range in data the host has
+  // not seen. A kernel given device_error_word() records the first one there: the code of a site
+  // registered here, then up to kDeviceErrorValues numbers. After a launch that may record one,
+  // expect_device_error() has the next read or sync check the word (one small copy) and raise the
+  // error, which clears it; check_device_error() does that at once (the CPU's launches have run
+  // when they return, so an op there reports at once).
+  static constexpr uint32_t kDeviceErrorValues = 7;
+  struct DeviceErrorSite {
+    std::string kind;  // the Error kind raised
+    std::function<std::string(const std::array<uint32_t, kDeviceErrorValues>&)> describe;  // the message
+  };
+  static uint32_t register_device_error_site(DeviceErrorSite site);
+  // u32 x (1 + kDeviceErrorValues), zero while no error is recorded. Made on first use.
+  const Handle& device_error_word() const;
+  void expect_device_error() const;
+  void check_device_error() const;
   ClientStats stats() const;
   uint64_t id() const;
 

@@ -1,0 +1,324 @@
+// gather, scatter, select (index_select) and select_assign. Two kernels do the work: a gather
+// (each output element reads the source at the position its index names) and an additive scatter
+// (each output element adds every value whose index names it: deterministic, no atomics). select
+// and select_assign are the same kernels with the 1-D index tensor seen at every other position
+// through stride 0. Before either runs, a validation kernel checks every index against the size
+// of its dim and records the first bad one in the client's device error word; the op's kernel reads
+// the word first and writes nothing when it is set.
+#include "kiln/tensor/indexing.h"
+
+#include <array>
+#include <map>
+#include <mutex>
+
+#include "kiln/runtime/launch.h"
+#include "kiln/tensor/ops.h"
+#include "tensor/kernels.h"
+#include "tensor/layout.h"
+#include "tensor/support.h"
+
+namespace kiln {
+
+namespace {
+
+using dsl::Tracer;
+using dsl::ValueRef;
+
+ValueRef u32c(Tracer& t, int64_t v) { return t.constant(ir::Type::scalar_of(ir::Scalar::U32), ir::AttrValue::of_int(v)); }
+
+// The device error site of an op: "select_assign: index 2 is out of range for dim 1 of size 2".
+uint32_t site_of(const char* op) {
+  static std::mutex mutex;
+  static auto* sites = new std::map<std::string, uint32_t>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = sites->find(op);
+  if (it != sites->end()) return it->second;
+  std::string name = op;
+  uint32_t code = Client::register_device_error_site(
+      {"tensor.index_out_of_range", [name](const std::array<uint32_t, Client::kDeviceErrorValues>& v) {
+         const int64_t index = int64_t(uint64_t(v[1]) | uint64_t(v[2]) << 32), size = int64_t(uint64_t(v[3]) | uint64_t(v[4]) << 32);
+         return name + ": index " + std::to_string(index) + " is out of range for dim " + std::to_string(v[0]) + " of size " +
+                std::to_string(size) + "; nothing was written";
+       }});
+  return (*sites)[name] = code;
+}
+
+// Validation: unit i checks indices[i] (a contiguous buffer) against [0, size); the first bad one
+// goes into the word: [site, dim, index lo, index hi, size lo, size hi].
+ir::Kernel record_validate(DType index_type) {
+  ir::Kernel k;
+  k.name = "tensor_check_indices";
+  Tracer t(k);
+  ValueRef idx = t.param("indices", ir::Type::buffer(ir::Type::scalar_of(index_type), ir::Access::ReadOnly));
+  ValueRef word = t.param("word", ir::Type::buffer(ir::Type::scalar_of(ir::Scalar::U32), ir::Access::ReadWrite));
+  ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef size = t.param("size", ir::Type::scalar_of(ir::Scalar::I64));
+  ValueRef dim = t.param("dim", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef site = t.param("site", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
+  size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
+  ValueRef v = t.load(idx, pos);
+  if (index_type != DType::I64) v = t.cast(v, ir::Scalar::I64);
+  ValueRef zero = t.constant(ir::Type::scalar_of(ir::Scalar::I64), ir::AttrValue::of_int(0));
+  ValueRef bad = t.binary(ir::OpKind::Or, t.binary(ir::OpKind::Lt, v, zero), t.binary(ir::OpKind::Ge, v, size));
+  size_t if_bad = t.begin_if(bad);
+  ValueRef old = t.atomic(ir::OpKind::AtomicCas, word, u32c(t, 0), u32c(t, 0), &site);
+  size_t first = t.begin_if(t.binary(ir::OpKind::Eq, old, u32c(t, 0)));
+  auto lo = [&](const ValueRef& x) { return t.cast(x, ir::Scalar::U32); };
+  auto hi = [&](const ValueRef& x) {
+    return t.cast(t.binary(ir::OpKind::Shr, t.bitcast(x, ir::Scalar::U64),
+                           t.constant(ir::Type::scalar_of(ir::Scalar::U64), ir::AttrValue::of_int(32))),
+                  ir::Scalar::U32);
+  };
+  t.store(word, u32c(t, 1), dim);
+  t.store(word, u32c(t, 2), lo(v));
+  t.store(word, u32c(t, 3), hi(v));
+  t.store(word, u32c(t, 4), lo(size));
+  t.store(word, u32c(t, 5), hi(size));
+  t.end_then(first);
+  t.end_then(if_bad);
+  t.end_then(in_range);
+  t.finish();
+  return k;
+}
+
+// Checks every element of `indices` against [0, size) on the device (see above).
+void validate(const Client& c, const char* op, const Tensor& indices, int64_t dim, int64_t size) {
+  Tensor flat = into_contiguous(indices);
+  const int64_t n = flat.numel();
+  if (n == 0) return;
+  KernelRef kernel = tensor::cached_kernel(std::string("tensor_check_indices/") + std::string(ir::scalar_name(indices.dtype())),
+                                           [&] { return record_validate(indices.dtype()); });
+  const uint32_t count = tensor::checked_u32(n, op, "indices");
+  launch(c, kernel, tensor::linear_config(count), {flat.handle(), c.device_error_word(), count, size, uint32_t(dim), site_of(op)});
+  c.expect_device_error();
+}
+
+// The kernels' coordinates: the output's position decomposed over its shape, innermost first.
+std::vector<ValueRef> coordinates(Tracer& t, const ValueRef& pos, const ValueRef& shape_of, int rank) {
+  std::vector<ValueRef> c(static_cast<size_t>(rank));
+  ValueRef rest = pos;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (d == 0) {
+      c[0] = rest;
+      break;
+    }
+    ValueRef len = t.tensor_meta(ir::OpKind::TensorShape, shape_of, d);
+    c[size_t(d)] = t.binary(ir::OpKind::Rem, rest, len);
+    rest = t.binary(ir::OpKind::Div, rest, len);
+  }
+  return c;
+}
+
+// Σ c[d] * stride(x, d), with c[dim] replaced by `at` (if given).
+ValueRef offset(Tracer& t, const ValueRef& x, const std::vector<ValueRef>& c, int dim, const ValueRef* at) {
+  ValueRef off = u32c(t, 0);
+  for (int d = 0; d < int(c.size()); ++d) {
+    ValueRef coord = d == dim && at ? *at : c[size_t(d)];
+    off = t.binary(ir::OpKind::Add, off, t.binary(ir::OpKind::Mul, coord, t.tensor_meta(ir::OpKind::TensorStride, x, d)));
+  }
+  return off;
+}
+
+// Gather: params src, idx, out (tensors of `rank`), word (u32 buffer), count (u32).
+ir::Kernel record_gather(DType dtype, DType index_type, int rank, int dim) {
+  ir::Kernel k;
+  k.name = "tensor_gather";
+  Tracer t(k);
+  ir::Type elem = ir::Type::scalar_of(dtype);
+  ValueRef src = t.param("src", ir::Type::tensor(elem, rank, ir::Access::ReadOnly));
+  ValueRef idx = t.param("indices", ir::Type::tensor(ir::Type::scalar_of(index_type), rank, ir::Access::ReadOnly));
+  ValueRef out = t.param("out", ir::Type::tensor(elem, rank, ir::Access::ReadWrite));
+  ValueRef word = t.param("word", ir::Type::buffer(ir::Type::scalar_of(ir::Scalar::U32), ir::Access::ReadOnly));
+  ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
+  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Eq, t.load(word, u32c(t, 0)), u32c(t, 0)));
+  size_t body = t.begin_if(go);
+  std::vector<ValueRef> c = coordinates(t, pos, out, rank);
+  ValueRef at = t.cast(t.load(idx, offset(t, idx, c, dim, nullptr)), ir::Scalar::U32);  // validated: in [0, size)
+  t.store(out, offset(t, out, c, dim, nullptr), t.load(src, offset(t, src, c, dim, &at)));
+  t.end_then(body);
+  t.finish();
+  return k;
+}
+
+// Additive scatter: params dst, idx, values, out (tensors of `rank`; idx and values of one shape),
+// word, count (u32), span (u32: idx's length along dim). Out element c = dst[c] + the values
+// whose index along dim names c[dim].
+ir::Kernel record_scatter(DType dtype, DType index_type, int rank, int dim) {
+  const DType acc = dtype == DType::F16 || dtype == DType::BF16 ? DType::F32 : dtype;
+  ir::Kernel k;
+  k.name = "tensor_scatter";
+  Tracer t(k);
+  ir::Type elem = ir::Type::scalar_of(dtype);
+  ValueRef dst = t.param("dst", ir::Type::tensor(elem, rank, ir::Access::ReadOnly));
+  ValueRef idx = t.param("indices", ir::Type::tensor(ir::Type::scalar_of(index_type), rank, ir::Access::ReadOnly));
+  ValueRef values = t.param("values", ir::Type::tensor(elem, rank, ir::Access::ReadOnly));
+  ValueRef out = t.param("out", ir::Type::tensor(elem, rank, ir::Access::ReadWrite));
+  ValueRef word = t.param("word", ir::Type::buffer(ir::Type::scalar_of(ir::Scalar::U32), ir::Access::ReadOnly));
+  ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef span = t.param("span", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
+  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Eq, t.load(word, u32c(t, 0)), u32c(t, 0)));
+  size_t body = t.begin_if(go);
+  std::vector<ValueRef> c = coordinates(t, pos, out, rank);
+  auto widen = [&](ValueRef v) { return v.type.scalar == acc ? v : t.cast(v, acc); };
+  ValueRef sum = t.var_decl(ir::Type::scalar_of(acc));
+  t.var_store(sum, widen(t.load(dst, offset(t, dst, c, dim, nullptr))));
+  // Only positions inside the index tensor's other dims receive values.
+  ValueRef inside = t.constant(ir::Type::scalar_of(ir::Scalar::Bool), ir::AttrValue::of_bool(true));
+  for (int d = 0; d < rank; ++d) {
+    if (d != dim) inside = t.binary(ir::OpKind::And, inside, t.binary(ir::OpKind::Lt, c[size_t(d)], t.tensor_meta(ir::OpKind::TensorShape, idx, d)));
+  }
+  size_t if_inside = t.begin_if(inside);
+  ValueRef j = t.begin_for(u32c(t, 0), span, u32c(t, 1), dsl::LoopAttrs{});
+  ValueRef at = t.cast(t.load(idx, offset(t, idx, c, dim, &j)), ir::Scalar::U32);
+  size_t hit = t.begin_if(t.binary(ir::OpKind::Eq, at, c[size_t(dim)]));
+  t.var_store(sum, t.binary(ir::OpKind::Add, t.var_load(sum), widen(t.load(values, offset(t, values, c, dim, &j)))));
+  t.end_then(hit);
+  t.end_for();
+  t.end_then(if_inside);
+  ValueRef r = t.var_load(sum);
+  if (r.type.scalar != dtype) r = t.cast(r, dtype);
+  t.store(out, offset(t, out, c, dim, nullptr), r);
+  t.end_then(body);
+  t.finish();
+  return k;
+}
+
+struct Checked {
+  int64_t dim;
+};
+
+// The checks every index op makes on the host: defined tensors on one device, an index type, the
+// dim.
+Checked check(const char* op, const Tensor& t, int64_t dim, const Tensor& indices) {
+  if (!t.defined() || !indices.defined()) throw Error("tensor.undefined", std::string(op) + ": an empty Tensor (moved from, or never set)");
+  if (indices.dtype() != DType::I32 && indices.dtype() != DType::I64) {
+    throw Error("tensor.unsupported_dtype", std::string(op) + ": indices must be i32 or i64, not " + std::string(ir::scalar_name(indices.dtype())));
+  }
+  if (indices.client().id() != t.client().id()) throw Error("tensor.device_mismatch", std::string(op) + ": the indices live on another device");
+  const int64_t d = dim < 0 ? dim + t.rank() : dim;
+  if (t.rank() == 0 || d < 0 || d >= t.rank()) {
+    throw Error("tensor.bad_dim", std::string(op) + ": dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(t.rank()));
+  }
+  return {d};
+}
+
+// indices (1-D) seen at `shape`: stride 0 everywhere but along dim.
+Tensor spread(const Tensor& indices, const Shape& shape, int64_t dim) {
+  Strides s(shape.size(), 0);
+  s[size_t(dim)] = indices.strides()[0];
+  return Tensor(indices.client(), indices.handle(), shape, s, indices.dtype());
+}
+
+void report_on_cpu(const Client& c) {
+  if (c.runtime_name() == "cpu") c.check_device_error();
+}
+
+Tensor run_gather(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen) {
+  Tensor out = tensor::allocate(t.client(), indices_seen.shape(), contiguous_strides(indices_seen.shape()), t.dtype());
+  if (out.numel() == 0) return out;
+  const int rank = int(t.rank());
+  KernelRef kernel = tensor::cached_kernel("tensor_gather/" + std::string(ir::scalar_name(t.dtype())) + "/" +
+                                               std::string(ir::scalar_name(indices_seen.dtype())) + "/" + std::to_string(rank) + "/" + std::to_string(dim),
+                                           [&] { return record_gather(t.dtype(), indices_seen.dtype(), rank, int(dim)); });
+  TensorBinding bs = tensor::binding(t.handle(), t.shape(), t.strides(), op);
+  TensorBinding bi = tensor::binding(indices_seen.handle(), indices_seen.shape(), indices_seen.strides(), op);
+  TensorBinding bo = tensor::binding(out.handle(), out.shape(), out.strides(), op);
+  const uint32_t count = tensor::checked_u32(out.numel(), op, "elements");
+  launch(t.client(), kernel, tensor::linear_config(count), {bs, bi, bo, t.client().device_error_word(), count});
+  return out;
+}
+
+Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, const Tensor& values) {
+  Tensor out = tensor::allocate(t.client(), t.shape(), contiguous_strides(t.shape()), t.dtype());
+  if (out.numel() == 0) return out;
+  const int rank = int(t.rank());
+  KernelRef kernel = tensor::cached_kernel("tensor_scatter/" + std::string(ir::scalar_name(t.dtype())) + "/" +
+                                               std::string(ir::scalar_name(indices_seen.dtype())) + "/" + std::to_string(rank) + "/" + std::to_string(dim),
+                                           [&] { return record_scatter(t.dtype(), indices_seen.dtype(), rank, int(dim)); });
+  TensorBinding bd = tensor::binding(t.handle(), t.shape(), t.strides(), op);
+  TensorBinding bi = tensor::binding(indices_seen.handle(), indices_seen.shape(), indices_seen.strides(), op);
+  TensorBinding bv = tensor::binding(values.handle(), values.shape(), values.strides(), op);
+  TensorBinding bo = tensor::binding(out.handle(), out.shape(), out.strides(), op);
+  const uint32_t count = tensor::checked_u32(out.numel(), op, "elements");
+  const uint32_t span = tensor::checked_u32(indices_seen.shape()[size_t(dim)], op, "indices along the dim");
+  launch(t.client(), kernel, tensor::linear_config(count), {bd, bi, bv, bo, t.client().device_error_word(), count, span});
+  return out;
+}
+
+void check_values(const char* op, const Tensor& t, const Tensor& values, const Shape& want) {
+  if (!values.defined()) throw Error("tensor.undefined", std::string(op) + ": the values are an empty Tensor");
+  if (values.dtype() != t.dtype()) {
+    throw Error("tensor.dtype_mismatch", std::string(op) + ": values are " + std::string(ir::scalar_name(values.dtype())) + " and the tensor " +
+                                             std::string(ir::scalar_name(t.dtype())));
+  }
+  if (values.client().id() != t.client().id()) throw Error("tensor.device_mismatch", std::string(op) + ": the values live on another device");
+  if (values.shape() != want) {
+    throw Error("tensor.shape_mismatch", std::string(op) + ": values have shape " + to_string(values.shape()) + "; they must have shape " + to_string(want));
+  }
+  if (t.dtype() == DType::Bool) throw Error("tensor.unsupported_dtype", std::string(op) + " adds values: it does not take bool tensors");
+}
+
+// indices' shape must match t's rank, and not exceed t's dims other than `dim`.
+void check_same_rank(const char* op, const Tensor& t, const Tensor& indices, int64_t dim) {
+  bool fits = indices.rank() == t.rank();
+  for (int64_t d = 0; fits && d < t.rank(); ++d) fits = d == dim || indices.shape()[size_t(d)] <= t.shape()[size_t(d)];
+  if (!fits) {
+    throw Error("tensor.shape_mismatch", std::string(op) + ": indices of shape " + to_string(indices.shape()) + " for a tensor of shape " +
+                                             to_string(t.shape()) + "; they need its rank and no longer dims but along dim " + std::to_string(dim));
+  }
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& indices) {
+  const char* op = "gather";
+  const int64_t d = check(op, t, dim, indices).dim;
+  check_same_rank(op, t, indices, d);
+  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  Tensor out = run_gather(op, t, d, indices);
+  report_on_cpu(t.client());
+  return out;
+}
+
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& indices, const Tensor& values) {
+  const char* op = "scatter";
+  const int64_t d = check(op, t, dim, indices).dim;
+  check_same_rank(op, t, indices, d);
+  check_values(op, t, values, indices.shape());
+  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  Tensor out = run_scatter(op, t, d, indices, values);
+  report_on_cpu(t.client());
+  return out;
+}
+
+Tensor select(const Tensor& t, int64_t dim, const Tensor& indices) {
+  const char* op = "select";
+  const int64_t d = check(op, t, dim, indices).dim;
+  if (indices.rank() != 1) throw Error("tensor.shape_mismatch", std::string(op) + ": indices must be 1-D, are " + to_string(indices.shape()));
+  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  Shape shape = t.shape();
+  shape[size_t(d)] = indices.shape()[0];
+  Tensor out = run_gather(op, t, d, spread(indices, shape, d));
+  report_on_cpu(t.client());
+  return out;
+}
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& indices) { return select(t, dim, indices); }
+
+Tensor select_assign(const Tensor& t, int64_t dim, const Tensor& indices, const Tensor& values) {
+  const char* op = "select_assign";
+  const int64_t d = check(op, t, dim, indices).dim;
+  if (indices.rank() != 1) throw Error("tensor.shape_mismatch", std::string(op) + ": indices must be 1-D, are " + to_string(indices.shape()));
+  Shape shape = t.shape();
+  shape[size_t(d)] = indices.shape()[0];
+  check_values(op, t, values, shape);
+  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  Tensor out = run_scatter(op, t, d, spread(indices, shape, d), values);
+  report_on_cpu(t.client());
+  return out;
+}
+
+}  // namespace kiln
