@@ -21,11 +21,11 @@ demo: configure
 test: all
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
-# The tests again under AddressSanitizer and UndefinedBehaviorSanitizer. The two tests that only
+# The tests again under AddressSanitizer and UndefinedBehaviorSanitizer. The three tests that only
 # feed hundreds of generated sources to NVRTC (which is not instrumented) run in `make test` alone.
 # Line tables only (-g1: reports keep files and lines) and no kiln tool (its benchmarks are not
 # tests; its argument errors run in `make test`): the build is most of CI's time.
-SANITIZE_SKIP = AllScalars/Sweep|SuiteCudaSource
+SANITIZE_SKIP = AllScalars/Sweep|SuiteCudaSource|TensorCudaSource
 # The CUDA backend's tests (label backends/cuda) run without the leak check: at exit GCC 12's
 # LeakSanitizer walks the dynamic thread-local storage of the NVRTC those tests load, reads a bogus
 # range and crashes (`Tracer caught signal 11`, `DTLS 6 at 0x...100a-0x...210c`) after the test
