@@ -24,7 +24,7 @@ namespace {
 using dsl::Tracer;
 using dsl::ValueRef;
 
-ValueRef u32c(Tracer& t, int64_t v) { return t.constant(ir::Type::scalar_of(ir::Scalar::U32), ir::AttrValue::of_int(v)); }
+ValueRef u32c(Tracer& t, int64_t v) { return tensor::constant_bits(t, DType::U32, v); }
 
 // The device error site of an op: "select_assign: index 2 is out of range for dim 1 of size 2".
 uint32_t site_of(const char* op) {
@@ -94,30 +94,10 @@ void validate(const Client& c, const char* op, const Tensor& indices, int64_t di
   c.expect_device_error();
 }
 
-// The kernels' coordinates: the output's position decomposed over its shape, innermost first.
-std::vector<ValueRef> coordinates(Tracer& t, const ValueRef& pos, const ValueRef& shape_of, int rank) {
-  std::vector<ValueRef> c(static_cast<size_t>(rank));
-  ValueRef rest = pos;
-  for (int d = rank - 1; d >= 0; --d) {
-    if (d == 0) {
-      c[0] = rest;
-      break;
-    }
-    ValueRef len = t.tensor_meta(ir::OpKind::TensorShape, shape_of, d);
-    c[size_t(d)] = t.binary(ir::OpKind::Rem, rest, len);
-    rest = t.binary(ir::OpKind::Div, rest, len);
-  }
-  return c;
-}
-
 // Σ c[d] * stride(x, d), with c[dim] replaced by `at` (if given).
-ValueRef offset(Tracer& t, const ValueRef& x, const std::vector<ValueRef>& c, int dim, const ValueRef* at) {
-  ValueRef off = u32c(t, 0);
-  for (int d = 0; d < int(c.size()); ++d) {
-    ValueRef coord = d == dim && at ? *at : c[size_t(d)];
-    off = t.binary(ir::OpKind::Add, off, t.binary(ir::OpKind::Mul, coord, t.tensor_meta(ir::OpKind::TensorStride, x, d)));
-  }
-  return off;
+ValueRef offset(Tracer& t, const ValueRef& x, std::vector<ValueRef> c, int dim, const ValueRef* at) {
+  if (at) c[size_t(dim)] = *at;
+  return tensor::offset(t, x, c, 0, ValueRef{});
 }
 
 // Gather: params src, idx, out (tensors of `rank`), word (u32 buffer), count (u32).
@@ -134,7 +114,7 @@ ir::Kernel record_gather(DType dtype, DType index_type, int rank, int dim) {
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
   ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Eq, t.load(word, u32c(t, 0)), u32c(t, 0)));
   size_t body = t.begin_if(go);
-  std::vector<ValueRef> c = coordinates(t, pos, out, rank);
+  std::vector<ValueRef> c = tensor::coordinates(t, pos, out, 0, rank);
   ValueRef at = t.cast(t.load(idx, offset(t, idx, c, dim, nullptr)), ir::Scalar::U32);  // validated: in [0, size)
   t.store(out, offset(t, out, c, dim, nullptr), t.load(src, offset(t, src, c, dim, &at)));
   t.end_then(body);
@@ -161,7 +141,7 @@ ir::Kernel record_scatter(DType dtype, DType index_type, int rank, int dim) {
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
   ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Eq, t.load(word, u32c(t, 0)), u32c(t, 0)));
   size_t body = t.begin_if(go);
-  std::vector<ValueRef> c = coordinates(t, pos, out, rank);
+  std::vector<ValueRef> c = tensor::coordinates(t, pos, out, 0, rank);
   auto widen = [&](ValueRef v) { return v.type.scalar == acc ? v : t.cast(v, acc); };
   ValueRef sum = t.var_decl(ir::Type::scalar_of(acc));
   t.var_store(sum, widen(t.load(dst, offset(t, dst, c, dim, nullptr))));

@@ -1,5 +1,6 @@
 #include "tensor/kernels.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -9,6 +10,40 @@ namespace {
 
 using dsl::Tracer;
 using dsl::ValueRef;
+
+}  // namespace
+
+ValueRef constant(Tracer& t, DType d, double v) {
+  ir::Type type = ir::Type::scalar_of(d);
+  return ir::is_float(d) ? t.constant(type, ir::AttrValue::of_float(v)) : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
+}
+
+ValueRef constant_bits(Tracer& t, DType d, int64_t bits) { return t.constant(ir::Type::scalar_of(d), ir::AttrValue::of_int(bits)); }
+
+std::vector<ValueRef> coordinates(Tracer& t, const ValueRef& pos, const ValueRef& shape_of, int first, int last) {
+  std::vector<ValueRef> c(static_cast<size_t>(std::max(last - first, 0)));
+  ValueRef rest = pos;
+  for (int d = last - 1; d >= first; --d) {
+    if (d == first) {
+      c[0] = rest;
+      break;
+    }
+    ValueRef len = t.tensor_meta(ir::OpKind::TensorShape, shape_of, d);
+    c[size_t(d - first)] = t.binary(ir::OpKind::Rem, rest, len);
+    rest = t.binary(ir::OpKind::Div, rest, len);
+  }
+  return c;
+}
+
+ValueRef offset(Tracer& t, const ValueRef& tensor, const std::vector<ValueRef>& coords, int first, ValueRef base) {
+  for (size_t i = 0; i < coords.size(); ++i) {
+    ValueRef step = t.binary(ir::OpKind::Mul, coords[i], t.tensor_meta(ir::OpKind::TensorStride, tensor, first + int(i)));
+    base = base.id == ir::kNoValue ? step : t.binary(ir::OpKind::Add, base, step);
+  }
+  return base.id == ir::kNoValue ? constant(t, DType::U32, 0) : base;
+}
+
+namespace {
 
 ir::Kernel record_elementwise(const ElementwiseSpec& spec) {
   ir::Kernel k;
@@ -32,25 +67,12 @@ ir::Kernel record_elementwise(const ElementwiseSpec& spec) {
   size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
   std::vector<ValueRef> offsets(spec.kinds.size() + 1, pos);
   if (!contiguous) {
-    // The walk's coordinates, innermost dim first, each turned into every tensor's offset.
-    for (ValueRef& o : offsets) o = ValueRef{};
-    ValueRef rest = pos;
-    for (int d = spec.rank - 1; d >= 0; --d) {
-      ValueRef coord = rest;
-      if (d > 0) {
-        ValueRef len = t.tensor_meta(ir::OpKind::TensorShape, out, d);
-        coord = t.binary(ir::OpKind::Rem, rest, len);
-        rest = t.binary(ir::OpKind::Div, rest, len);
-      }
-      auto step = [&](size_t slot, const ValueRef& tensor) {
-        ValueRef s = t.binary(ir::OpKind::Mul, coord, t.tensor_meta(ir::OpKind::TensorStride, tensor, d));
-        offsets[slot] = offsets[slot].id == ir::kNoValue ? s : t.binary(ir::OpKind::Add, offsets[slot], s);
-      };
-      for (size_t i = 0; i < spec.kinds.size(); ++i) {
-        if (spec.kinds[i] == OperandKind::Tensor) step(i, inputs[i]);
-      }
-      step(spec.kinds.size(), out);
+    // The walk's coordinates (over the output's shape), turned into every tensor's offset.
+    std::vector<ValueRef> c = coordinates(t, pos, out, 0, spec.rank);
+    for (size_t i = 0; i < spec.kinds.size(); ++i) {
+      if (spec.kinds[i] == OperandKind::Tensor) offsets[i] = offset(t, inputs[i], c, 0, ValueRef{});
     }
+    offsets.back() = offset(t, out, c, 0, ValueRef{});
   }
   std::vector<ValueRef> values;
   for (size_t i = 0; i < spec.kinds.size(); ++i) {

@@ -41,6 +41,18 @@ struct ElementwiseSpec {
 // tensors are buffers of vectors of `width` and the count is in vectors; unit i computes vector i.
 KernelRef elementwise_kernel(const ElementwiseSpec& spec);
 
+// Helpers for recording the library's kernels.
+// A constant of type d: v as a float for float types, its integer value otherwise.
+dsl::ValueRef constant(dsl::Tracer& t, DType d, double v);
+// A constant of type d from its bits (u64 masks and multipliers beyond 2^53).
+dsl::ValueRef constant_bits(dsl::Tracer& t, DType d, int64_t bits);
+// The coordinates of linear position `pos` over dims [first, last) of `shape_of`'s shape, the
+// last dim fastest; the first dim takes what is left (so its own length is not read).
+std::vector<dsl::ValueRef> coordinates(dsl::Tracer& t, const dsl::ValueRef& pos, const dsl::ValueRef& shape_of, int first, int last);
+// Σ coords[i] * stride(tensor, first + i), from `base`.
+dsl::ValueRef offset(dsl::Tracer& t, const dsl::ValueRef& tensor, const std::vector<dsl::ValueRef>& coords, int first,
+                     dsl::ValueRef base);
+
 // The kernel kept under `key`, recording it with `record` the first time.
 KernelRef cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record);
 

@@ -37,18 +37,8 @@ ir::Kernel record_matmul(DType dtype, int batch_rank) {
   auto stride = [&](const ValueRef& x, int d) { return t.tensor_meta(ir::OpKind::TensorStride, x, d); };
   auto mul = [&](const ValueRef& x, const ValueRef& y) { return t.binary(ir::OpKind::Mul, x, y); };
   auto add = [&](const ValueRef& x, const ValueRef& y) { return t.binary(ir::OpKind::Add, x, y); };
-  // Coordinates, innermost first: column, row, then the batch dims.
-  ValueRef rest = pos;
-  std::vector<ValueRef> coord(static_cast<size_t>(rank));
-  for (int d = rank - 1; d >= 0; --d) {
-    if (d == 0) {
-      coord[size_t(d)] = rest;
-      break;
-    }
-    ValueRef len = t.tensor_meta(ir::OpKind::TensorShape, out, d);
-    coord[size_t(d)] = t.binary(ir::OpKind::Rem, rest, len);
-    rest = t.binary(ir::OpKind::Div, rest, len);
-  }
+  // Coordinates over the output: the batch dims, then row and column.
+  std::vector<ValueRef> coord = tensor::coordinates(t, pos, out, 0, rank);
   const ValueRef row = coord[size_t(batch_rank)], col = coord[size_t(batch_rank + 1)];
   ValueRef a_base = mul(row, stride(a, batch_rank)), b_base = mul(col, stride(b, batch_rank + 1));
   ValueRef o_off = add(mul(row, stride(out, batch_rank)), mul(col, stride(out, batch_rank + 1)));

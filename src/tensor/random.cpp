@@ -17,10 +17,8 @@ using dsl::ValueRef;
 
 enum class Law { Uniform, Normal };
 
-ValueRef u64(Tracer& t, uint64_t v) {
-  return t.constant(ir::Type::scalar_of(ir::Scalar::U64), ir::AttrValue::of_int(static_cast<int64_t>(v)));
-}
-ValueRef f64(Tracer& t, double v) { return t.constant(ir::Type::scalar_of(ir::Scalar::F64), ir::AttrValue::of_float(v)); }
+ValueRef u64(Tracer& t, uint64_t v) { return tensor::constant_bits(t, DType::U64, static_cast<int64_t>(v)); }
+ValueRef f64(Tracer& t, double v) { return tensor::constant(t, DType::F64, v); }
 
 // splitmix64's finaliser of seed + (i + 1) * golden: 64 well-mixed bits per (seed, i).
 ValueRef mix(Tracer& t, const ValueRef& seed, const ValueRef& i) {

@@ -56,11 +56,6 @@ Types types_of(Reduction r, DType in) {
   return {in, in};
 }
 
-ValueRef constant(Tracer& t, DType d, double v) {
-  ir::Type type = ir::Type::scalar_of(d);
-  return ir::is_float(d) ? t.constant(type, ir::AttrValue::of_float(v)) : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
-}
-
 // The first value of the accumulator: the reduction's identity, or the first element (max, min
 // and their positions start from it).
 double identity(Reduction r) { return r == Reduction::Prod ? 1.0 : 0.0; }
@@ -83,44 +78,25 @@ ir::Kernel record_reduce(const ReduceSpec& s) {
   ValueRef out = t.param("out", ir::Type::tensor(ir::Type::scalar_of(ty.out), std::max(s.kept_rank, 1), ir::Access::ReadWrite));
   ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef inner = t.param("inner", ir::Type::scalar_of(ir::Scalar::U32));
-  auto meta = [&](ir::OpKind kind, const ValueRef& x, int d) { return t.tensor_meta(kind, x, d); };
   auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
   auto add = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Add, a, b); };
 
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
   size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
-  // The output's coordinates give both offsets (innermost kept dim first).
-  ValueRef rest = pos, in_off = constant(t, DType::U32, 0), out_off = constant(t, DType::U32, 0);
-  for (int d = s.kept_rank - 1; d >= 0; --d) {
-    ValueRef coord = rest;
-    if (d > 0) {
-      ValueRef len = meta(ir::OpKind::TensorShape, in, d);
-      coord = t.binary(ir::OpKind::Rem, rest, len);
-      rest = t.binary(ir::OpKind::Div, rest, len);
-    }
-    in_off = add(in_off, mul(coord, meta(ir::OpKind::TensorStride, in, d)));
-    out_off = add(out_off, mul(coord, meta(ir::OpKind::TensorStride, out, d)));
-  }
+  // The output's coordinates give both offsets.
+  std::vector<ValueRef> kept = tensor::coordinates(t, pos, in, 0, s.kept_rank);
+  ValueRef in_off = tensor::offset(t, in, kept, 0, ValueRef{}), out_off = tensor::offset(t, out, kept, 0, ValueRef{});
   // The reduced element j's offset from in_off.
   auto element = [&](const ValueRef& j) {
-    ValueRef r = j, off = in_off;
-    for (int d = rank - 1; d >= s.kept_rank; --d) {
-      ValueRef coord = r;
-      if (d > s.kept_rank) {
-        ValueRef len = meta(ir::OpKind::TensorShape, in, d);
-        coord = t.binary(ir::OpKind::Rem, r, len);
-        r = t.binary(ir::OpKind::Div, r, len);
-      }
-      off = add(off, mul(coord, meta(ir::OpKind::TensorStride, in, d)));
-    }
+    ValueRef off = tensor::offset(t, in, tensor::coordinates(t, j, in, s.kept_rank, rank), s.kept_rank, in_off);
     ValueRef x = t.load(in, off);
     return x.type.scalar == ty.acc ? x : t.cast(x, ty.acc);
   };
   const bool from_first = s.op == Reduction::Max || s.op == Reduction::Min || is_arg(s.op);
-  ValueRef zero = constant(t, DType::U32, 0), one = constant(t, DType::U32, 1);
+  ValueRef zero = tensor::constant(t, DType::U32, 0), one = tensor::constant(t, DType::U32, 1);
   ValueRef acc = t.var_decl(ir::Type::scalar_of(ty.acc));
   ValueRef where = t.var_decl(ir::Type::scalar_of(DType::U32));
-  t.var_store(acc, from_first ? element(zero) : constant(t, ty.acc, identity(s.op)));
+  t.var_store(acc, from_first ? element(zero) : tensor::constant(t, ty.acc, identity(s.op)));
   t.var_store(where, zero);
   ValueRef j = t.begin_for(from_first ? one : zero, inner, one, dsl::LoopAttrs{});
   {

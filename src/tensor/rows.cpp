@@ -35,11 +35,6 @@ struct RowSpec {
   bool weight, bias;
 };
 
-ValueRef constant(Tracer& t, DType d, double v) {
-  ir::Type type = ir::Type::scalar_of(d);
-  return ir::is_float(d) ? t.constant(type, ir::AttrValue::of_float(v)) : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
-}
-
 ir::Kernel record_row(const RowSpec& s) {
   const DType acc = s.dtype == DType::F16 || s.dtype == DType::BF16 ? DType::F32 : s.dtype;
   ir::Kernel k;
@@ -55,7 +50,7 @@ ir::Kernel record_row(const RowSpec& s) {
   ValueRef cols = t.param("cols", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef eps;
   if (s.op == RowOp::LayerNorm) eps = t.param("eps", ir::Type::scalar_of(acc));
-  auto u32 = [&](int64_t v) { return constant(t, DType::U32, double(v)); };
+  auto u32 = [&](int64_t v) { return tensor::constant(t, DType::U32, double(v)); };
   auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
   auto add = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Add, a, b); };
   auto sub = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Sub, a, b); };
@@ -63,17 +58,8 @@ ir::Kernel record_row(const RowSpec& s) {
 
   // The row's offsets in `in` and `out` from the cube's position over the outer dims.
   ValueRef row = t.builtin(ir::OpKind::CubePos, -1), unit = t.builtin(ir::OpKind::UnitPos, -1);
-  ValueRef rest = row, in_base = u32(0), out_base = u32(0);
-  for (int d = s.outer_rank - 1; d >= 0; --d) {
-    ValueRef coord = rest;
-    if (d > 0) {
-      ValueRef len = meta(ir::OpKind::TensorShape, in, d);
-      coord = t.binary(ir::OpKind::Rem, rest, len);
-      rest = t.binary(ir::OpKind::Div, rest, len);
-    }
-    in_base = add(in_base, mul(coord, meta(ir::OpKind::TensorStride, in, d)));
-    out_base = add(out_base, mul(coord, meta(ir::OpKind::TensorStride, out, d)));
-  }
+  std::vector<ValueRef> outer = tensor::coordinates(t, row, in, 0, s.outer_rank);
+  ValueRef in_base = tensor::offset(t, in, outer, 0, ValueRef{}), out_base = tensor::offset(t, out, outer, 0, ValueRef{});
   ValueRef in_step = meta(ir::OpKind::TensorStride, in, s.outer_rank), out_step = meta(ir::OpKind::TensorStride, out, s.outer_rank);
   auto read = [&](const ValueRef& j) {
     ValueRef x = t.load(in, add(in_base, mul(j, in_step)));
@@ -100,7 +86,7 @@ ir::Kernel record_row(const RowSpec& s) {
   };
   auto accumulate = [&](double init, const std::function<ValueRef(const ValueRef&, const ValueRef&)>& step) {
     ValueRef var = t.var_decl(ir::Type::scalar_of(acc));
-    t.var_store(var, constant(t, acc, init));
+    t.var_store(var, tensor::constant(t, acc, init));
     each([&](const ValueRef& j) { t.var_store(var, step(t.var_load(var), j)); });
     return t.var_load(var);
   };
@@ -133,7 +119,7 @@ ir::Kernel record_row(const RowSpec& s) {
       return add(a, t.unary(ir::OpKind::Exp, sub(read(j), m)));
     }), false);
     if (s.op == RowOp::Softmax) {
-      ValueRef inv = t.binary(ir::OpKind::Div, constant(t, acc, 1.0), total);
+      ValueRef inv = t.binary(ir::OpKind::Div, tensor::constant(t, acc, 1.0), total);
       each([&](const ValueRef& j) { write(j, mul(t.unary(ir::OpKind::Exp, sub(read(j), m)), inv)); });
     } else {
       ValueRef shift = add(m, t.unary(ir::OpKind::Log, total));

@@ -3,10 +3,8 @@
 // saying so, when NVRTC is missing).
 #include <gtest/gtest.h>
 
-#include "backends/cuda/emit.h"
-#include "backends/cuda/nvrtc.h"
-#include "kiln/passes/passes.h"
 #include "support.h"
+#include "support/compile_for_sm90.h"
 #include "tensor/kernels.h"
 
 namespace kiln::test {
@@ -56,22 +54,13 @@ void record_every_op() {
 TEST(TensorCudaSource, EveryKernelCompilesWithNvrtc) {
   if (!cuda::nvrtc_available()) GTEST_SKIP() << "skipped: NVRTC was not found, so the tensor kernels' CUDA sources were not compiled";
   record_every_op();
-  auto options = cuda::default_compile_options("sm_90a");
   size_t compiled = 0;
   for (const KernelRef& ref : tensor::recorded_kernels()) {
-    ir::Kernel k = ref.program()->kernel();
-    k.facts.cube_dim = ir::Dim3{256, 1, 1};
-    k.facts.mode = ir::ExecMode::Checked;
-    passes::PipelineOptions pipeline;
-    pipeline.target = ir::Target::cuda(90, true);
-    pipeline.verify_each = true;
     try {
-      passes::run_pipeline(k, pipeline);
-      cuda::EmitResult e = cuda::emit_cuda(k);
-      (void)cuda::compile(e.source, e.entry, options);
+      compile_for_sm90a(ref.program()->kernel(), ir::Dim3{256, 1, 1}, ir::ExecMode::Checked);
       ++compiled;
     } catch (const Error& err) {
-      ADD_FAILURE() << k.name << ": " << err.what();
+      ADD_FAILURE() << ref.program()->kernel().name << ": " << err.what();
     }
   }
   EXPECT_GT(compiled, 450u);

@@ -13,26 +13,18 @@
 #include "kiln/error.h"
 #include "kiln/passes/passes.h"
 #include "programs.h"
+#include "support/compile_for_sm90.h"
 
 namespace kiln::tile {
 namespace {
 
 TEST(TileCudaSource, EveryTileProgramCompilesWithNvrtc) {
   if (!cuda::nvrtc_available()) GTEST_SKIP() << "skipped: NVRTC was not found, so tile programs' CUDA sources were not compiled";
-  auto options = cuda::default_compile_options("sm_90a");
   size_t compiled = 0;
   for (const auto& [name, make] : testing::programs()) {
     Traced t = make();
-    ir::Kernel k = t.program->kernel();
-    k.facts.cube_dim = ir::Dim3{t.program->units(), 1, 1};
-    k.facts.mode = ir::ExecMode::Unchecked;
-    passes::PipelineOptions pipeline;
-    pipeline.target = ir::Target::cuda(90, true);
-    pipeline.verify_each = true;
     try {
-      passes::run_pipeline(k, pipeline);
-      cuda::EmitResult e = cuda::emit_cuda(k);
-      (void)cuda::compile(e.source, e.entry, options);
+      kiln::test::compile_for_sm90a(t.program->kernel(), ir::Dim3{t.program->units(), 1, 1}, ir::ExecMode::Unchecked);
       ++compiled;
     } catch (const Error& err) {
       ADD_FAILURE() << name << ": " << err.what();

@@ -51,6 +51,30 @@ inline std::vector<float> random_floats(size_t n, uint64_t seed) {
   return v;
 }
 
+// A peer's figure from the --peers files; NaN when no file gave it.
+inline double peer_of(const std::map<std::string, double>& peer, const std::string& key) {
+  auto it = peer.find(key);
+  return it == peer.end() ? NAN : it->second;
+}
+
+// The largest relative error over `samples` elements of c = a x b (n x n, bf16, row-major)
+// against products of the same bf16 values summed in double.
+inline double matmul_error(const std::vector<bf16>& a, const std::vector<bf16>& b, const std::vector<bf16>& c, int64_t n,
+                           int64_t samples) {
+  double worst = 0;
+  for (int64_t s = 0; s < samples; ++s) {
+    int64_t i = (s * 7919) % n, j = (s * 104729 + 13) % n;
+    double want = 0, scale = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      double p = double(float(a[size_t(i * n + k)])) * double(float(b[size_t(k * n + j)]));
+      want += p;
+      scale += std::abs(p);
+    }
+    worst = std::max(worst, std::abs(double(float(c[size_t(i * n + j)])) - want) / scale);
+  }
+  return worst;
+}
+
 // The tile layer's benchmarks (bench_tile.cpp): row softmax, matmul, the prefetch sweep, attention.
 void tile_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows);
 

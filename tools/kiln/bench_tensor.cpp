@@ -11,11 +11,6 @@ namespace kiln::tool {
 
 namespace {
 
-double peer_value(const std::map<std::string, double>& peer, const std::string& key) {
-  auto it = peer.find(key);
-  return it == peer.end() ? NAN : it->second;
-}
-
 void add_f32(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
   const int64_t n = gpu ? int64_t(1) << 28 : int64_t(1) << 20;
   std::vector<float> xs = random_floats(size_t(n), 31), ys = random_floats(size_t(n), 32);
@@ -27,7 +22,7 @@ void add_f32(const Client& c, bool gpu, const std::map<std::string, double>& pee
   z = Tensor();
   double ms = median_ms(c, 5, gpu ? 10 : 1, [&] { Tensor r = x + y; });
   rows.push_back({"tensor add f32, 1 GiB operands (x + y, new memory)", "GB/s", 3.0 * 4 * double(n) / ms / 1e6, "pytorch",
-                  peer_value(peer, "add_f32_GBps"), true, 1.0});
+                  peer_of(peer, "add_f32_GBps"), true, 1.0});
   rows.push_back({"tensor add f32, max abs error", "", worst, "", NAN, false, 0.0});
 }
 
@@ -40,7 +35,7 @@ void tiny_op(const Client& c, const std::map<std::string, double>& peer, std::ve
   for (int i = 0; i < reps; ++i) z = std::move(z) + 1;
   c.sync();
   double us = ms_since(t0) * 1000 / reps;
-  rows.push_back({"tensor tiny op host time (z = std::move(z) + 1)", "us", us, "pytorch", peer_value(peer, "torch_tiny_op_us"),
+  rows.push_back({"tensor tiny op host time (z = std::move(z) + 1)", "us", us, "pytorch", peer_of(peer, "torch_tiny_op_us"),
                   false, 0.5});
   float want = 11000.f, got = z.to_vector<float>()[0];
   rows.push_back({"tensor tiny op, result error", "", double(std::fabs(got - want)), "", NAN, false, 0.0});
@@ -52,21 +47,11 @@ void matmul_bf16(const Client& c, bool gpu, const std::map<std::string, double>&
   std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
   Tensor ta = Tensor::from_data(c, a, {n, n}), tb = Tensor::from_data(c, b, {n, n});
   Tensor m = matmul(ta, tb);
-  std::vector<bf16> got = m.to_vector<bf16>();
-  double worst = 0;
-  for (int64_t s = 0; s < 16; ++s) {
-    int64_t i = (s * 7919) % n, j = (s * 104729 + 13) % n;
-    double want = 0, scale = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      double p = double(float(a[size_t(i * n + k)])) * double(float(b[size_t(k * n + j)]));
-      want += p, scale += std::fabs(p);
-    }
-    worst = std::max(worst, std::fabs(double(float(got[size_t(i * n + j)])) - want) / scale);
-  }
+  const double worst = matmul_error(a, b, m.to_vector<bf16>(), n, 16);
   double ms = median_ms(c, 3, 1, [&] { Tensor r = matmul(ta, tb); });
   rows.push_back({"tensor matmul bf16 " + std::to_string(n) + "^3 (before autotune: one unit per element)", "TFLOP/s",
                   2.0 * double(n) * double(n) * double(n) / ms / 1e9, "cublas",
-                  peer_value(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true, NAN});
+                  peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true, NAN});
   rows.push_back({"tensor matmul bf16, max rel. error (16 samples)", "", worst, "", NAN, false, 1e-2});
 }
 

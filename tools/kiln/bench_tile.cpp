@@ -23,11 +23,6 @@ void row_softmax(Param<float> x, Param<float> out) {
   store_cell(out, p / reduce_sum(p, {.keepdims = true}));
 }
 
-double peer_of(const std::map<std::string, double>& peer, const std::string& key) {
-  auto it = peer.find(key);
-  return it == peer.end() ? NAN : it->second;
-}
-
 void softmax_rows(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
   const int64_t n_rows = gpu ? 32768 : 64, cols = 4096;
   Cells g = cells({n_rows, cols}, {1, cols});
@@ -73,22 +68,6 @@ Traced matmul_bf16(int64_t n, MatmulShape s) {
                });
 }
 
-// Relative error of a sample of c's elements against products of the same bf16 values in double.
-double matmul_error(const std::vector<bf16>& a, const std::vector<bf16>& b, const std::vector<bf16>& c, int64_t n) {
-  double worst = 0;
-  for (int64_t s = 0; s < 64; ++s) {
-    int64_t i = (s * 7919) % n, j = (s * 104729 + 13) % n;
-    double want = 0, scale = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      double p = double(float(a[size_t(i * n + k)])) * double(float(b[size_t(k * n + j)]));
-      want += p;
-      scale += std::abs(p);
-    }
-    worst = std::max(worst, std::abs(double(float(c[size_t(i * n + j)])) - want) / scale);
-  }
-  return worst;
-}
-
 void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
   for (int64_t n : gpu ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{256}) {
     std::vector<float> af = random_floats(size_t(n * n), 11), bf = random_floats(size_t(n * n), 12);
@@ -109,7 +88,7 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
       Traced t = matmul_bf16(n, shape);
       auto run = [&] { t.entry.launch(c, {ha, hb, hc}); };
       run();
-      double err = matmul_error(a, b, c.read<bf16>(hc), n);
+      double err = matmul_error(a, b, c.read<bf16>(hc), n, 64);
       double ms = median_ms(c, 3, gpu ? 10 : 1, run);
       double tflops = 2.0 * double(n) * double(n) * double(n) / ms / 1e9;
       std::string what = "tile matmul bf16 " + std::to_string(n) + "^3, " + std::to_string(shape.bm) + " x " + std::to_string(shape.bn) +
