@@ -151,7 +151,6 @@ const Handle& Client::device_error_word() const {
 void Client::expect_device_error() const { state_->error_expected.store(true, std::memory_order_release); }
 
 void Client::check_device_error() const {
-  state_->error_expected.store(false, std::memory_order_release);
   Handle word;
   {
     std::lock_guard<std::mutex> lock(state_->error_mutex);
@@ -162,6 +161,7 @@ void Client::check_device_error() const {
   auto& b = *state_->device->backend;
   b.copy_to_host(*state_->stream, got.data(), word.address(), sizeof got);
   b.sync(*state_->stream);
+  state_->error_expected.store(false, std::memory_order_release);  // after the copy: a failed one checks again
   if (got[0] == 0) return;
   // Cleared before it is raised: the error is reported once, and later kernels run again.
   std::array<uint32_t, 1 + kDeviceErrorValues> zeros{};

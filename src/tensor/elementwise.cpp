@@ -147,7 +147,8 @@ tensor::DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
   std::array<std::pair<tensor::DimOrder, int64_t>, 4> votes;
   size_t n_votes = 0;
   for (const Operand& o : operands) {
-    if (o.is_scalar() || o.tensor().shape() != shape) continue;
+    // An expanded operand (stride 0 on a long dim) says nothing about a layout worth keeping.
+    if (o.is_scalar() || o.tensor().shape() != shape || tensor::self_overlapping(shape, o.tensor().strides())) continue;
     tensor::DimOrder mine = tensor::memory_order(shape, o.tensor().strides());
     auto it = std::find_if(votes.begin(), votes.begin() + n_votes, [&](const auto& v) { return v.first == mine; });
     if (it == votes.begin() + n_votes) votes[n_votes++] = {mine, o.tensor().numel()};
@@ -175,7 +176,7 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
                                                " and " + std::string(ir::scalar_name(t.dtype())) +
                                                "; cast one of them so that both have one element type");
     } else if (t.client().id() != first->client().id()) {
-      throw Error("tensor.device_mismatch", std::string(op) + ": operands live on different devices; move one with to_device()");
+      throw Error("tensor.device_mismatch", std::string(op) + ": operands belong to different clients (devices); move one with to_device()");
     }
   }
   if (!first) throw Error("tensor.undefined", std::string(op) + ": no tensor among the operands");
@@ -206,21 +207,19 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
     }
   }
   tensor::DimOrder order;
-  Tensor out;
-  if (rule.dest) {
-    out = *rule.dest;
-    order = tensor::memory_order(out.shape(), out.strides());
-  } else if (into >= 0) {
-    out = operands[size_t(into)].take();  // the operand's tensor is `out` from here on
-    order = tensor::memory_order(out.shape(), out.strides());
-  } else {
+  Tensor fresh;  // new memory, when the result goes to neither a destination nor an operand
+  if (!rule.dest && into < 0) {
     order = rule.row_major ? voted_order({}, shape) : voted_order(operands, shape);
-    out = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_type);
+    fresh = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_type);
   }
+  const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? operands[size_t(into)].tensor() : fresh;
+  if (rule.dest || into >= 0) order = tensor::memory_order(out.shape(), out.strides());
+  // The result, taken from a given operand only once nothing can fail any more.
+  auto result = [&]() -> Tensor { return rule.dest ? *rule.dest : into >= 0 ? operands[size_t(into)].take() : std::move(fresh); };
   const int64_t count = out.numel();
-  if (count == 0) return out;
+  if (count == 0) return result();
 
-  auto tensor_of = [&](size_t i) -> const Tensor& { return int(i) == into ? out : operands[i].tensor(); };
+  auto tensor_of = [&](size_t i) -> const Tensor& { return operands[i].tensor(); };
 
   // The walk over the result in its memory order, with dims folded where every tensor allows.
   constexpr size_t kMaxOperands = 3;
@@ -269,7 +268,7 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
   }
   args[n_args++] = Arg(units);
   launch(client, kernel_for(info, spec), tensor::linear_config(units), std::span<const Arg>(args.data(), n_args));
-  return out;
+  return result();
 }
 
 Tensor binary(OpInfo& info, Operand a, Operand b) {
@@ -369,6 +368,13 @@ void assign(const Tensor& dest, const Tensor& value) {
   }
   if (value.client().id() != dest.client().id()) {
     throw Error("tensor.device_mismatch", "assign: the value lives on another device; move it with to_device()");
+  }
+  // A value over the destination's own memory (a shifted view of it) is copied out first: the copy
+  // kernel's units would otherwise read elements that others have already written.
+  if (value.handle().memory_id() == dest.handle().memory_id()) {
+    Tensor apart = unary(copy_info(), Operand(value), ResultRule{std::nullopt, true, nullptr});
+    (void)unary(copy_info(), Operand(apart), ResultRule{dest.dtype(), false, &dest});
+    return;
   }
   (void)unary(copy_info(), Operand(value), ResultRule{dest.dtype(), false, &dest});
 }

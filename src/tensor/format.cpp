@@ -2,6 +2,8 @@
 #include <charconv>
 #include <functional>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "kiln/half.h"
@@ -42,8 +44,20 @@ std::string shortest(double v, DType t) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
-  auto r = t == DType::F64 ? std::to_chars(buf, buf + sizeof buf, v) : std::to_chars(buf, buf + sizeof buf, float(v));
-  std::string s(buf, r.ptr);
+  std::string s;
+  if (t == DType::F16 || t == DType::BF16) {
+    // The fewest significant digits that read back as the same 16-bit value.
+    for (int digits = 1; digits <= 9; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+      const double back = std::strtod(buf, nullptr);
+      const bool same = t == DType::F16 ? f16(back).bits == f16(v).bits : bf16(back).bits == bf16(v).bits;
+      if (same) break;
+    }
+    s = buf;
+  } else {
+    auto r = t == DType::F64 ? std::to_chars(buf, buf + sizeof buf, v) : std::to_chars(buf, buf + sizeof buf, float(v));
+    s.assign(buf, r.ptr);
+  }
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }

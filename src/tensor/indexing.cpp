@@ -3,11 +3,14 @@
 // (each output element adds every value whose index names it: deterministic, no atomics). select
 // and select_assign are the same kernels with the 1-D index tensor seen at every other position
 // through stride 0. Before either runs, a validation kernel checks every index against the size
-// of its dim and records the first bad one in the client's device error word; the op's kernel reads
-// the word first and writes nothing when it is set.
+// of its dim and records the first bad one in the client's device error word, and marks the word
+// with the op's ticket (a number each validated op draws); the op's kernel reads the mark first and
+// writes nothing when its own validation failed. Ops after a failed one, good or bad, are judged
+// by their own tickets: a good one runs, a bad one writes nothing and is counted in the report.
 #include "kiln/tensor/indexing.h"
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -37,14 +40,17 @@ uint32_t site_of(const char* op) {
   uint32_t code = Client::register_device_error_site(
       {"tensor.index_out_of_range", [name](const std::array<uint32_t, Client::kDeviceErrorValues>& v) {
          const int64_t index = int64_t(uint64_t(v[1]) | uint64_t(v[2]) << 32), size = int64_t(uint64_t(v[3]) | uint64_t(v[4]) << 32);
+         std::string more = v[5] > 1 ? " (and " + std::to_string(v[5] - 1) + " later index op(s) since the last check found bad " +
+                                            "indices too; none of them wrote anything)" : "";
          return name + ": index " + std::to_string(index) + " is out of range for dim " + std::to_string(v[0]) + " of size " +
-                std::to_string(size) + "; nothing was written";
+                std::to_string(size) + "; nothing was written" + more;
        }});
   return (*sites)[name] = code;
 }
 
-// Validation: unit i checks indices[i] (a contiguous buffer) against [0, size); the first bad one
-// goes into the word: [site, dim, index lo, index hi, size lo, size hi].
+// Validation: unit i checks indices[i] (a contiguous buffer) against [0, size). The first bad index
+// of all goes into the word: [site, dim, index lo, index hi, size lo, size hi]; word[6] counts the
+// ops that found one, word[7] holds the ticket of the last of them.
 ir::Kernel record_validate(DType index_type) {
   ir::Kernel k;
   k.name = "tensor_check_indices";
@@ -55,6 +61,7 @@ ir::Kernel record_validate(DType index_type) {
   ValueRef size = t.param("size", ir::Type::scalar_of(ir::Scalar::I64));
   ValueRef dim = t.param("dim", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef site = t.param("site", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef ticket = t.param("ticket", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
   size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
   ValueRef v = t.load(idx, pos);
@@ -62,6 +69,11 @@ ir::Kernel record_validate(DType index_type) {
   ValueRef zero = t.constant(ir::Type::scalar_of(ir::Scalar::I64), ir::AttrValue::of_int(0));
   ValueRef bad = t.binary(ir::OpKind::Or, t.binary(ir::OpKind::Lt, v, zero), t.binary(ir::OpKind::Ge, v, size));
   size_t if_bad = t.begin_if(bad);
+  // The op's mark; the first unit of this op to set it counts the op.
+  ValueRef marked = t.atomic(ir::OpKind::AtomicExchange, word, u32c(t, 7), ticket);
+  size_t first_of_op = t.begin_if(t.binary(ir::OpKind::Ne, marked, ticket));
+  (void)t.atomic(ir::OpKind::AtomicAdd, word, u32c(t, 6), u32c(t, 1));
+  t.end_then(first_of_op);
   ValueRef old = t.atomic(ir::OpKind::AtomicCas, word, u32c(t, 0), u32c(t, 0), &site);
   size_t first = t.begin_if(t.binary(ir::OpKind::Eq, old, u32c(t, 0)));
   auto lo = [&](const ValueRef& x) { return t.cast(x, ir::Scalar::U32); };
@@ -82,16 +94,25 @@ ir::Kernel record_validate(DType index_type) {
   return k;
 }
 
-// Checks every element of `indices` against [0, size) on the device (see above).
-void validate(const Client& c, const char* op, const Tensor& indices, int64_t dim, int64_t size) {
+// Each validated op's ticket: never 0 (an unmarked word).
+uint32_t next_ticket() {
+  static std::atomic<uint32_t> next{1};
+  uint32_t t = next.fetch_add(1);
+  return t == 0 ? next.fetch_add(1) : t;
+}
+
+// Checks every element of `indices` against [0, size) on the device (see above); the op's ticket.
+uint32_t validate(const Client& c, const char* op, const Tensor& indices, int64_t dim, int64_t size) {
+  const uint32_t ticket = next_ticket();
   Tensor flat = into_contiguous(indices);
   const int64_t n = flat.numel();
-  if (n == 0) return;
+  if (n == 0) return ticket;
   KernelRef kernel = tensor::cached_kernel(std::string("tensor_check_indices/") + std::string(ir::scalar_name(indices.dtype())),
                                            [&] { return record_validate(indices.dtype()); });
   const uint32_t count = tensor::checked_u32(n, op, "indices");
-  launch(c, kernel, tensor::linear_config(count), {flat.handle(), c.device_error_word(), count, size, uint32_t(dim), site_of(op)});
+  launch(c, kernel, tensor::linear_config(count), {flat.handle(), c.device_error_word(), count, size, uint32_t(dim), site_of(op), ticket});
   c.expect_device_error();
+  return ticket;
 }
 
 // Σ c[d] * stride(x, d), with c[dim] replaced by `at` (if given).
@@ -111,8 +132,9 @@ ir::Kernel record_gather(DType dtype, DType index_type, int rank, int dim) {
   ValueRef out = t.param("out", ir::Type::tensor(elem, rank, ir::Access::ReadWrite));
   ValueRef word = t.param("word", ir::Type::buffer(ir::Type::scalar_of(ir::Scalar::U32), ir::Access::ReadOnly));
   ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef ticket = t.param("ticket", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
-  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Eq, t.load(word, u32c(t, 0)), u32c(t, 0)));
+  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Ne, t.load(word, u32c(t, 7)), ticket));
   size_t body = t.begin_if(go);
   std::vector<ValueRef> c = tensor::coordinates(t, pos, out, 0, rank);
   ValueRef at = t.cast(t.load(idx, offset(t, idx, c, dim, nullptr)), ir::Scalar::U32);  // validated: in [0, size)
@@ -138,8 +160,9 @@ ir::Kernel record_scatter(DType dtype, DType index_type, int rank, int dim) {
   ValueRef word = t.param("word", ir::Type::buffer(ir::Type::scalar_of(ir::Scalar::U32), ir::Access::ReadOnly));
   ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef span = t.param("span", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef ticket = t.param("ticket", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
-  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Eq, t.load(word, u32c(t, 0)), u32c(t, 0)));
+  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Ne, t.load(word, u32c(t, 7)), ticket));
   size_t body = t.begin_if(go);
   std::vector<ValueRef> c = tensor::coordinates(t, pos, out, 0, rank);
   auto widen = [&](ValueRef v) { return v.type.scalar == acc ? v : t.cast(v, acc); };
@@ -196,7 +219,7 @@ void report_on_cpu(const Client& c) {
   if (c.runtime_name() == "cpu") c.check_device_error();
 }
 
-Tensor run_gather(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen) {
+Tensor run_gather(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, uint32_t ticket) {
   Tensor out = tensor::allocate(t.client(), indices_seen.shape(), contiguous_strides(indices_seen.shape()), t.dtype());
   if (out.numel() == 0) return out;
   const int rank = int(t.rank());
@@ -207,11 +230,11 @@ Tensor run_gather(const char* op, const Tensor& t, int64_t dim, const Tensor& in
   TensorBinding bi = tensor::binding(indices_seen.handle(), indices_seen.shape(), indices_seen.strides(), op);
   TensorBinding bo = tensor::binding(out.handle(), out.shape(), out.strides(), op);
   const uint32_t count = tensor::checked_u32(out.numel(), op, "elements");
-  launch(t.client(), kernel, tensor::linear_config(count), {bs, bi, bo, t.client().device_error_word(), count});
+  launch(t.client(), kernel, tensor::linear_config(count), {bs, bi, bo, t.client().device_error_word(), count, ticket});
   return out;
 }
 
-Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, const Tensor& values) {
+Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, const Tensor& values, uint32_t ticket) {
   Tensor out = tensor::allocate(t.client(), t.shape(), contiguous_strides(t.shape()), t.dtype());
   if (out.numel() == 0) return out;
   const int rank = int(t.rank());
@@ -224,7 +247,7 @@ Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& i
   TensorBinding bo = tensor::binding(out.handle(), out.shape(), out.strides(), op);
   const uint32_t count = tensor::checked_u32(out.numel(), op, "elements");
   const uint32_t span = tensor::checked_u32(indices_seen.shape()[size_t(dim)], op, "indices along the dim");
-  launch(t.client(), kernel, tensor::linear_config(count), {bd, bi, bv, bo, t.client().device_error_word(), count, span});
+  launch(t.client(), kernel, tensor::linear_config(count), {bd, bi, bv, bo, t.client().device_error_word(), count, span, ticket});
   return out;
 }
 
@@ -257,8 +280,8 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& indices) {
   const char* op = "gather";
   const int64_t d = check(op, t, dim, indices).dim;
   check_same_rank(op, t, indices, d);
-  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
-  Tensor out = run_gather(op, t, d, indices);
+  const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  Tensor out = run_gather(op, t, d, indices, ticket);
   report_on_cpu(t.client());
   return out;
 }
@@ -268,8 +291,8 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& indices, const Tensor
   const int64_t d = check(op, t, dim, indices).dim;
   check_same_rank(op, t, indices, d);
   check_values(op, t, values, indices.shape());
-  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
-  Tensor out = run_scatter(op, t, d, indices, values);
+  const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  Tensor out = run_scatter(op, t, d, indices, values, ticket);
   report_on_cpu(t.client());
   return out;
 }
@@ -278,10 +301,10 @@ Tensor select(const Tensor& t, int64_t dim, const Tensor& indices) {
   const char* op = "select";
   const int64_t d = check(op, t, dim, indices).dim;
   if (indices.rank() != 1) throw Error("tensor.shape_mismatch", std::string(op) + ": indices must be 1-D, are " + to_string(indices.shape()));
-  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
   Shape shape = t.shape();
   shape[size_t(d)] = indices.shape()[0];
-  Tensor out = run_gather(op, t, d, spread(indices, shape, d));
+  Tensor out = run_gather(op, t, d, spread(indices, shape, d), ticket);
   report_on_cpu(t.client());
   return out;
 }
@@ -295,8 +318,8 @@ Tensor select_assign(const Tensor& t, int64_t dim, const Tensor& indices, const 
   Shape shape = t.shape();
   shape[size_t(d)] = indices.shape()[0];
   check_values(op, t, values, shape);
-  validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
-  Tensor out = run_scatter(op, t, d, spread(indices, shape, d), values);
+  const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
+  Tensor out = run_scatter(op, t, d, spread(indices, shape, d), values, ticket);
   report_on_cpu(t.client());
   return out;
 }

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "kiln/half.h"
+
 #include "kiln/runtime/launch.h"
 #include "tensor/kernels.h"
 #include "tensor/support.h"
@@ -30,7 +32,37 @@ ValueRef mix(Tracer& t, const ValueRef& seed, const ValueRef& i) {
   return x_shift(z, 31);
 }
 
-// Params: out (a buffer of dtype), count (u32), seed (u64), a, b (f64: lo, hi or mean, std).
+// The random bits a uniform draw takes for each type: as many as its significand holds, so that
+// every fraction k / 2^bits is one of its values.
+int uniform_bits(DType d) { return d == DType::F64 ? 53 : d == DType::F32 ? 24 : d == DType::F16 ? 11 : 8; }
+
+// The largest value of `d` below `hi`: where lo + (hi - lo) u rounds up to hi, the draw takes it.
+double below(DType d, double hi) {
+  auto step_down = [](uint16_t bits) -> uint16_t {
+    if ((bits & 0x7fff) == 0) return 0x8001;  // below +-0: the smallest negative subnormal
+    return bits & 0x8000 ? uint16_t(bits + 1) : uint16_t(bits - 1);
+  };
+  switch (d) {
+    case DType::F64: return std::nextafter(hi, -INFINITY);
+    case DType::F32: {
+      float h = float(hi);
+      return double(double(h) < hi ? h : std::nextafter(h, -INFINITY));
+    }
+    case DType::F16: {
+      f16 h(hi);
+      if (double(float(h)) >= hi) h.bits = step_down(h.bits);
+      return double(float(h));
+    }
+    default: {
+      bf16 h(hi);
+      if (double(float(h)) >= hi) h.bits = step_down(h.bits);
+      return double(float(h));
+    }
+  }
+}
+
+// Params: out (a buffer of dtype), count (u32), seed (u64), a, b (f64: lo, hi or mean, std), top
+// (f64: for uniform, the largest value of the type below hi).
 ir::Kernel record_random(Law law, DType dtype) {
   ir::Kernel k;
   k.name = law == Law::Uniform ? "tensor_uniform" : "tensor_normal";
@@ -40,6 +72,7 @@ ir::Kernel record_random(Law law, DType dtype) {
   ValueRef seed = t.param("seed", ir::Type::scalar_of(ir::Scalar::U64));
   ValueRef a = t.param("a", ir::Type::scalar_of(ir::Scalar::F64));
   ValueRef b = t.param("b", ir::Type::scalar_of(ir::Scalar::F64));
+  ValueRef top = t.param("top", ir::Type::scalar_of(ir::Scalar::F64));
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
   size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
   ValueRef i = t.cast(pos, ir::Scalar::U64);
@@ -50,8 +83,11 @@ ir::Kernel record_random(Law law, DType dtype) {
   };
   ValueRef value;
   if (law == Law::Uniform) {
-    ValueRef u = fraction(mix(t, seed, i), dtype == DType::F64 ? 53 : 24);
+    ValueRef u = fraction(mix(t, seed, i), uniform_bits(dtype));
     value = t.binary(ir::OpKind::Add, a, t.binary(ir::OpKind::Mul, t.binary(ir::OpKind::Sub, b, a), u));
+    // [lo, hi): a value that rounds to hi or past it in the type is the type's last one below hi.
+    ValueRef rounded = dtype == DType::F64 ? value : t.cast(t.cast(value, dtype), ir::Scalar::F64);
+    value = t.select(t.binary(ir::OpKind::Ge, rounded, b), top, value);
   } else {
     // Two independent streams: the index's bits and its complement's.
     ValueRef u1 = t.binary(ir::OpKind::Sub, f64(t, 1.0), fraction(mix(t, seed, i), 53));  // (0, 1]
@@ -66,6 +102,8 @@ ir::Kernel record_random(Law law, DType dtype) {
   t.finish();
   return k;
 }
+
+bool lo_below_hi(double lo, double hi) { return lo < hi; }
 
 Tensor random(Law law, const Client& client, const Shape& shape, DType dtype, double a, double b, uint64_t seed) {
   const char* name = law == Law::Uniform ? "uniform" : "normal";
@@ -82,7 +120,11 @@ Tensor random(Law law, const Client& client, const Shape& shape, DType dtype, do
   KernelRef kernel = tensor::cached_kernel(std::string("tensor_") + name + "/" + std::string(ir::scalar_name(dtype)),
                                            [&] { return record_random(law, dtype); });
   const uint32_t count = tensor::checked_u32(n, name, "elements");
-  launch(client, kernel, tensor::linear_config(count), {out.handle(), count, seed, a, b});
+  if (law == Law::Uniform && !(lo_below_hi(a, b))) {
+    throw Error("tensor.bad_range", std::string(name) + ": [" + std::to_string(a) + ", " + std::to_string(b) + ") is empty; lo must be below hi");
+  }
+  const double top = law == Law::Uniform ? below(dtype, b) : 0.0;
+  launch(client, kernel, tensor::linear_config(count), {out.handle(), count, seed, a, b, top});
   return out;
 }
 

@@ -102,6 +102,9 @@ Tensor Tensor::from_data(const Client& client, const TensorData& data) {
 
 Tensor Tensor::empty(const Client& client, Shape shape, DType dtype) {
   tensor::check_supported("empty", dtype);
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("tensor.shape_mismatch", "empty: shape " + kiln::to_string(shape) + " has a negative dim");
+  }
   Strides s = contiguous_strides(shape);
   return tensor::allocate(client, shape, s, dtype);
 }
@@ -164,6 +167,9 @@ Tensor Tensor::expand(const Shape& shape) const {
     throw Error("tensor.shape_mismatch", "expand: " + kiln::to_string(shape_) + " cannot expand to fewer dims, " + kiln::to_string(shape));
   }
   const size_t lead = shape.size() - shape_.size();
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("tensor.shape_mismatch", "expand: " + kiln::to_string(shape) + " has a negative dim");
+  }
   Tensor t = *this;
   t.shape_ = shape;
   t.strides_.assign(shape.size(), 0);
@@ -187,7 +193,13 @@ Tensor Tensor::reshape(Shape shape) const {
     else if (shape[i] < 0) throw Error("tensor.shape_mismatch", "reshape: " + kiln::to_string(shape) + " has a negative dim or two -1");
     else known *= shape[i];
   }
-  if (unknown >= 0 && known > 0 && numel() % known == 0) shape[size_t(unknown)] = numel() / known;
+  if (unknown >= 0) {
+    if (known == 0 || numel() % known != 0) {
+      throw Error("tensor.shape_mismatch", "reshape: " + kiln::to_string(shape_) + " holds " + std::to_string(numel()) +
+                                               " element(s), which " + kiln::to_string(shape) + " cannot hold for any -1");
+    }
+    shape[size_t(unknown)] = numel() / known;
+  }
   if (product(shape) != numel()) {
     throw Error("tensor.shape_mismatch", "reshape: " + kiln::to_string(shape_) + " holds " + std::to_string(numel()) +
                                              " element(s); " + kiln::to_string(shape) + " holds " + std::to_string(product(shape)));
@@ -266,6 +278,10 @@ TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span
 }
 
 LaunchConfig linear_config(int64_t count) {
+  // Positions are u32 (cube * 256 + unit): the last cube's must not wrap past 2^32.
+  if (count > int64_t(UINT32_MAX) - 255) {
+    throw Error("tensor.too_large", std::to_string(count) + " units do not fit the kernels' 32-bit positions (at most 4294967040)");
+  }
   LaunchConfig c;
   c.dim = CubeDim{256};
   c.count = CubeCount{uint32_t((count + 255) / 256)};

@@ -103,6 +103,24 @@ TEST(TensorIndexing, AnIndexOutOfRangeIsAnErrorOnEveryDeviceAndNothingIsWritten)
   }
 }
 
+// An error waiting to be reported does not stop later ops: each is judged by its own indices.
+TEST(TensorIndexing, LaterOpsAreJudgedByTheirOwnIndices) {
+  if (devices().size() == 1) GTEST_SKIP() << "needs a GPU: on the CPU an index error is reported at once, so none waits";
+  for (const Device& dev : devices()) {
+    if (dev.kind() == DeviceKind::Cpu) continue;
+    Client c = dev.client();
+    Tensor t = upload(c, DType::F32, HostTensor{{3, 2}, {1, 2, 3, 4, 5, 6}});
+    Tensor bad = upload(c, DType::I64, HostTensor{{1}, {7}}), good = upload(c, DType::I64, HostTensor{{2}, {2, 0}});
+    Tensor a = select(t, 0, bad);
+    Tensor b = select(t, 0, good);
+    Tensor e = select(t, 1, upload(c, DType::I64, HostTensor{{1}, {-3}}));
+    Error err = expect_error([&] { c.sync(); }, "tensor.index_out_of_range");
+    EXPECT_NE(std::string(err.what()).find("select: index 7 is out of range for dim 0 of size 3"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("and 1 later index op(s)"), std::string::npos) << err.what();
+    expect_values(b, {5, 6, 1, 2}, 0, dev.name() + " the good op between two bad ones");
+  }
+}
+
 TEST(TensorIndexing, HostSideRefusals) {
   Client c = Device::cpu().client();
   Tensor t = Tensor::from_data<float>(c, {1, 2, 3, 4}, {2, 2});

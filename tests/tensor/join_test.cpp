@@ -55,6 +55,19 @@ TEST(TensorJoin, AssignWritesIntoAViewAndBroadcasts) {
   }
 }
 
+TEST(TensorJoin, AssignFromAnOverlappingViewOfItself) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    std::vector<double> v(1000);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
+    Tensor x = upload(c, DType::F32, HostTensor{{1000}, v});
+    assign(x.slice(0, 1, 1000), x.slice(0, 0, 999));  // a shift by one
+    std::vector<double> want = v;
+    for (size_t i = 1; i < want.size(); ++i) want[i] = v[i - 1];
+    expect_values(x, want, 0, dev.name() + " shift");
+  }
+}
+
 TEST(TensorJoin, Refusals) {
   Client c = Device::cpu().client();
   Tensor a = Tensor::from_data<float>(c, {1, 2, 3, 4, 5, 6}, {2, 3});

@@ -3,6 +3,8 @@
 // may differ by an ulp of f64 between devices); the moments of many draws.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "support.h"
 
 namespace kiln::test {
@@ -19,7 +21,7 @@ TEST(TensorRandom, UniformIsSplitmixOfSeedAndIndexOnEveryDevice) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
     for (DType t : {DType::F32, DType::F64, DType::BF16}) {
-      const int bits = t == DType::F64 ? 53 : 24;
+      const int bits = t == DType::F64 ? 53 : t == DType::F32 ? 24 : 8;
       Tensor u = uniform(c, {7, 33}, t, -2.0, 3.0, 1234);
       std::vector<double> want;
       for (uint64_t i = 0; i < 7 * 33; ++i) want.push_back(-2.0 + 5.0 * std::ldexp(double(mix(1234, i) >> (64 - bits)), -bits));
@@ -53,8 +55,24 @@ TEST(TensorRandom, NormalMatchesTheHostAndItsMoments) {
   }
 }
 
+TEST(TensorRandom, UniformStaysBelowHi) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F16, DType::BF16, DType::F32}) {
+      // Half-precision draws near 1 round up to it; [1, 2) in f32 too, without the clamp.
+      for (auto [lo, hi] : {std::pair{0.0, 1.0}, std::pair{1.0, 2.0}}) {
+        std::vector<double> v = values(uniform(c, {1 << 16}, t, lo, hi, 5).to_data());
+        double top = *std::max_element(v.begin(), v.end()), bottom = *std::min_element(v.begin(), v.end());
+        EXPECT_LT(top, hi) << dev.name() << " " << ir::scalar_name(t) << " [" << lo << ", " << hi << ")";
+        EXPECT_GE(bottom, lo) << dev.name() << " " << ir::scalar_name(t);
+      }
+    }
+  }
+}
+
 TEST(TensorRandom, Refusals) {
   Client c = Device::cpu().client();
+  expect_error([&] { (void)uniform(c, {3}, DType::F32, 1, 1, 0); }, "tensor.bad_range");
   expect_error([&] { (void)uniform(c, {3}, DType::I32, 0, 1, 0); }, "tensor.unsupported_dtype");
   expect_error([&] { (void)normal(c, {-1}, DType::F32, 0, 1, 0); }, "tensor.shape_mismatch");
 }

@@ -49,6 +49,10 @@ TEST(TensorViews, ReshapeCopiesWhereStridesCannotShowTheShape) {
   EXPECT_NE(flat.handle().memory_id(), t.handle().memory_id());
   expect_values(flat, host_view(t, h, tt).v, 0, "reshape of a transpose");
   expect_error([&] { (void)t.reshape({5, -1}); }, "tensor.shape_mismatch");
+  Tensor e = Tensor::empty(c, {0, 3}, DType::F32);
+  expect_error([&] { (void)e.reshape({-1, 0}); }, "tensor.shape_mismatch");
+  EXPECT_EQ(e.reshape({3, -1}).shape(), (Shape{3, 0}));
+  expect_error([&] { (void)Tensor::empty(c, {2, -1}, DType::F32); }, "tensor.shape_mismatch");
 }
 
 TEST(TensorViews, IntoContiguousLeavesAContiguousTensorAlone) {
@@ -71,6 +75,8 @@ TEST(TensorPrint, AsPyTorchPrintsIt) {
   Tensor t3 = Tensor::from_data<float>(c, {1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
   EXPECT_EQ(t3.to_string(), "tensor([[[1., 2.],\n         [3., 4.]],\n\n        [[5., 6.],\n         [7., 8.]]])");
   EXPECT_EQ(Tensor::from_data<float>(c, {21, 84, 42}, {3}).to_data().to_string(), "[21.0, 84.0, 42.0]");
+  EXPECT_EQ(Tensor::from_data<f16>(c, {f16(0.1), f16(1.0), f16(-2.5)}, {3}).to_data().to_string(), "[0.1, 1.0, -2.5]");
+  EXPECT_EQ(Tensor::from_data<bf16>(c, {bf16(0.1), bf16(3.0)}, {2}).to_data().to_string(), "[0.1, 3.0]");
 }
 
 TEST(TensorErrors, EachKindSaysWhatIsWrong) {
@@ -98,12 +104,20 @@ TEST(TensorErrors, EachKindSaysWhatIsWrong) {
   expect_error([&] { (void)(a + moved); }, "tensor.undefined");
   expect_error([&] { (void)a.to_data(); }, "tensor.undefined");
   expect_error([&] { (void)moved.to_data().values<double>(); }, "tensor.dtype_mismatch");
-  for (const Device& dev : devices()) {
-    if (dev.kind() != DeviceKind::Cuda) continue;
-    Tensor g = Tensor::from_data<float>(dev.client(), {1, 2}, {2});
-    Tensor h = Tensor::from_data<float>(c, {1, 2}, {2});
-    expect_error([&] { (void)(g + h); }, "tensor.device_mismatch");
-  }
+  Tensor other = Tensor::from_data<float>(Device::cpu().client(), {1, 2}, {2});  // another client
+  e = expect_error([&] { (void)(other + Tensor::from_data<float>(c, {1, 2}, {2})); }, "tensor.device_mismatch");
+  EXPECT_NE(std::string(e.what()).find("different clients"), std::string::npos) << e.what();
+  // A walk of more dims than kernels take: 9 dims that two layouts keep from folding.
+  Shape nine(9, 2);
+  Tensor rowm = Tensor::empty(c, nine, DType::F32);
+  Tensor rev = Tensor::empty(c, nine, DType::F32).permute({8, 7, 6, 5, 4, 3, 2, 1, 0});
+  e = expect_error([&] { (void)(rowm + rev); }, "tensor.too_large");
+  EXPECT_NE(std::string(e.what()).find("kernels take at most 8 dims"), std::string::npos) << e.what();
+  // A failed op leaves a tensor given to it as it was.
+  Tensor given = Tensor::from_data<int32_t>(c, {1, 2, 3}, {3});
+  expect_error([&] { (void)(std::move(given) * 2.5); }, "launch.bad_argument");
+  ASSERT_TRUE(given.defined());
+  EXPECT_EQ(given.to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 3}));
 }
 
 TEST(TensorDevices, ToDeviceKeepsTheValues) {

@@ -4,7 +4,7 @@
 // the memory of an operand given by std::move when that operand holds the only handle to its
 // memory (can_mut), does not overlap itself and already has the result's shape and element type:
 // the left one first, then the right one. Otherwise the result gets new memory, laid out in the
-// order that the operands of the result's shape agree on (they vote by bytes), so that an op on
+// order that the operands of the result's shape agree on (they vote by elements), so that an op on
 // transposed tensors writes a transposed result and walks every operand in memory order.
 #pragma once
 
@@ -23,26 +23,26 @@ namespace kiln {
 class Operand {
  public:
   Operand(const Tensor& t) : lent_(&t) {}  // NOLINT
-  Operand(Tensor&& t) : owned_(std::move(t)), is_owned_(true) {}  // NOLINT
+  Operand(Tensor&& t) : given_(&t) {}  // NOLINT
   template <class N>
     requires detail::kNumber<N>
   Operand(N v) : scalar_(detail::tagged(v)), is_scalar_(true) {}  // NOLINT
 
   bool is_scalar() const { return is_scalar_; }
   // Given by std::move: the op may write its result into the tensor's memory.
-  bool owned() const { return is_owned_; }
-  const Tensor& tensor() const { return lent_ ? *lent_ : owned_; }
-  // The tensor itself when given, a copy (sharing its memory) when lent.
-  Tensor take() { return lent_ ? *lent_ : std::move(owned_); }
+  bool owned() const { return given_ != nullptr; }
+  const Tensor& tensor() const { return given_ ? *given_ : *lent_; }
+  // The tensor itself when given (taken from the caller only now, once the op has succeeded: a
+  // failed op leaves the caller's tensor as it was), a copy sharing its memory when lent.
+  Tensor take() { return given_ ? std::move(*given_) : *lent_; }
   const ScalarValue& scalar() const { return scalar_; }
 
  private:
-  // A lent tensor is not copied: the operand lives for the op's call, within the caller's
-  // expression, while the tensor does.
+  // Neither is copied: the operand lives for the op's call, within the caller's expression,
+  // while the tensor does (a temporary too, to the end of the full expression).
   const Tensor* lent_ = nullptr;
-  Tensor owned_;
+  Tensor* given_ = nullptr;
   ScalarValue scalar_{};
-  bool is_owned_ = false;
   bool is_scalar_ = false;
 };
 

@@ -9,8 +9,10 @@
 
 namespace kiln {
 
-// Uniform in [lo, hi): 24 random bits for f32, f16 and bf16 (then rounded to the type), 53 for
-// f64. Floating-point types only (Error{tensor.unsupported_dtype}).
+// Uniform in [lo, hi): as many random bits as the type's significand holds (53 for f64, 24 for
+// f32, 11 for f16, 8 for bf16), scaled in f64 and rounded to the type; a draw that rounds to hi is
+// the type's last value below it. Floating-point types only (Error{tensor.unsupported_dtype});
+// lo < hi (Error{tensor.bad_range}).
 Tensor uniform(const Client& client, const Shape& shape, DType dtype, double lo, double hi, uint64_t seed);
 // Normal with `mean` and `std`, by the Box-Muller transform computed in f64 and rounded once to
 // `dtype`. Floating-point types only.
