@@ -294,3 +294,35 @@ TEST(TensorOps, NewMemoryFollowsTheOperandsMemoryOrder) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// Contiguous views that start off a vector boundary, or end before their memory does: the vector
+// kernel narrows its width or its handle, and every element still comes out right.
+TEST(TensorOps, ContiguousViewsOffVectorBoundaries) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+      HostTensor h = random_host(t, {1001}, 77, 0, 9), g = random_host(t, {1001}, 78, 0, 9);
+      Tensor a = upload(c, t, h), b = upload(c, t, g);
+      for (auto [start, end] : {std::pair{1, 1001}, std::pair{2, 998}, std::pair{0, 996}, std::pair{3, 4}}) {
+        std::vector<double> want;
+        for (int i = start; i < end; ++i) want.push_back(h.v[size_t(i)] + g.v[size_t(i)]);
+        want = values(data_of(t, {int64_t(want.size())}, want));
+        const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " [" + std::to_string(start) + ", " +
+                                 std::to_string(end) + ")";
+        expect_values(a.slice(0, start, end) + b.slice(0, start, end), want, tolerance(t), what);
+        // In place into a slice given by move (its handle shows more than the walked elements).
+        Tensor x = upload(c, t, h);
+        Tensor part = x.slice(0, start, end);
+        x = Tensor();  // part is the sole owner now
+        Tensor r = std::move(part) + b.slice(0, start, end);
+        expect_values(r, want, tolerance(t), what + " in place");
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test
