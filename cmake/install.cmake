@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 set(KILN_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
-install(TARGETS kiln kiln_tile kiln_tensor kiln_runtime kiln_dsl kiln_passes kiln_backend_cpu kiln_backend_cuda kiln_common kiln_ir
+install(TARGETS kiln kiln_tile kiln_tensor kiln_autotune kiln_runtime kiln_dsl kiln_passes kiln_backend_cpu kiln_backend_cuda kiln_common kiln_ir
         EXPORT kiln-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -31,6 +31,12 @@ class Stream {
   virtual ~Stream() = default;
 };
 
+// A mark in a stream's work, for timing it (autotune).
+class Event {
+ public:
+  virtual ~Event() = default;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -50,6 +56,10 @@ class Backend {
   virtual void copy_on_device(Stream& s, uint64_t dst, uint64_t src, size_t bytes) = 0;
   virtual void fill(Stream& s, uint64_t dst, unsigned char byte, size_t bytes) = 0;
   virtual void sync(Stream& s) = 0;
+  // Marks the point after the work submitted to `s` so far.
+  virtual std::unique_ptr<Event> record_event(Stream& s) = 0;
+  // The device's seconds between two marks of one stream; waits for `end`.
+  virtual double seconds_between(Event& start, Event& end) = 0;
 
   // Compiles a kernel that has been through the pass pipeline. Errors are kiln::Error.
   virtual std::shared_ptr<Executable> compile(const ir::Kernel& k) = 0;

@@ -28,8 +28,9 @@ struct LogConfig {
         if (w == "compile") channels |= unsigned(LogChannel::Compile);
         else if (w == "launch") channels |= unsigned(LogChannel::Launch);
         else if (w == "memory") channels |= unsigned(LogChannel::Memory);
+        else if (w == "autotune") channels |= unsigned(LogChannel::Autotune);
         else if (w == "all") channels = ~0u;
-        else if (!w.empty()) std::fprintf(stderr, "kiln: KILN_LOG: unknown channel '%s' (compile, launch, memory, all)\n", w.c_str());
+        else if (!w.empty()) std::fprintf(stderr, "kiln: KILN_LOG: unknown channel '%s' (compile, launch, memory, autotune, all)\n", w.c_str());
         start = end + 1;
       }
     }
@@ -50,6 +51,7 @@ const char* channel_name(LogChannel c) {
     case LogChannel::Compile: return "compile";
     case LogChannel::Launch: return "launch";
     case LogChannel::Memory: return "memory";
+    case LogChannel::Autotune: return "autotune";
   }
   return "?";
 }
@@ -64,6 +66,13 @@ void log(LogChannel c, const std::string& message) {
   std::lock_guard lock(cfg.m);
   std::fprintf(cfg.out, "kiln[%s] %s\n", channel_name(c), message.c_str());
   std::fflush(cfg.out);
+}
+
+std::string cache_dir() {
+  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln";
+  return (std::filesystem::temp_directory_path() / "kiln-cache").string();
 }
 
 const std::optional<std::string>& dump_dir() {

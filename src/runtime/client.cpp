@@ -50,6 +50,14 @@ std::string_view Client::runtime_name() const { return state_->device->backend->
 
 uint64_t Client::id() const { return state_->id; }
 
+double Client::device_seconds(const std::function<void()>& work) const {
+  auto& b = *state_->device->backend;
+  std::unique_ptr<backend::Event> start = b.record_event(*state_->stream);
+  work();
+  std::unique_ptr<backend::Event> end = b.record_event(*state_->stream);
+  return b.seconds_between(*start, *end);
+}
+
 Handle Client::empty_bytes(size_t bytes) const {
   runtime::Slice s = state_->memory->alloc(bytes);
   auto a = std::make_shared<runtime::Allocation>(state_->memory, s, state_->id, bytes);

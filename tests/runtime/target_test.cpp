@@ -30,6 +30,8 @@ class RecordingBackend : public backend::Backend {
   void copy_on_device(backend::Stream&, uint64_t, uint64_t, size_t) override {}
   void fill(backend::Stream&, uint64_t, unsigned char, size_t) override {}
   void sync(backend::Stream&) override {}
+  std::unique_ptr<backend::Event> record_event(backend::Stream&) override { return nullptr; }
+  double seconds_between(backend::Event&, backend::Event&) override { return 0; }
   void launch(backend::Executable&, const backend::LaunchDims&, std::span<const backend::ArgBinding>,
               backend::Stream&) override {}
 

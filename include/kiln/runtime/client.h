@@ -124,6 +124,10 @@ class Client {
   void check_device_error() const;
   ClientStats stats() const;
   uint64_t id() const;
+  // The device's seconds for the work `work` submits through this client, from one mark before
+  // it to one after (device events on a GPU, the host clock on the CPU, whose launches run as
+  // they are made); waits for that work. What autotune measures candidates with.
+  double device_seconds(const std::function<void()>& work) const;
 
   const std::shared_ptr<runtime::ClientState>& state() const { return state_; }
   explicit Client(std::shared_ptr<runtime::ClientState> s) : state_(std::move(s)) {}

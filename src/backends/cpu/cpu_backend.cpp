@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -125,6 +126,10 @@ void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, cons
   while (pc < n) pc = code[pc].fn(e, code[pc], pc);
 }
 
+struct CpuEvent : backend::Event {
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+};
+
 class CpuBackend : public backend::Backend {
  public:
   explicit CpuBackend(const PlanOptions& options) : options_(options), pool_(thread_count() - 1) {
@@ -169,6 +174,11 @@ class CpuBackend : public backend::Backend {
     if (bytes) std::memset(reinterpret_cast<void*>(dst), byte, bytes);
   }
   void sync(backend::Stream&) override {}
+  // Launches and copies have run when they return: a mark is the host clock.
+  std::unique_ptr<backend::Event> record_event(backend::Stream&) override { return std::make_unique<CpuEvent>(); }
+  double seconds_between(backend::Event& start, backend::Event& end) override {
+    return std::chrono::duration<double>(static_cast<CpuEvent&>(end).at - static_cast<CpuEvent&>(start).at).count();
+  }
 
   std::shared_ptr<backend::Executable> compile(const ir::Kernel& k) override {
     return std::make_shared<CpuExecutable>(build_plan(k, options_));

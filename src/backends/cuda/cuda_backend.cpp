@@ -47,6 +47,14 @@ class CudaStream : public backend::Stream {
 
 CUstream stream_of(backend::Stream& s) { return static_cast<CudaStream&>(s).s; }
 
+class CudaEvent : public backend::Event {
+ public:
+  ~CudaEvent() override {
+    if (e) Driver::get().cuEventDestroy(e);
+  }
+  CUevent e = nullptr;
+};
+
 // Results after which the context is unusable: a kernel faulted, and every later call returns the
 // same error until the process ends (cuda.h says so of each).
 bool context_lost(CUresult r) {
@@ -245,6 +253,24 @@ class CudaBackend : public backend::Backend {
     auto& cs = static_cast<CudaStream&>(st);
     for (auto& e : cs.recent) e.store(nullptr, std::memory_order_relaxed);
     cs.launched.store(0, std::memory_order_relaxed);
+  }
+
+  std::unique_ptr<backend::Event> record_event(backend::Stream& st) override {
+    usable();
+    current();
+    auto ev = std::make_unique<CudaEvent>();
+    check(d_.cuEventCreate(&ev->e, kEventDefault), "cuEventCreate", "cuda.driver", &st);
+    check(d_.cuEventRecord(ev->e, stream_of(st)), "cuEventRecord", "cuda.driver", &st);
+    return ev;
+  }
+  double seconds_between(backend::Event& start, backend::Event& end) override {
+    usable();
+    current();
+    CUevent a = static_cast<CudaEvent&>(start).e, b = static_cast<CudaEvent&>(end).e;
+    check(d_.cuEventSynchronize(b), "cuEventSynchronize", "cuda.kernel_failed");
+    float ms = 0;
+    check(d_.cuEventElapsedTime(&ms, a, b), "cuEventElapsedTime", "cuda.driver");
+    return double(ms) / 1e3;
   }
 
   std::shared_ptr<backend::Executable> compile(const ir::Kernel& k) override {

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "backends/cuda/hash.h"
+#include "common/log.h"
 
 namespace kiln::cuda {
 
@@ -64,12 +65,7 @@ std::string CacheKey::hash_hex() const {
   return hex16(a) + hex16(b);
 }
 
-std::string DiskCache::default_dir() {
-  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln";
-  return (fs::temp_directory_path() / "kiln-cache").string();
-}
+std::string DiskCache::default_dir() { return common::cache_dir(); }
 
 DiskCache::DiskCache(std::string dir) : dir_((fs::path(dir) / "cuda").string()) {}
 
