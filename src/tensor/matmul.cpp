@@ -1,14 +1,19 @@
 // matmul: batched and strided. Operands are read through their strides (a transposed operand is
 // no copy); batch dims broadcast; an rhs that is the same matrix for every batch turns the batch
-// into rows of one larger product when the lhs's rows allow it.
+// into rows of one larger product when the lhs's rows allow it. The kernel is autotune's choice
+// among the candidates that can compute the call: the tile layer's block products and the
+// one-unit-per-element kernel.
 #include <algorithm>
 
 #include "kiln/tensor/matmul.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
+#include "tensor/matmul_plan.h"
 #include "tensor/support.h"
 
 namespace kiln {
+
+namespace tensor {
 
 namespace {
 
@@ -76,7 +81,96 @@ KernelRef matmul_kernel(DType dtype, int batch_rank) {
 
 }  // namespace
 
-Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
+int64_t MatmulPlan::products() const {
+  int64_t p = 1;
+  for (int64_t d : batch.span()) p *= d;
+  return p;
+}
+
+MatmulPlan plan_matmul(const Tensor& lhs, const Tensor& rhs, const Shape& out_shape) {
+  MatmulPlan p;
+  p.dtype = lhs.dtype();
+  const int64_t m = lhs.shape()[size_t(lhs.rank() - 2)];
+  p.k = lhs.shape()[size_t(lhs.rank() - 1)];
+  p.n = rhs.shape()[size_t(rhs.rank() - 1)];
+  const Shape batch(out_shape.begin(), out_shape.end() - 2);
+  // The three operands as [batch..., rows, cols] with their strides.
+  auto full_strides = [&](const Tensor& t) {
+    const size_t r = size_t(t.rank());
+    Dims b = broadcast_strides(std::span(t.shape()).first(r - 2), std::span(t.strides()).first(r - 2), batch);
+    b.push_back(t.strides()[r - 2]);
+    b.push_back(t.strides()[r - 1]);
+    return b;
+  };
+  const Dims sa = full_strides(lhs), sb = full_strides(rhs), so(contiguous_strides(out_shape));
+  const size_t nb = batch.size();
+  // The batch dims, folded where all three operands allow.
+  const std::array<Dims, 3> batch_strides = {Dims(sa.span().first(nb)), Dims(sb.span().first(nb)), Dims(so.span().first(nb))};
+  Walk walk = Walk::in_order(batch, batch_strides, row_major_order(nb));
+  walk.fold();
+  if (walk.shape.size() == 1 && walk.shape[0] == 1) {  // no batch at all
+    walk.shape = {};
+    for (Dims& st : walk.strides) st = {};
+  }
+  // Batch dims the rhs does not move along become rows of the lhs and the output, where their
+  // strides continue the rows': one larger product.
+  int64_t rows = m;
+  const int64_t a_row = sa[nb], o_row = so[nb];
+  while (!walk.shape.empty() && walk.strides[1].back() == 0 && walk.strides[0].back() == rows * a_row &&
+         walk.strides[2].back() == rows * o_row) {
+    rows *= walk.shape.back();
+    walk.shape.pop_back();
+    for (size_t o = 0; o < 3; ++o) walk.strides[o].pop_back();
+  }
+  p.rows = rows;
+  p.batch = walk.shape;
+  for (size_t o = 0; o < 3; ++o) p.batch_strides[o] = walk.strides[o];
+  p.matrix_strides = {{{a_row, sa[nb + 1]}, {sb[nb], sb[nb + 1]}, {o_row, so[nb + 1]}}};
+  return p;
+}
+
+std::vector<autotune::Candidate> matmul_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& rhs,
+                                                   const Tensor* out, size_t* fallback) {
+  const char* op = "matmul";
+  std::vector<autotune::Candidate> c;
+  size_t preferred = SIZE_MAX;
+  add_tile_candidates(p, lhs, rhs, out, c, &preferred);
+  *fallback = preferred < c.size() ? preferred : c.size();
+  if (!out) {
+    c.push_back({"naive", nullptr});
+    return c;
+  }
+  // The one-unit-per-element kernel: the walk is the batch dims, then rows and columns.
+  const int batch_rank = int(p.batch.size());
+  Dims kshape = p.batch, ka = p.batch_strides[0], kb = p.batch_strides[1], ko = p.batch_strides[2];
+  kshape.push_back(p.rows);
+  kshape.push_back(p.n);
+  for (int i = 0; i < 2; ++i) {
+    ka.push_back(p.matrix_strides[0][size_t(i)]);
+    kb.push_back(p.matrix_strides[1][size_t(i)]);  // the rhs's row slot holds its k stride
+    ko.push_back(p.matrix_strides[2][size_t(i)]);
+  }
+  const int64_t count = p.products() * p.rows * p.n;
+  // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1].
+  TensorBinding ba = binding(lhs.handle(), kshape.span(), ka.span(), op);
+  TensorBinding bb = binding(rhs.handle(), kshape.span(), kb.span(), op);
+  TensorBinding bo = binding(out->handle(), kshape.span(), ko.span(), op);
+  const uint32_t units = checked_u32(count, op, "elements"), inner = checked_u32(p.k, op, "as the inner size");
+  LaunchConfig config = linear_config(count);
+  KernelRef kernel = matmul_kernel(p.dtype, batch_rank);
+  Client client = out->client();
+  // Args are views of the bindings: the candidate keeps the bindings and makes them at each run.
+  c.push_back({"naive", [client, kernel, config, ba, bb, bo, units, inner] {
+                 launch(client, kernel, config, {ba, bb, bo, units, inner});
+               }});
+  return c;
+}
+
+}  // namespace tensor
+
+namespace {
+
+Shape checked_out_shape(const Tensor& lhs, const Tensor& rhs) {
   const char* op = "matmul";
   if (!lhs.defined() || !rhs.defined()) throw Error("tensor.undefined", "matmul: an operand is an empty Tensor");
   if (lhs.rank() < 2 || rhs.rank() < 2) {
@@ -100,62 +194,69 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
                                              " columns, rhs " + std::to_string(k2) + " rows)");
   }
   const Shape lhs_batch(lhs.shape().begin(), lhs.shape().end() - 2), rhs_batch(rhs.shape().begin(), rhs.shape().end() - 2);
-  Shape batch = tensor::broadcast_shapes(lhs_batch, rhs_batch, op);
-  Shape out_shape = batch;
+  Shape out_shape = tensor::broadcast_shapes(lhs_batch, rhs_batch, op);
   out_shape.push_back(m);
   out_shape.push_back(n);
-  Tensor out = tensor::allocate(lhs.client(), out_shape, contiguous_strides(out_shape), lhs.dtype());
-  const int64_t count = out.numel();
-  if (count == 0) return out;
+  return out_shape;
+}
 
-  // The three operands as [batch..., rows, cols] with their strides; batch dims folded where all
-  // three allow (a batch the rhs does not vary over folds into the lhs's rows below).
-  auto full_strides = [&](const Tensor& t) {
-    const size_t r = size_t(t.rank());
-    tensor::Dims b = tensor::broadcast_strides(std::span(t.shape()).first(r - 2), std::span(t.strides()).first(r - 2), batch);
-    b.push_back(t.strides()[r - 2]);
-    b.push_back(t.strides()[r - 1]);
-    return b;
-  };
-  const tensor::Dims sa = full_strides(lhs), sb = full_strides(rhs), so(out.strides());
-  const size_t nb = batch.size();
-  // The batch dims, folded where all three operands allow.
-  const std::array<tensor::Dims, 3> batch_strides = {tensor::Dims(sa.span().first(nb)), tensor::Dims(sb.span().first(nb)),
-                                                     tensor::Dims(so.span().first(nb))};
-  tensor::Walk walk = tensor::Walk::in_order(batch, batch_strides, tensor::row_major_order(nb));
-  walk.fold();
-  if (walk.shape.size() == 1 && walk.shape[0] == 1) {  // no batch at all
-    walk.shape = {};
-    for (tensor::Dims& st : walk.strides) st = {};
+// Autotune's key: the element type, the sizes in buckets, and each operand's layout (which
+// decides the candidates).
+autotune::Key matmul_key(const tensor::MatmulPlan& p, const std::vector<autotune::Candidate>& c) {
+  std::string facts = std::string(ir::scalar_name(p.dtype)) + " batch " + std::to_string(autotune::bucket(p.products())) +
+                      " m " + std::to_string(autotune::bucket(p.rows)) + " n " + std::to_string(autotune::bucket(p.n)) +
+                      " k " + std::to_string(autotune::bucket(p.k));
+  const char* names[2] = {"lhs", "rhs"};
+  for (size_t o = 0; o < 2; ++o) {
+    const auto& s = p.matrix_strides[o];
+    facts += std::string(" ") + names[o] + (s[1] == 1 ? " rows" : s[0] == 1 ? " columns" : " strided");
   }
-  // Batch dims the rhs does not move along become rows of the lhs and the output, where their
-  // strides continue the rows': one larger product.
-  int64_t rows = m;
-  const int64_t a_row = sa[nb], o_row = so[nb];
-  while (!walk.shape.empty() && walk.strides[1].back() == 0 && walk.strides[0].back() == rows * a_row &&
-         walk.strides[2].back() == rows * o_row) {
-    rows *= walk.shape.back();
-    walk.shape.pop_back();
-    for (size_t o = 0; o < 3; ++o) walk.strides[o].pop_back();
+  facts += ", " + std::to_string(c.size()) + " variants";
+  return {"matmul", facts};
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& lhs, const Tensor& rhs) { return matmul(lhs, rhs, ""); }
+
+Tensor matmul(const Tensor& lhs, const Tensor& rhs, std::string_view variant) {
+  Shape out_shape = checked_out_shape(lhs, rhs);
+  Tensor out = tensor::allocate(lhs.client(), out_shape, contiguous_strides(out_shape), lhs.dtype());
+  if (out.numel() == 0) return out;
+  tensor::MatmulPlan p = tensor::plan_matmul(lhs, rhs, out_shape);
+  size_t fallback = 0;
+  std::vector<autotune::Candidate> c = tensor::matmul_candidates(p, lhs, rhs, &out, &fallback);
+  if (p.k == 0) {  // no products: zeros, which the naive kernel writes
+    c.back().run();
+    return out;
   }
-  const int batch_rank = int(walk.shape.size());
-  tensor::Dims kshape = walk.shape;
-  kshape.push_back(rows);
-  kshape.push_back(n);
-  tensor::Dims ka = walk.strides[0], kb = walk.strides[1], ko = walk.strides[2];
-  ka.push_back(a_row);
-  ka.push_back(sa[nb + 1]);
-  kb.push_back(sb[nb]);  // the rhs's row slot holds its k stride
-  kb.push_back(sb[nb + 1]);
-  ko.push_back(o_row);
-  ko.push_back(so[nb + 1]);
-  // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1].
-  TensorBinding ba = tensor::binding(lhs.handle(), kshape.span(), ka.span(), op);
-  TensorBinding bb = tensor::binding(rhs.handle(), kshape.span(), kb.span(), op);
-  TensorBinding bo = tensor::binding(out.handle(), kshape.span(), ko.span(), op);
-  launch(lhs.client(), matmul_kernel(lhs.dtype(), batch_rank), tensor::linear_config(count),
-         {ba, bb, bo, tensor::checked_u32(count, op, "elements"), tensor::checked_u32(kdim, op, "as the inner size")});
-  return out;
+  if (variant.empty()) {
+    autotune::run(lhs.client(), matmul_key(p, c), c, fallback);
+    return out;
+  }
+  for (const autotune::Candidate& cand : c) {
+    if (cand.name == variant) {
+      cand.run();
+      return out;
+    }
+  }
+  std::string names;
+  for (const autotune::Candidate& cand : c) names += (names.empty() ? "" : ", ") + cand.name;
+  throw Error("tensor.bad_variant", "matmul: no variant '" + std::string(variant) + "' for " + to_string(lhs.shape()) + " x " +
+                                        to_string(rhs.shape()) + " " + std::string(ir::scalar_name(lhs.dtype())) +
+                                        "; this call has " + names);
+}
+
+std::vector<std::string> matmul_variants(const Tensor& lhs, const Tensor& rhs) {
+  Shape out_shape = checked_out_shape(lhs, rhs);
+  int64_t numel = 1;
+  for (int64_t d : out_shape) numel *= d;
+  if (numel == 0) return {"naive"};
+  tensor::MatmulPlan p = tensor::plan_matmul(lhs, rhs, out_shape);
+  size_t fallback = 0;
+  std::vector<std::string> names;
+  for (const autotune::Candidate& cand : tensor::matmul_candidates(p, lhs, rhs, nullptr, &fallback)) names.push_back(cand.name);
+  return names;
 }
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #include "support.h"
 #include "support/compile_for_sm90.h"
 #include "tensor/kernels.h"
+#include "tensor/matmul_plan.h"
 
 namespace kiln::test {
 namespace {
@@ -49,6 +50,13 @@ void record_every_op() {
     (void)matmul(m, m.transpose());
     (void)matmul(m.slice(0, 0, 1).reshape({3, 4}), m.transpose());
   }
+  // matmul's tile products: each float type, factors stored as rows and as columns.
+  for (DType t : {DType::BF16, DType::F16, DType::F32, DType::F64}) {
+    Tensor a = upload(c, t, random_host(t, {256, 32}, 8)), b = upload(c, t, random_host(t, {32, 256}, 9));
+    for (const auto& [x, y] : {std::pair{a, b}, std::pair{b.transpose(), a.transpose()}}) {
+      for (const std::string& v : matmul_variants(x, y)) (void)matmul(x, y, v);
+    }
+  }
 }
 
 TEST(TensorCudaSource, EveryKernelCompilesWithNvrtc) {
@@ -64,7 +72,17 @@ TEST(TensorCudaSource, EveryKernelCompilesWithNvrtc) {
     }
   }
   EXPECT_GT(compiled, 450u);
-  std::printf("[ cuda     ] %zu tensor kernels compiled with NVRTC for sm_90a\n", compiled);
+  size_t tiles = 0;
+  for (const auto& t : tensor::recorded_tile_matmuls()) {
+    try {
+      compile_for_sm90a(t->program->kernel(), ir::Dim3{t->program->units(), 1, 1}, ir::ExecMode::Unchecked);
+      ++tiles;
+    } catch (const Error& err) {
+      ADD_FAILURE() << t->program->name() << ": " << err.what();
+    }
+  }
+  EXPECT_EQ(tiles, 28u);  // 2 layouts x (4 block shapes of f16 and bf16, 3 of f32 and f64)
+  std::printf("[ cuda     ] %zu tensor kernels and %zu tile products compiled with NVRTC for sm_90a\n", compiled, tiles);
 }
 
 }  // namespace

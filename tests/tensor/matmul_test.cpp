@@ -2,6 +2,12 @@
 // their strides, no copy), batches that broadcast, and an rhs shared by the whole batch.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kiln/autotune.h"
 #include "support.h"
 
 namespace kiln::test {
@@ -109,6 +115,98 @@ TEST(TensorMatmul, RefusesWhatDoesNotMultiply) {
   Tensor y = Tensor::from_data<float>(c, std::vector<float>(3 * 3 * 2, 1.f), {3, 3, 2});
   e = expect_error([&] { (void)matmul(x, y); }, "tensor.shape_mismatch");
   EXPECT_NE(std::string(e.what()).find("do not broadcast"), std::string::npos) << e.what();
+}
+
+// Every variant of calls that the tile products take (ragged sizes, transposed factors, batches,
+// an rhs shared by the batch) against the host, on every device.
+TEST(TensorMatmul, EveryVariantMatchesTheHost) {
+  auto same = [](const Tensor& t) { return t; };
+  auto tr = [](const Tensor& t) { return t.transpose(); };
+  std::vector<MatmulCase> cases = {
+      {"ragged", {70, 40}, {40, 90}, same, same},
+      {"transposed rhs", {33, 48}, {72, 48}, same, tr},
+      {"transposed lhs", {48, 40}, {48, 24}, tr, same},
+      {"batched", {3, 32, 48}, {3, 48, 24}, same, same},
+      {"rhs shared by the batch", {2, 3, 20, 32}, {32, 40}, same, same},
+  };
+  uint32_t seed = 900;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::BF16, DType::F16, DType::F32, DType::F64}) {
+      const double tol = t == DType::F32 ? 5e-5 : t == DType::F64 ? 1e-13 : tolerance(t) * 2;
+      for (const MatmulCase& mc : cases) {
+        HostTensor ha = random_host(t, mc.a_base, seed++, -2, 2), hb = random_host(t, mc.b_base, seed++, -2, 2);
+        Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
+        Tensor va = mc.a_view(ba), vb = mc.b_view(bb);
+        HostTensor want = host_matmul(t, host_view(ba, ha, va), host_view(bb, hb, vb));
+        std::vector<std::string> variants = matmul_variants(va, vb);
+        ASSERT_GE(variants.size(), 2u) << mc.name;
+        EXPECT_EQ(variants.back(), "naive");
+        EXPECT_EQ(variants.front().rfind("tile ", 0), 0u) << variants.front();
+        for (const std::string& v : variants) {
+          expect_values(matmul(va, vb, v), want.v, tol,
+                        dev.name() + " matmul " + std::string(ir::scalar_name(t)) + " " + mc.name + " by " + v);
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorMatmul, OnlyTheNaiveKernelTakesWhatTheTilesCannot) {
+  Client c = Device::cpu().client();
+  auto ones = [&](DType t, Shape s) { return upload(c, t, random_host(t, s, 5)); };
+  const std::vector<std::string> naive = {"naive"};
+  EXPECT_EQ(matmul_variants(ones(DType::F32, {5, 7}), ones(DType::F32, {7, 3})), naive) << "small";
+  EXPECT_EQ(matmul_variants(ones(DType::I32, {32, 32}), ones(DType::I32, {32, 32})), naive) << "integers";
+  // Columns 1..33 of a [40, 40]: neither dense rows nor dense columns.
+  EXPECT_EQ(matmul_variants(ones(DType::F32, {40, 40}).slice(1, 1, 33), ones(DType::F32, {32, 32})), naive) << "strided";
+  // Rows starting at element 20 (80 bytes) ... 16-byte aligned; at 17 floats, not.
+  Tensor flat = ones(DType::F32, {17 + 32 * 32});
+  EXPECT_EQ(matmul_variants(flat.slice(0, 17, 17 + 32 * 32).reshape({32, 32}), ones(DType::F32, {32, 32})), naive)
+      << "misaligned";
+  EXPECT_GT(matmul_variants(flat.slice(0, 16, 16 + 32 * 32).reshape({32, 32}), ones(DType::F32, {32, 32})).size(), 1u)
+      << "aligned";
+}
+
+TEST(TensorMatmul, AnUnknownVariantIsRefusedWithTheOnesThereAre) {
+  Client c = Device::cpu().client();
+  Tensor a = upload(c, DType::F32, random_host(DType::F32, {32, 32}, 1));
+  Error e = expect_error([&] { (void)matmul(a, a, "tile 8x8 k8 s9"); }, "tensor.bad_variant");
+  EXPECT_NE(std::string(e.what()).find("this call has tile 32x32 k32 s2, naive"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("naive"), std::string::npos) << e.what();
+}
+
+// The default matmul tunes a key once, stores it, and answers from memory afterwards; its result
+// is the winner's, checked against the host.
+TEST(TensorMatmul, AutotunedOnceThenRemembered) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("kiln-matmul-autotune-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  autotune::reset();
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    HostTensor ha = random_host(DType::BF16, {64, 96}, 71, -2, 2), hb = random_host(DType::BF16, {96, 48}, 72, -2, 2);
+    Tensor a = upload(c, DType::BF16, ha), b = upload(c, DType::BF16, hb);
+    HostTensor want = host_matmul(DType::BF16, ha, hb);
+    autotune::Stats before = autotune::stats();
+    expect_values(matmul(a, b), want.v, tolerance(DType::BF16) * 2, dev.name() + " tuned");
+    EXPECT_EQ(autotune::stats().tunings, before.tunings + 1);
+    uint64_t launches = c.stats().launches;
+    expect_values(matmul(a, b), want.v, tolerance(DType::BF16) * 2, dev.name() + " remembered");
+    EXPECT_EQ(autotune::stats().memory_hits, before.memory_hits + 1);
+    EXPECT_EQ(c.stats().launches - launches, 1u) << "the remembered winner, one launch";
+  }
+  bool found = false;
+  for (const auto& f : fs::directory_iterator(dir / "autotune")) {
+    std::ifstream in(f.path());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    found = found || text.find("\"matmul bf16 batch 1 m 64 n 64 k 128 lhs rows rhs rows, 2 variants") != std::string::npos;
+  }
+  EXPECT_TRUE(found) << "a result file under " << dir;
+  autotune::reset();
+  ::unsetenv("KILN_CACHE_DIR");
+  fs::remove_all(dir);
 }
 
 }  // namespace
