@@ -312,7 +312,7 @@ int bench(const Args& args) {
     std::snprintf(figure, sizeof figure, tiny ? "%8.1e" : "%8.2f", r.kiln);
     std::printf("%-62s %s %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), figure, r.unit.c_str(),
                 r.peer_name.c_str(), r.peer, ratio, target,
-                unjudged ? "(no peer figure)" : ok ? "met" : "MISSED");
+                unjudged ? "(no peer figure)" : std::isnan(r.target) ? "" : ok ? "met" : "MISSED");
     auto num = [](double v) {
       if (std::isnan(v)) return std::string("null");
       char b[32];
