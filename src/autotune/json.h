@@ -2,6 +2,7 @@
 // tree, and quoting for the writer (which writes its one shape by hand).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
