@@ -1,6 +1,10 @@
-// Reductions: one unit per output element walks the reduced elements in a loop. The kept dims and
-// the reduced dims are each folded where the input's strides allow; value reductions walk the
-// reduced elements in memory order, position reductions (argmax) in logical order.
+// Reductions. With many outputs, one unit per output element walks the reduced elements in a loop.
+// With few outputs of many elements each (a whole-tensor sum), each output's elements are split
+// over cubes of 256 units: every unit strides over its part, the cube combines its units' values
+// in shared memory (a tree, the same order on every device), and a second launch of the same
+// kernel combines the parts. The kept dims and the reduced dims are each folded where the input's
+// strides allow; value reductions walk the reduced elements in memory order, position reductions
+// (argmax) in logical order.
 #include "kiln/tensor/reduce.h"
 
 #include <algorithm>
@@ -129,6 +133,129 @@ ir::Kernel record_reduce(const ReduceSpec& s) {
   return k;
 }
 
+// `a` combined with the next value `x` (max and min: NaN wins and stays).
+ValueRef combine(Tracer& t, Reduction op, const ValueRef& a, const ValueRef& x) {
+  switch (op) {
+    case Reduction::Sum:
+    case Reduction::Mean: return t.binary(ir::OpKind::Add, a, x);
+    case Reduction::Prod: return t.binary(ir::OpKind::Mul, a, x);
+    default: {
+      const bool larger = op == Reduction::Max;
+      ValueRef better = t.binary(larger ? ir::OpKind::Gt : ir::OpKind::Lt, x, a);
+      if (ir::is_float(a.type.scalar)) {
+        ValueRef x_nan = t.binary(ir::OpKind::Ne, x, x), a_nan = t.binary(ir::OpKind::Ne, a, a);
+        better = t.binary(ir::OpKind::Or, better, t.binary(ir::OpKind::And, x_nan, t.unary(ir::OpKind::Not, a_nan)));
+      }
+      return t.select(better, x, a);
+    }
+  }
+}
+
+constexpr uint32_t kSplitUnits = 256;
+
+// The bits of an integer type's lowest and highest values (bool: false and true).
+int64_t lowest_bits(DType d) {
+  switch (d) {
+    case DType::I32: return std::numeric_limits<int32_t>::min();
+    case DType::I64: return std::numeric_limits<int64_t>::min();
+    default: return 0;  // u8, bool
+  }
+}
+int64_t highest_bits(DType d) {
+  switch (d) {
+    case DType::I32: return std::numeric_limits<int32_t>::max();
+    case DType::I64: return std::numeric_limits<int64_t>::max();
+    case DType::U8: return 255;
+    default: return 1;  // bool
+  }
+}
+
+// One stage of a split reduction (value reductions only). Cube c takes output c / parts and part
+// c % parts of its `inner` elements (element j = part * 256 + unit, stepping by parts * 256).
+// Parameters: in (kept walk, then reduced walk), dest (finish: the out tensor of kept_rank dims;
+// else a buffer of count * parts partials in the accumulator's type), parts, inner, and for a
+// finishing mean, the divisor.
+struct SplitSpec {
+  Reduction op;
+  DType in, acc, out;
+  int kept_rank, reduced_rank;
+  bool finish;
+};
+
+ir::Kernel record_split(const SplitSpec& s) {
+  ir::Kernel k;
+  k.name = std::string("tensor_") + name_of(s.op) + (s.finish ? "_parts" : "_split");
+  Tracer t(k);
+  const int rank = s.kept_rank + s.reduced_rank;
+  ValueRef in = t.param("in", ir::Type::tensor(ir::Type::scalar_of(s.in), rank, ir::Access::ReadOnly));
+  ValueRef dest = s.finish ? t.param("out", ir::Type::tensor(ir::Type::scalar_of(s.out), std::max(s.kept_rank, 1), ir::Access::ReadWrite))
+                           : t.param("partials", ir::Type::buffer(ir::Type::scalar_of(s.acc), ir::Access::ReadWrite));
+  ValueRef parts = t.param("parts", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef inner = t.param("inner", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef divisor;
+  if (s.finish && s.op == Reduction::Mean) divisor = t.param("divisor", ir::Type::scalar_of(ir::Scalar::U32));
+  auto u32 = [&](int64_t v) { return tensor::constant(t, DType::U32, double(v)); };
+  auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
+  auto add = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Add, a, b); };
+
+  ValueRef cube = t.builtin(ir::OpKind::CubePos, -1), unit = t.builtin(ir::OpKind::UnitPos, -1);
+  ValueRef o = t.binary(ir::OpKind::Div, cube, parts), part = t.binary(ir::OpKind::Rem, cube, parts);
+  std::vector<ValueRef> kept = tensor::coordinates(t, o, in, 0, s.kept_rank);
+  ValueRef in_off = tensor::offset(t, in, kept, 0, ValueRef{});
+  // Each part starts from the reduction's identity: for max and min, the type's far end.
+  ValueRef acc = t.var_decl(ir::Type::scalar_of(s.acc));
+  const bool extreme = s.op == Reduction::Max || s.op == Reduction::Min;
+  if (extreme && !ir::is_float(s.acc)) {
+    t.var_store(acc, tensor::constant_bits(t, s.acc, s.op == Reduction::Max ? lowest_bits(s.acc) : highest_bits(s.acc)));
+  } else {
+    const double init = s.op == Reduction::Prod ? 1.0 : s.op == Reduction::Max ? -INFINITY : s.op == Reduction::Min ? INFINITY : 0.0;
+    t.var_store(acc, tensor::constant(t, s.acc, init));
+  }
+  ValueRef j = t.begin_for(add(mul(part, u32(kSplitUnits)), unit), inner, mul(parts, u32(kSplitUnits)), dsl::LoopAttrs{});
+  {
+    ValueRef off = tensor::offset(t, in, tensor::coordinates(t, j, in, s.kept_rank, rank), s.kept_rank, in_off);
+    ValueRef x = t.load(in, off);
+    if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
+    t.var_store(acc, combine(t, s.op, t.var_load(acc), x));
+  }
+  t.end_for();
+  // The cube's values halved in shared memory: the same pairs on every device.
+  ValueRef shared = t.alloc(ir::OpKind::SharedAlloc, ir::Type::scalar_of(s.acc), kSplitUnits);
+  t.store(shared, unit, t.var_load(acc));
+  t.sync(ir::OpKind::SyncCube);
+  for (uint32_t half = kSplitUnits / 2; half >= 1; half /= 2) {
+    size_t lower = t.begin_if(t.binary(ir::OpKind::Lt, unit, u32(half)));
+    t.store(shared, unit, combine(t, s.op, t.load(shared, unit), t.load(shared, add(unit, u32(half)))));
+    t.end_then(lower);
+    t.sync(ir::OpKind::SyncCube);
+  }
+  size_t first = t.begin_if(t.binary(ir::OpKind::Eq, unit, u32(0)));
+  ValueRef r = t.load(shared, u32(0));
+  if (s.finish) {
+    if (s.op == Reduction::Mean) r = t.binary(ir::OpKind::Div, r, t.cast(divisor, s.acc));
+    if (r.type.scalar != s.out) r = t.cast(r, s.out);
+    t.store(dest, tensor::offset(t, dest, kept, 0, ValueRef{}), r);
+  } else {
+    t.store(dest, cube, r);
+  }
+  t.end_then(first);
+  t.finish();
+  return k;
+}
+
+KernelRef split_kernel(const SplitSpec& s) {
+  return tensor::cached_kernel(std::string("tensor_") + name_of(s.op) + "_split/" + std::string(ir::scalar_name(s.in)) + "/" +
+                                   std::string(ir::scalar_name(s.acc)) + "/" + std::string(ir::scalar_name(s.out)) + "/" +
+                                   std::to_string(s.kept_rank) + "/" + std::to_string(s.reduced_rank) + (s.finish ? "/finish" : "/parts"),
+                               [&] { return record_split(s); });
+}
+
+// Outputs enough to fill a GPU with one unit each; fewer, of long reductions, split.
+constexpr int64_t kSplitBelowOutputs = 65536;
+constexpr int64_t kSplitFromElements = 1024;
+constexpr int64_t kElementsPerPart = 8192;
+constexpr int64_t kMaxParts = 1024;
+
 Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
   const char* name = name_of(op);
   if (!x.defined()) throw Error("tensor.undefined", std::string(name) + ": the tensor is empty (moved from, or never set)");
@@ -188,15 +315,46 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
     in_shape.push_back(red.shape[i]);
     in_strides.push_back(red.strides[0][i]);
   }
-  const ReduceSpec spec{op, x.dtype(), int(kept.shape.size()), int(red.shape.size())};
-  KernelRef kernel = tensor::cached_kernel(std::string("tensor_") + name + "/" + std::string(ir::scalar_name(x.dtype())) + "/" +
-                                               std::to_string(spec.kept_rank) + "/" + std::to_string(spec.reduced_rank),
-                                           [&] { return record_reduce(spec); });
+  const int kept_rank = int(kept.shape.size()), reduced_rank = int(red.shape.size());
   TensorBinding bin = tensor::binding(x.handle(), in_shape, in_strides, name);
   TensorBinding bout = tensor::binding(out.handle(), kept.shape, kept.strides[1], name);
   const uint32_t count = tensor::checked_u32(out.numel(), name, "outputs");
-  launch(x.client(), kernel, tensor::linear_config(count),
-         {bin, bout, count, tensor::checked_u32(n_reduced, name, "reduced elements")});
+  const uint32_t inner = tensor::checked_u32(n_reduced, name, "reduced elements");
+  const bool splits = !is_arg(op) && out.numel() < kSplitBelowOutputs && n_reduced >= kSplitFromElements && n_reduced < (int64_t(1) << 31);
+  if (splits) {
+    const int64_t parts = std::clamp<int64_t>(n_reduced / kElementsPerPart, 1, kMaxParts);
+    auto config = [&](int64_t cubes) {
+      LaunchConfig c;
+      c.dim = CubeDim{kSplitUnits};
+      c.count = CubeCount{tensor::checked_u32(cubes, name, "cubes")};
+      return c;
+    };
+    if (parts == 1) {
+      std::vector<Arg> args = {bin, bout, uint32_t(1), inner};
+      if (op == Reduction::Mean) args.push_back(inner);
+      launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, true}), config(count), args);
+      return out;
+    }
+    // The parts, [count, parts] in the accumulator's type, then one cube per output combines them.
+    Tensor partials = tensor::allocate(x.client(), {int64_t(count) * parts}, {1}, ty.acc);
+    launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, false}), config(int64_t(count) * parts),
+           {bin, partials.handle(), uint32_t(parts), inner});
+    tensor::Dims p_shape = kept.shape, p_strides;
+    p_shape.push_back(parts);
+    const Strides ps = contiguous_strides(Shape(p_shape.span().begin(), p_shape.span().end()));
+    for (int64_t st : ps) p_strides.push_back(st);
+    TensorBinding bparts = tensor::binding(partials.handle(), p_shape, p_strides, name);
+    const Reduction second = op == Reduction::Mean ? Reduction::Mean : op;
+    std::vector<Arg> args = {bparts, bout, uint32_t(1), uint32_t(parts)};
+    if (op == Reduction::Mean) args.push_back(inner);
+    launch(x.client(), split_kernel({second, ty.acc, ty.acc, ty.out, kept_rank, 1, true}), config(count), args);
+    return out;
+  }
+  const ReduceSpec spec{op, x.dtype(), kept_rank, reduced_rank};
+  KernelRef kernel = tensor::cached_kernel(std::string("tensor_") + name + "/" + std::string(ir::scalar_name(x.dtype())) + "/" +
+                                               std::to_string(spec.kept_rank) + "/" + std::to_string(spec.reduced_rank),
+                                           [&] { return record_reduce(spec); });
+  launch(x.client(), kernel, tensor::linear_config(count), {bin, bout, count, inner});
   return out;
 }
 

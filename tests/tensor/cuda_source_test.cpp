@@ -35,6 +35,10 @@ void record_every_op() {
         (void)sum(v, {0}), (void)prod(v, {}, true), (void)amax(v, {-1}), (void)amin(v, v.rank() > 1 ? std::vector<int64_t>{0, v.rank() - 1} : std::vector<int64_t>{0}), (void)argmax(v, 0), (void)argmin(v, -1);
         if (ir::is_float(t)) (void)mean(v, {-1}), (void)softmax(v, -1), (void)log_softmax(v, 0), (void)layer_norm(v);
       }
+      // Long reductions split over cubes: parts, then their combination.
+      Tensor big = upload(c, t, random_host(t, {2, 20000}, 4));
+      (void)sum(big, {1}), (void)prod(big, {}), (void)amax(big, {1}), (void)amin(big, {});
+      if (ir::is_float(t)) (void)mean(big, {1}), (void)mean(big.slice(1, 0, 3000), {1});
       if (ir::is_float(t)) {
         Tensor w = upload(c, t, random_host(t, {4}, 3));
         (void)layer_norm(views[1], w, w);

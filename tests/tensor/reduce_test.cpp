@@ -123,6 +123,61 @@ TEST(TensorReduce, MatchesTheHostOverTypesDimsAndViews) {
   }
 }
 
+// Few outputs of many elements: the reduction splits each output over cubes (a part per cube, then
+// the parts combined), or one cube per output when an output has too few elements for parts.
+TEST(TensorReduce, LongReductionsSplitOverCubes) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> dims;
+    bool transposed;  // the tensor built [shape reversed] and permuted back: reduced elements strided
+    uint64_t launches;
+  };
+  const std::vector<Case> cases = {{{3, 70000}, {1}, false, 2},  // 8 parts per output, then their combination
+                                   {{200000}, {}, false, 2},      // 24 parts
+                                   {{2, 5000}, {-1}, false, 1},   // one cube per output
+                                   {{3, 9000}, {1}, true, 1}};    // strided elements
+  uint32_t seed = 700;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (Op op : {Op::Sum, Op::Mean, Op::Max, Op::Min, Op::Prod}) {
+      for (DType t : {DType::F32, DType::F64, DType::BF16, DType::I32, DType::U8}) {
+        if ((op == Op::Mean && !ir::is_float(t)) || (op == Op::Prod && t == DType::U8)) continue;
+        for (const Case& cs : cases) {
+          // Products of +-1 stay exact; sums of integers too.
+          const double lo = op == Op::Prod ? -1 : t == DType::U8 ? 0 : -4, hi = op == Op::Prod ? 1 : t == DType::U8 ? 200 : 4;
+          Shape stored(cs.shape.rbegin(), cs.shape.rend());
+          HostTensor base = random_host(t, cs.transposed ? stored : cs.shape, seed++, lo, hi);
+          if (op == Op::Prod) {
+            for (double& v : base.v) v = v < 0 ? -1 : 1;
+          }
+          Tensor x = upload(c, t, base);
+          Tensor v = cs.transposed ? x.transpose() : x;
+          HostTensor h = host_view(x, base, v);
+          std::vector<int64_t> sorted;
+          for (int64_t d : cs.dims) sorted.push_back(d < 0 ? d + int64_t(cs.shape.size()) : d);
+          if (cs.dims.empty()) {
+            for (size_t d = 0; d < cs.shape.size(); ++d) sorted.push_back(int64_t(d));
+          }
+          HostTensor want = host_reduce(op, h, sorted, false);
+          const uint64_t before = c.stats().launches;
+          Tensor got = run(op, v, cs.dims, false);
+          const uint64_t launches = c.stats().launches - before;
+          const std::string what = dev.name() + " " + name(op) + " " + std::string(ir::scalar_name(t)) + " " + to_string(cs.shape) +
+                                   (cs.transposed ? " strided" : "");
+          // Sums of n values: the parts' rounding grows as sqrt(n) ulps of the sum of magnitudes.
+          double tol = !ir::is_float(t) || op == Op::Max || op == Op::Min || op == Op::Prod ? 0
+                       : t == DType::F64                                                 ? 1e-13
+                                                                                         : 2e-5;
+          if (ir::is_float(t)) want.v = values(data_of(t, want.shape, want.v));
+          if (t == DType::BF16 && (op == Op::Sum || op == Op::Mean)) tol = 1.6e-2;
+          expect_values(got, want.v, tol, what);
+          EXPECT_EQ(launches, cs.launches) << what;
+        }
+      }
+    }
+  }
+}
+
 TEST(TensorReduce, NanWinsAndTiesGoToTheFirst) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
