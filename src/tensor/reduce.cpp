@@ -180,6 +180,10 @@ struct SplitSpec {
   DType in, acc, out;
   int kept_rank, reduced_rank;
   bool finish;
+  // 0: `in` is a strided tensor. 2 or 4: each output's elements are contiguous and `in` is a
+  // buffer of vectors of `width` (16-byte loads); kept_rank is at most 1, the outputs `row`
+  // vectors apart (a parameter before `inner`, which then counts vectors).
+  int width = 0;
 };
 
 ir::Kernel record_split(const SplitSpec& s) {
@@ -187,10 +191,13 @@ ir::Kernel record_split(const SplitSpec& s) {
   k.name = std::string("tensor_") + name_of(s.op) + (s.finish ? "_parts" : "_split");
   Tracer t(k);
   const int rank = s.kept_rank + s.reduced_rank;
-  ValueRef in = t.param("in", ir::Type::tensor(ir::Type::scalar_of(s.in), rank, ir::Access::ReadOnly));
+  ValueRef in = s.width ? t.param("in", ir::Type::buffer(ir::Type::vector_of(s.in, s.width), ir::Access::ReadOnly))
+                        : t.param("in", ir::Type::tensor(ir::Type::scalar_of(s.in), rank, ir::Access::ReadOnly));
   ValueRef dest = s.finish ? t.param("out", ir::Type::tensor(ir::Type::scalar_of(s.out), std::max(s.kept_rank, 1), ir::Access::ReadWrite))
                            : t.param("partials", ir::Type::buffer(ir::Type::scalar_of(s.acc), ir::Access::ReadWrite));
   ValueRef parts = t.param("parts", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef row;
+  if (s.width) row = t.param("row", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef inner = t.param("inner", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef divisor;
   if (s.finish && s.op == Reduction::Mean) divisor = t.param("divisor", ir::Type::scalar_of(ir::Scalar::U32));
@@ -200,8 +207,10 @@ ir::Kernel record_split(const SplitSpec& s) {
 
   ValueRef cube = t.builtin(ir::OpKind::CubePos, -1), unit = t.builtin(ir::OpKind::UnitPos, -1);
   ValueRef o = t.binary(ir::OpKind::Div, cube, parts), part = t.binary(ir::OpKind::Rem, cube, parts);
-  std::vector<ValueRef> kept = tensor::coordinates(t, o, in, 0, s.kept_rank);
-  ValueRef in_off = tensor::offset(t, in, kept, 0, ValueRef{});
+  // The output's coordinates (from the kept dims of `in`, or of `out` when `in` is a buffer).
+  std::vector<ValueRef> kept = s.width ? (s.finish ? tensor::coordinates(t, o, dest, 0, s.kept_rank) : std::vector<ValueRef>{})
+                                       : tensor::coordinates(t, o, in, 0, s.kept_rank);
+  ValueRef in_off = s.width ? mul(o, row) : tensor::offset(t, in, kept, 0, ValueRef{});
   // Each part starts from the reduction's identity: for max and min, the type's far end.
   ValueRef acc = t.var_decl(ir::Type::scalar_of(s.acc));
   const bool extreme = s.op == Reduction::Max || s.op == Reduction::Min;
@@ -212,7 +221,14 @@ ir::Kernel record_split(const SplitSpec& s) {
     t.var_store(acc, tensor::constant(t, s.acc, init));
   }
   ValueRef j = t.begin_for(add(mul(part, u32(kSplitUnits)), unit), inner, mul(parts, u32(kSplitUnits)), dsl::LoopAttrs{});
-  {
+  if (s.width) {
+    ValueRef v = t.load(in, add(in_off, j));
+    for (int lane = 0; lane < s.width; ++lane) {
+      ValueRef x = t.vector_extract(v, lane);
+      if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
+      t.var_store(acc, combine(t, s.op, t.var_load(acc), x));
+    }
+  } else {
     ValueRef off = tensor::offset(t, in, tensor::coordinates(t, j, in, s.kept_rank, rank), s.kept_rank, in_off);
     ValueRef x = t.load(in, off);
     if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
@@ -246,7 +262,8 @@ ir::Kernel record_split(const SplitSpec& s) {
 KernelRef split_kernel(const SplitSpec& s) {
   return tensor::cached_kernel(std::string("tensor_") + name_of(s.op) + "_split/" + std::string(ir::scalar_name(s.in)) + "/" +
                                    std::string(ir::scalar_name(s.acc)) + "/" + std::string(ir::scalar_name(s.out)) + "/" +
-                                   std::to_string(s.kept_rank) + "/" + std::to_string(s.reduced_rank) + (s.finish ? "/finish" : "/parts"),
+                                   std::to_string(s.kept_rank) + "/" + std::to_string(s.reduced_rank) + (s.finish ? "/finish" : "/parts") +
+                                   "/w" + std::to_string(s.width),
                                [&] { return record_split(s); });
 }
 
@@ -329,16 +346,38 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
       c.count = CubeCount{tensor::checked_u32(cubes, name, "cubes")};
       return c;
     };
+    // Each output's elements contiguous, the rows and the start on whole vectors: 16-byte loads.
+    int width = 0;
+    if (red.shape.size() == 1 && red.strides[0][0] == 1 && kept.shape.size() <= 1) {
+      const int64_t row = kept.shape.empty() ? 0 : kept.strides[0][0];
+      const int bytes = ir::scalar_bytes(x.dtype());
+      for (int w = std::min(4, 16 / bytes); w > 1 && !width; w /= 2) {
+        if (n_reduced % w == 0 && row % w == 0 && x.handle().address() % uint64_t(w * bytes) == 0) width = w;
+      }
+    }
+    Handle vectors;
+    uint32_t row_vectors = 0, inner_vectors = inner;
+    if (width) {
+      const size_t bytes = size_t(ir::scalar_bytes(x.dtype()));
+      const size_t reach = size_t((kept.shape.empty() ? 0 : (kept.shape[0] - 1) * kept.strides[0][0]) + n_reduced) * bytes;
+      vectors = x.handle().offset_end(x.handle().size_in_used() - reach);
+      row_vectors = kept.shape.empty() ? 0 : uint32_t(kept.strides[0][0] / width);
+      inner_vectors = uint32_t(n_reduced / width);
+    }
+    auto first_args = [&](const Arg& dest, uint32_t n_parts) {
+      if (width) return std::vector<Arg>{vectors, dest, n_parts, row_vectors, inner_vectors};
+      return std::vector<Arg>{bin, dest, n_parts, inner};
+    };
     if (parts == 1) {
-      std::vector<Arg> args = {bin, bout, uint32_t(1), inner};
+      std::vector<Arg> args = first_args(bout, 1);
       if (op == Reduction::Mean) args.push_back(inner);
-      launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, true}), config(count), args);
+      launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, true, width}), config(count), args);
       return out;
     }
     // The parts, [count, parts] in the accumulator's type, then one cube per output combines them.
     Tensor partials = tensor::allocate(x.client(), {int64_t(count) * parts}, {1}, ty.acc);
-    launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, false}), config(int64_t(count) * parts),
-           {bin, partials.handle(), uint32_t(parts), inner});
+    launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, false, width}),
+           config(int64_t(count) * parts), first_args(partials.handle(), uint32_t(parts)));
     tensor::Dims p_shape = kept.shape, p_strides;
     p_shape.push_back(parts);
     const Strides ps = contiguous_strides(Shape(p_shape.span().begin(), p_shape.span().end()));
