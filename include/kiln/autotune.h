@@ -53,6 +53,12 @@ int64_t bucket(int64_t n);
 // the fallback's error is thrown.
 size_t run(const Client& client, const Key& key, std::span<const Candidate> candidates, size_t fallback = 0);
 
+// Pins operation `op` (a Key's op) to the candidate named `candidate` in this process: run() then
+// runs that one untimed, or throws Error{autotune.bad_pin} (naming those there are) when the call
+// has none of that name. nullopt unpins. For tests that check each kernel, and for a user who
+// suspects one.
+void pin(const std::string& op, std::optional<std::string> candidate);
+
 // What this process's calls of run() did, for tools and tests.
 struct Stats {
   uint64_t tunings = 0;      // keys timed

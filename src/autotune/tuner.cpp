@@ -31,6 +31,7 @@ struct State {
   std::optional<Mode> mode;
   std::map<std::string, Result> results;  // device tag + key: this process's
   std::set<std::string> forced;           // keys Mode::force has tuned in this process
+  std::map<std::string, std::string> pins;  // op: candidate name
   Stats stats;
 };
 
@@ -150,6 +151,15 @@ int64_t bucket(int64_t n) {
   return b;
 }
 
+void pin(const std::string& op, std::optional<std::string> candidate) {
+  std::lock_guard lock(state().m);
+  if (candidate) {
+    state().pins[op] = *candidate;
+  } else {
+    state().pins.erase(op);
+  }
+}
+
 Stats stats() {
   std::lock_guard lock(state().m);
   return state().stats;
@@ -168,8 +178,24 @@ size_t run(const Client& client, const Key& key, std::span<const Candidate> cand
     throw Error("autotune.no_candidates", "autotune: " + key.text() + ": fallback " + std::to_string(fallback) +
                                               " of " + std::to_string(candidates.size()) + " candidates");
   }
-  const Mode m = mode();
   State& s = state();
+  std::optional<std::string> pinned;
+  {
+    std::lock_guard lock(s.m);
+    if (auto it = s.pins.find(key.op); it != s.pins.end()) pinned = it->second;
+  }
+  if (pinned) {
+    size_t i = index_of(candidates, *pinned);
+    if (i == candidates.size()) {
+      std::string names;
+      for (const Candidate& c : candidates) names += (names.empty() ? "" : ", ") + c.name;
+      throw Error("autotune.bad_pin", "autotune: " + key.op + " is pinned to '" + *pinned + "', which " + key.text() +
+                                          " does not have; it has " + names);
+    }
+    candidates[i].run();
+    return i;
+  }
+  const Mode m = mode();
   if (m == Mode::off || candidates.size() == 1) {
     {
       std::lock_guard lock(s.m);

@@ -1,13 +1,17 @@
-// Row ops: softmax, log_softmax and layer_norm, each one kernel. A cube of 256 units takes one
-// row (the op's dim, made the last of a view); every unit strides over the row, and a statistic
-// (max, sum) is combined across the cube: plane reduction, one partial per plane in shared memory,
-// then every unit folds the partials in the same order, so all units agree bit for bit.
+// Row ops: softmax, log_softmax and layer_norm, each one kernel. A cube takes one row (the op's
+// dim, made the last of a view); every unit strides over the row, and a statistic (max, sum) is
+// combined across the cube: plane reduction, one partial per plane in shared memory, then every
+// unit folds the partials in the same order, so all units agree bit for bit. Two kinds of kernel:
+// streaming (each pass over the row reads it again) and resident (a unit reads its elements of the
+// row once into registers, for rows of up to 32 elements a unit); autotune picks the kind and the
+// cube's size per row length.
 #include "kiln/tensor/rows.h"
 
 #include <array>
 #include <cmath>
 #include <functional>
 
+#include "kiln/autotune.h"
 #include "kiln/runtime/launch.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
@@ -20,7 +24,8 @@ namespace {
 using dsl::Tracer;
 using dsl::ValueRef;
 
-constexpr uint32_t kUnits = 256, kPlane = 32, kPlanes = kUnits / kPlane;
+constexpr uint32_t kPlane = 32;
+constexpr int64_t kMaxResident = 32;  // elements a unit holds in registers
 
 enum class RowOp { Softmax, LogSoftmax, LayerNorm };
 
@@ -33,6 +38,12 @@ struct RowSpec {
   DType dtype;
   int outer_rank;  // dims that pick the row (the row itself is the last dim)
   bool weight, bias;
+  uint32_t units = 256;  // of the cube
+  int resident = 0;      // elements a unit holds (0: streaming)
+  std::string key() const {
+    return std::string("tensor_") + name_of(op) + "/" + std::string(ir::scalar_name(dtype)) + "/" + std::to_string(outer_rank) +
+           (weight ? "/w" : "") + (bias ? "/b" : "") + "/u" + std::to_string(units) + "/r" + std::to_string(resident);
+  }
 };
 
 ir::Kernel record_row(const RowSpec& s) {
@@ -65,7 +76,8 @@ ir::Kernel record_row(const RowSpec& s) {
     ValueRef x = t.load(in, add(in_base, mul(j, in_step)));
     return x.type.scalar == acc ? x : t.cast(x, acc);
   };
-  // Loops over the unit's elements of the row: j = unit, unit + 256, ...
+  const uint32_t kUnits = s.units, kPlanes = s.units / kPlane;
+  // Loops over the unit's elements of the row: j = unit, unit + units, ...
   auto each = [&](const std::function<void(const ValueRef&)>& body) {
     ValueRef j = t.begin_for(unit, cols, u32(kUnits), dsl::LoopAttrs{});
     body(j);
@@ -94,6 +106,66 @@ ir::Kernel record_row(const RowSpec& s) {
     if (y.type.scalar != s.dtype) y = t.cast(y, s.dtype);
     t.store(out, add(out_base, mul(j, out_step)), y);
   };
+
+  if (s.resident > 0) {
+    // Element r of the unit is j_r = unit + r * units; past the row's end it reads the last
+    // element (a load in bounds) and counts as the statistic's identity.
+    std::vector<ValueRef> js, valid, v;
+    ValueRef last = sub(cols, u32(1));
+    for (int r = 0; r < s.resident; ++r) {
+      ValueRef j = add(unit, u32(int64_t(r) * kUnits));
+      js.push_back(j);
+      valid.push_back(t.binary(ir::OpKind::Lt, j, cols));
+      v.push_back(read(t.binary(ir::OpKind::Min, j, last)));
+    }
+    auto fold = [&](double identity, bool is_max, const std::function<ValueRef(size_t)>& term) {
+      ValueRef a = tensor::constant(t, acc, identity);
+      for (size_t r = 0; r < v.size(); ++r) {
+        ValueRef x = t.select(valid[r], term(r), tensor::constant(t, acc, identity));
+        a = is_max ? t.binary(ir::OpKind::Max, a, x) : add(a, x);
+      }
+      return combine(a, is_max);
+    };
+    auto store_each = [&](const std::function<ValueRef(size_t)>& y) {
+      for (size_t r = 0; r < v.size(); ++r) {
+        size_t inside = t.begin_if(valid[r]);
+        write(js[r], y(r));
+        t.end_then(inside);
+      }
+    };
+    if (s.op == RowOp::LayerNorm) {
+      ValueRef n = t.cast(cols, acc);
+      ValueRef mean = t.binary(ir::OpKind::Div, fold(0, false, [&](size_t r) { return v[r]; }), n);
+      std::vector<ValueRef> d;
+      for (const ValueRef& x : v) d.push_back(sub(x, mean));
+      ValueRef var = t.binary(ir::OpKind::Div, fold(0, false, [&](size_t r) { return mul(d[r], d[r]); }), n);
+      ValueRef inv = t.unary(ir::OpKind::Rsqrt, add(var, eps));
+      store_each([&](size_t r) {
+        ValueRef y = mul(d[r], inv);
+        auto param_at = [&](const ValueRef& p) {
+          ValueRef w = t.load(p, mul(js[r], meta(ir::OpKind::TensorStride, p, 0)));
+          return w.type.scalar == acc ? w : t.cast(w, acc);
+        };
+        if (s.weight) y = mul(y, param_at(weight));
+        if (s.bias) y = add(y, param_at(bias));
+        return y;
+      });
+    } else {
+      ValueRef m = fold(-INFINITY, true, [&](size_t r) { return v[r]; });
+      std::vector<ValueRef> e;
+      for (const ValueRef& x : v) e.push_back(s.op == RowOp::Softmax ? t.unary(ir::OpKind::Exp, sub(x, m)) : x);
+      ValueRef total = fold(0, false, [&](size_t r) { return s.op == RowOp::Softmax ? e[r] : t.unary(ir::OpKind::Exp, sub(v[r], m)); });
+      if (s.op == RowOp::Softmax) {
+        ValueRef inv = t.binary(ir::OpKind::Div, tensor::constant(t, acc, 1.0), total);
+        store_each([&](size_t r) { return mul(e[r], inv); });
+      } else {
+        ValueRef shift = add(m, t.unary(ir::OpKind::Log, total));
+        store_each([&](size_t r) { return sub(v[r], shift); });
+      }
+    }
+    t.finish();
+    return k;
+  }
 
   if (s.op == RowOp::LayerNorm) {
     ValueRef n = t.cast(cols, acc);
@@ -177,23 +249,44 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   int64_t rows = 1;
   for (int64_t v : walk.shape) rows *= v;
 
-  const RowSpec spec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined()};
-  KernelRef kernel = tensor::cached_kernel(std::string("tensor_") + name + "/" + std::string(ir::scalar_name(x.dtype())) + "/" +
-                                               std::to_string(spec.outer_rank) + (spec.weight ? "/w" : "") + (spec.bias ? "/b" : ""),
-                                           [&] { return record_row(spec); });
   TensorBinding bin = tensor::binding(x.handle(), shape, in_strides, name), bout = tensor::binding(out.handle(), shape, out_strides, name);
   TensorBinding bw, bb;
-  std::vector<Arg> args = {bin};
-  if (spec.weight) args.emplace_back(bw = tensor::binding(weight.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{weight.strides()[0]}, name));
-  if (spec.bias) args.emplace_back(bb = tensor::binding(bias.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{bias.strides()[0]}, name));
-  args.emplace_back(bout);
-  args.emplace_back(tensor::checked_u32(cols, name, "elements in a row"));
+  if (weight.defined()) bw = tensor::binding(weight.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{weight.strides()[0]}, name);
+  if (bias.defined()) bb = tensor::binding(bias.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{bias.strides()[0]}, name);
+  const uint32_t n_cols = tensor::checked_u32(cols, name, "elements in a row"), n_rows = tensor::checked_u32(rows, name, "rows");
   const DType acc = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
-  if (op == RowOp::LayerNorm) args.emplace_back(acc == DType::F64 ? Arg(eps) : Arg(float(eps)));
-  LaunchConfig config;
-  config.dim = CubeDim{kUnits};
-  config.count = CubeCount{tensor::checked_u32(rows, name, "rows")};
-  launch(x.client(), kernel, config, std::span<const Arg>(args));
+  const Client client = x.client();
+  // The candidates: streaming with 256 units; resident with 128 to 1024 units where a unit's
+  // share of the row fits its registers.
+  std::vector<autotune::Candidate> candidates;
+  auto add_candidate = [&](uint32_t units, int resident) {
+    RowSpec spec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined(), units, resident};
+    KernelRef kernel = tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
+    std::string label = resident ? "resident " + std::to_string(units) + " x " + std::to_string(resident) : "streaming " + std::to_string(units);
+    candidates.push_back({label, [=] {
+                            std::vector<Arg> args = {bin};
+                            if (spec.weight) args.emplace_back(bw);
+                            if (spec.bias) args.emplace_back(bb);
+                            args.emplace_back(bout);
+                            args.emplace_back(n_cols);
+                            if (op == RowOp::LayerNorm) args.emplace_back(acc == DType::F64 ? Arg(eps) : Arg(float(eps)));
+                            LaunchConfig config;
+                            config.dim = CubeDim{units};
+                            config.count = CubeCount{n_rows};
+                            launch(client, kernel, config, std::span<const Arg>(args));
+                          }});
+  };
+  for (uint32_t units : {128u, 256u, 512u, 1024u}) {
+    const int64_t per_unit = (cols + units - 1) / units;
+    // The smallest cube that holds the row; larger ones while each unit still has 4 elements.
+    if (per_unit <= kMaxResident && (units == 128 || per_unit >= 4)) add_candidate(units, int(per_unit));
+  }
+  add_candidate(256, 0);
+  // Untuned: the first resident kernel, else streaming.
+  const std::string facts = std::string(ir::scalar_name(x.dtype())) + " cols " + std::to_string(autotune::bucket(cols)) +
+                            " rows " + std::to_string(autotune::bucket(rows)) + (weight.defined() ? " weight" : "") +
+                            (bias.defined() ? " bias" : "") + (in_strides.back() == 1 ? "" : " strided");
+  autotune::run(client, autotune::Key{name, facts}, candidates, 0);
   return out;
 }
 

@@ -206,6 +206,27 @@ TEST_F(Autotune, AStoredWinnerMissingFromTheSetTunesAgain) {
   EXPECT_EQ(autotune::stats().tunings, 1u);
 }
 
+TEST_F(Autotune, APinnedCandidateRunsUntimedUntilUnpinned) {
+  std::vector<autotune::Candidate> c = {sleeper("slow", 3000us), sleeper("fast", 200us)};
+  autotune::pin("test_op", "slow");
+  EXPECT_EQ(autotune::run(client, key, c), 0u);
+  EXPECT_EQ(ran, std::vector<std::string>{"slow"});
+  autotune::pin("other_op", "fast");  // pins are per op
+  autotune::pin("test_op", "missing");
+  try {
+    autotune::run(client, key, c);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "autotune.bad_pin");
+    EXPECT_NE(std::string(e.what()).find("it has slow, fast"), std::string::npos) << e.what();
+  }
+  autotune::pin("test_op", std::nullopt);
+  autotune::pin("other_op", std::nullopt);
+  ran.clear();
+  EXPECT_EQ(autotune::run(client, key, c), 1u);
+  EXPECT_EQ(autotune::stats().tunings, 1u);
+}
+
 TEST(AutotuneBucket, RoundsUpToAPowerOfTwo) {
   EXPECT_EQ(autotune::bucket(0), 0);
   EXPECT_EQ(autotune::bucket(1), 1);

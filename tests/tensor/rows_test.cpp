@@ -2,6 +2,7 @@
 // rows shorter and longer than a cube (1, 7, 255, 257, 1000), strided inputs, errors.
 #include <gtest/gtest.h>
 
+#include "kiln/autotune.h"
 #include "support.h"
 
 namespace kiln::test {
@@ -36,6 +37,15 @@ std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
   return r;
 }
 
+// `check` for each kind of row kernel: autotune's choice, then streaming and resident pinned.
+void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check) {
+  for (std::string kind : {std::string(), std::string("streaming 256"), "resident 128 x " + std::to_string((len + 127) / 128)}) {
+    autotune::pin(op, kind.empty() ? std::nullopt : std::optional<std::string>(kind));
+    check(kind.empty() ? "autotuned" : kind);
+  }
+  autotune::pin(op, std::nullopt);
+}
+
 TEST(TensorRows, SoftmaxAndLogSoftmaxMatchTheHost) {
   uint32_t seed = 500;
   for (const Device& dev : devices()) {
@@ -47,10 +57,12 @@ TEST(TensorRows, SoftmaxAndLogSoftmaxMatchTheHost) {
           Tensor x = upload(c, t, h);
           std::vector<double> want = host_rows(h, 1, [&](const std::vector<double>& r) { return host_softmax(r, log); }).v;
           want = values(data_of(t, {int64_t(want.size())}, want));
-          Tensor got = log ? log_softmax(x, -1) : softmax(x, 1);
           const double tol = tolerance(t) * (t == DType::F32 ? 8 : t == DType::F64 ? 16 : 2);
-          expect_values(got, want, tol, dev.name() + (log ? " log_softmax " : " softmax ") + std::string(ir::scalar_name(t)) +
-                                            " len " + std::to_string(len));
+          each_kernel(log ? "log_softmax" : "softmax", len, [&](const std::string& kind) {
+            Tensor got = log ? log_softmax(x, -1) : softmax(x, 1);
+            expect_values(got, want, tol, dev.name() + (log ? " log_softmax " : " softmax ") + std::string(ir::scalar_name(t)) +
+                                              " len " + std::to_string(len) + ", " + kind);
+          });
         }
       }
       // Along a dim that is not the last, over a strided view.
@@ -60,7 +72,9 @@ TEST(TensorRows, SoftmaxAndLogSoftmaxMatchTheHost) {
       HostTensor hv = host_view(base, h, v);
       std::vector<double> want = host_rows(hv, 1, [](const std::vector<double>& r) { return host_softmax(r, false); }).v;
       want = values(data_of(t, {int64_t(want.size())}, want));
-      expect_values(softmax(v, 1), want, tolerance(t) * 8, dev.name() + " softmax dim 1 of a permuted view");
+      each_kernel("softmax", 5, [&](const std::string& kind) {
+        expect_values(softmax(v, 1), want, tolerance(t) * 8, dev.name() + " softmax dim 1 of a permuted view, " + kind);
+      });
     }
   }
 }
@@ -92,9 +106,12 @@ TEST(TensorRows, LayerNormMatchesTheHost) {
           }).v;
           want = values(data_of(t, {int64_t(want.size())}, want));
           Tensor x = upload(c, t, h);
-          Tensor got = layer_norm(x, with >= 1 ? upload(c, t, w) : Tensor(), with >= 2 ? upload(c, t, b) : Tensor(), eps);
-          expect_values(got, want, tolerance(t) * 16, dev.name() + " layer_norm " + std::string(ir::scalar_name(t)) + " len " +
-                                                          std::to_string(len) + " with " + std::to_string(with));
+          Tensor tw = with >= 1 ? upload(c, t, w) : Tensor(), tb = with >= 2 ? upload(c, t, b) : Tensor();
+          each_kernel("layer_norm", len, [&](const std::string& kind) {
+            Tensor got = layer_norm(x, tw, tb, eps);
+            expect_values(got, want, tolerance(t) * 16, dev.name() + " layer_norm " + std::string(ir::scalar_name(t)) + " len " +
+                                                            std::to_string(len) + " with " + std::to_string(with) + ", " + kind);
+          });
         }
       }
     }
