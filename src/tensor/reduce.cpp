@@ -152,6 +152,7 @@ ValueRef combine(Tracer& t, Reduction op, const ValueRef& a, const ValueRef& x) 
 }
 
 constexpr uint32_t kSplitUnits = 256;
+constexpr int kUnroll = 4;  // vectors loaded at once by a unit of a contiguous split reduction
 
 // The bits of an integer type's lowest and highest values (bool: false and true).
 int64_t lowest_bits(DType d) {
@@ -214,27 +215,41 @@ ir::Kernel record_split(const SplitSpec& s) {
   // Each part starts from the reduction's identity: for max and min, the type's far end.
   ValueRef acc = t.var_decl(ir::Type::scalar_of(s.acc));
   const bool extreme = s.op == Reduction::Max || s.op == Reduction::Min;
-  if (extreme && !ir::is_float(s.acc)) {
-    t.var_store(acc, tensor::constant_bits(t, s.acc, s.op == Reduction::Max ? lowest_bits(s.acc) : highest_bits(s.acc)));
-  } else {
-    const double init = s.op == Reduction::Prod ? 1.0 : s.op == Reduction::Max ? -INFINITY : s.op == Reduction::Min ? INFINITY : 0.0;
-    t.var_store(acc, tensor::constant(t, s.acc, init));
-  }
-  ValueRef j = t.begin_for(add(mul(part, u32(kSplitUnits)), unit), inner, mul(parts, u32(kSplitUnits)), dsl::LoopAttrs{});
+  ValueRef identity_value =
+      extreme && !ir::is_float(s.acc)
+          ? tensor::constant_bits(t, s.acc, s.op == Reduction::Max ? lowest_bits(s.acc) : highest_bits(s.acc))
+          : tensor::constant(t, s.acc, s.op == Reduction::Prod ? 1.0 : s.op == Reduction::Max ? -INFINITY : s.op == Reduction::Min ? INFINITY : 0.0);
+  t.var_store(acc, identity_value);
+  ValueRef start = add(mul(part, u32(kSplitUnits)), unit), stride = mul(parts, u32(kSplitUnits));
   if (s.width) {
-    ValueRef v = t.load(in, add(in_off, j));
-    for (int lane = 0; lane < s.width; ++lane) {
-      ValueRef x = t.vector_extract(v, lane);
-      if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
-      t.var_store(acc, combine(t, s.op, t.var_load(acc), x));
+    // kUnroll vectors a step, `stride` apart, loaded before any is used: several loads in flight
+    // per unit are what keeps the memory busy. Past the end a load reads the last vector and
+    // counts as the identity.
+    ValueRef last = t.binary(ir::OpKind::Sub, inner, u32(1));
+    ValueRef j = t.begin_for(start, inner, mul(stride, u32(kUnroll)), dsl::LoopAttrs{});
+    std::vector<ValueRef> vs, valid;
+    for (int u = 0; u < kUnroll; ++u) {
+      ValueRef jj = u == 0 ? j : add(j, mul(stride, u32(u)));
+      valid.push_back(t.binary(ir::OpKind::Lt, jj, inner));
+      vs.push_back(t.load(in, add(in_off, t.binary(ir::OpKind::Min, jj, last))));
     }
+    for (int u = 0; u < kUnroll; ++u) {
+      for (int lane = 0; lane < s.width; ++lane) {
+        ValueRef x = t.vector_extract(vs[size_t(u)], lane);
+        if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
+        if (u > 0) x = t.select(valid[size_t(u)], x, identity_value);
+        t.var_store(acc, combine(t, s.op, t.var_load(acc), x));
+      }
+    }
+    t.end_for();
   } else {
+    ValueRef j = t.begin_for(start, inner, stride, dsl::LoopAttrs{});
     ValueRef off = tensor::offset(t, in, tensor::coordinates(t, j, in, s.kept_rank, rank), s.kept_rank, in_off);
     ValueRef x = t.load(in, off);
     if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
     t.var_store(acc, combine(t, s.op, t.var_load(acc), x));
+    t.end_for();
   }
-  t.end_for();
   // The cube's values halved in shared memory: the same pairs on every device.
   ValueRef shared = t.alloc(ir::OpKind::SharedAlloc, ir::Type::scalar_of(s.acc), kSplitUnits);
   t.store(shared, unit, t.var_load(acc));
