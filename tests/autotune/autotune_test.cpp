@@ -227,6 +227,25 @@ TEST_F(Autotune, APinnedCandidateRunsUntimedUntilUnpinned) {
   EXPECT_EQ(autotune::stats().tunings, 1u);
 }
 
+TEST_F(Autotune, NoCandidateOrAFallbackOutsideTheListIsRefused) {
+  std::vector<autotune::Candidate> none;
+  try {
+    autotune::run(client, key, none);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "autotune.no_candidates");
+    EXPECT_NE(std::string(e.what()).find("test_op f32 n1024 has no candidate"), std::string::npos) << e.what();
+  }
+  std::vector<autotune::Candidate> one = {sleeper("only", 10us)};
+  try {
+    autotune::run(client, key, one, 1);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "autotune.no_candidates");
+  }
+  EXPECT_TRUE(ran.empty());
+}
+
 TEST(AutotuneBucket, RoundsUpToAPowerOfTwo) {
   EXPECT_EQ(autotune::bucket(0), 0);
   EXPECT_EQ(autotune::bucket(1), 1);
