@@ -39,11 +39,50 @@ struct Problem {
   int64_t m, n, k;
   bool a_columns, b_columns;
   BlockShape block;
+  // A batch in one launch (products > 1): the products' matrices stacked in memory (or one shared
+  // by all), the batch folded into the grid's rows.
+  int64_t products = 1;
+  bool a_shared = false, b_shared = false;
   std::string key() const {
     return std::string(ir::scalar_name(dtype)) + " " + std::to_string(m) + " " + std::to_string(n) + " " + std::to_string(k) +
-           (a_columns ? " at" : " a") + (b_columns ? " bt " : " b ") + block.name();
+           (a_columns ? " at" : " a") + (b_columns ? " bt " : " b ") + block.name() + " x" + std::to_string(products) +
+           (a_shared ? " as" : "") + (b_shared ? " bs" : "");
   }
 };
+
+// A batch in one launch: the output is [products * m, n], cut into blocks of bm rows that never
+// straddle two products (m % bm == 0); block row r works on product r / (m / bm). Each factor's
+// cells are all free and indexed from the block's position: a product's matrices are stacked
+// along their rows ([products * m, k], or [products * k, m] for columns), and a shared factor is
+// one matrix for every product.
+template <Element T, Element Acc>
+Traced record_batched(const Problem& q) {
+  const BlockShape s = q.block;
+  const int64_t pa = q.a_shared ? 1 : q.products, pb = q.b_shared ? 1 : q.products;
+  Cells ca = q.a_columns ? cells({pa * q.k, q.m}, {s.bk, s.bm}).along({free_axis, free_axis})
+                         : cells({pa * q.m, q.k}, {s.bm, s.bk}).along({free_axis, free_axis});
+  Cells cb = q.b_columns ? cells({pb * q.n, q.k}, {s.bn, s.bk}).along({free_axis, free_axis})
+                         : cells({pb * q.k, q.n}, {s.bk, s.bn}).along({free_axis, free_axis});
+  const int64_t steps = (q.k + s.bk - 1) / s.bk, m_blocks = q.m / s.bm, n_blocks = q.n / s.bn;
+  return trace("tensor_matmul_tile_batched", In<T>(ca), In<T>(cb), Out<T>(cells({q.products * q.m, q.n}, {s.bm, s.bn})),
+               [q, s, steps, m_blocks, n_blocks](Param<T> a, Param<T> b, Param<T> c) {
+                 const Index product = block_id(0) / int32_t(m_blocks), i = block_id(0) % int32_t(m_blocks), j = block_id(1);
+                 const Index a_product = q.a_shared ? Index(0) : product, b_product = q.b_shared ? Index(0) : product;
+                 tile::Var<Acc> acc = zeros<Acc>({uint32_t(s.bm), uint32_t(s.bn)});
+                 For(d_range(0, steps).prefetch_stages(s.stages), [&](Index kk) {
+                   Tile<T> x = q.a_columns ? load_at(a, {a_product * int32_t(steps) + kk, i}).transpose()
+                                           : load_at(a, {a_product * int32_t(m_blocks) + i, kk});
+                   Tile<T> y = q.b_columns ? load_at(b, {b_product * int32_t(n_blocks) + j, kk}).transpose()
+                                           : load_at(b, {b_product * int32_t(steps) + kk, j});
+                   acc = mma(x, y, acc);
+                 });
+                 if constexpr (std::is_same_v<T, Acc>) {
+                   store_cell(c, acc.get());
+                 } else {
+                   store_cell(c, acc.get().template to<T>());
+                 }
+               });
+}
 
 template <Element T, Element Acc>
 Traced record(const Problem& q) {
@@ -80,11 +119,12 @@ std::shared_ptr<const Traced> program(const Problem& q) {
   std::lock_guard lock(kept_mutex());
   auto& slot = kept()[q.key()];
   if (!slot) {
+    const bool batched = q.products > 1;
     switch (q.dtype) {
-      case DType::BF16: slot = std::make_shared<const Traced>(record<bf16, float>(q)); break;
-      case DType::F16: slot = std::make_shared<const Traced>(record<f16, float>(q)); break;
-      case DType::F32: slot = std::make_shared<const Traced>(record<float, float>(q)); break;
-      default: slot = std::make_shared<const Traced>(record<double, double>(q)); break;
+      case DType::BF16: slot = std::make_shared<const Traced>(batched ? record_batched<bf16, float>(q) : record<bf16, float>(q)); break;
+      case DType::F16: slot = std::make_shared<const Traced>(batched ? record_batched<f16, float>(q) : record<f16, float>(q)); break;
+      case DType::F32: slot = std::make_shared<const Traced>(batched ? record_batched<float, float>(q) : record<float, float>(q)); break;
+      default: slot = std::make_shared<const Traced>(batched ? record_batched<double, double>(q) : record<double, double>(q)); break;
     }
   }
   return slot;
@@ -157,14 +197,41 @@ void add_tile_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& r
                                        [](const BlockShape& x, const BlockShape& y) { return x.bm * x.bn < y.bm * y.bn; }));
   }
   *preferred = to.size();
+  // Whether each factor's products are stacked (product i's matrix i matrices on) or shared.
+  auto stacking = [&](size_t o, int64_t matrix) -> std::optional<bool> {
+    bool stacked = true, shared = true;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      stacked = stacked && offsets[i][o] == int64_t(i) * matrix;
+      shared = shared && offsets[i][o] == 0;
+    }
+    if (stacked) return false;
+    if (shared) return true;
+    return std::nullopt;
+  };
+  const std::optional<bool> a_shared = stacking(0, p.rows * p.k), b_shared = stacking(1, p.k * p.n), o_shared = stacking(2, p.rows * p.n);
   for (const BlockShape& s : shapes) {
     Problem q{p.dtype, p.rows, p.n, p.k, *a, *b, s};
+    // One launch for the batch where blocks never straddle two products.
+    // (k runs along the stacked rows of a factor stored as columns on the left, or as rows on the right.)
+    const bool k_stacked = *a || !*b;
+    const bool one_launch = offsets.size() > 1 && a_shared && b_shared && o_shared == false && p.rows % s.bm == 0 &&
+                            (!k_stacked || p.k % s.bk == 0) && (!*b || p.n % s.bn == 0) &&
+                            int64_t(offsets.size()) * std::max(p.rows * p.k, std::max(p.k * p.n, p.rows * p.n)) < kMaxElements;
+    if (one_launch) {
+      q.products = int64_t(offsets.size());
+      q.a_shared = *a_shared;
+      q.b_shared = *b_shared;
+    }
     if (!out) {
       to.push_back({s.name(), nullptr});
       continue;
     }
     Client client = out->client();
     Handle ha = lhs.handle(), hb = rhs.handle(), hc = out->handle();
+    if (one_launch) {
+      to.push_back({s.name(), [q, client, ha, hb, hc] { program(q)->entry.launch(client, {ha, hb, hc}); }});
+      continue;
+    }
     to.push_back({s.name(), [q, client, ha, hb, hc, offsets, bytes] {
                     std::shared_ptr<const Traced> t = program(q);
                     for (const auto& off : offsets) {

@@ -62,6 +62,11 @@ void record_every_op() {
     for (const auto& [x, y] : {std::pair{a, b}, std::pair{b.transpose(), a.transpose()}}) {
       for (const std::string& v : matmul_variants(x, y)) (void)matmul(x, y, v);
     }
+    // A stacked batch in one launch, factors as rows and as columns.
+    Tensor s = upload(c, t, random_host(t, {2, 64, 64}, 10));
+    for (const auto& [x, y] : {std::pair{s, s}, std::pair{s.transpose(), s.transpose()}}) {
+      for (const std::string& v : matmul_variants(x, y)) (void)matmul(x, y, v);
+    }
   }
 }
 
@@ -87,7 +92,9 @@ TEST(TensorCudaSource, EveryKernelCompilesWithNvrtc) {
       ADD_FAILURE() << t->program->name() << ": " << err.what();
     }
   }
-  EXPECT_EQ(tiles, 28u);  // 2 layouts x (4 block shapes of f16 and bf16, 3 of f32 and f64)
+  // 2 layouts x (4 block shapes of f16 and bf16, 3 of f32 and f64), and batched: 2 layouts x (1
+  // block shape of f16 and bf16 at 64 rows, 2 of f32 and f64).
+  EXPECT_EQ(tiles, 28u + 12u);
   std::printf("[ cuda     ] %zu tensor kernels and %zu tile products compiled with NVRTC for sm_90a\n", compiled, tiles);
 }
 

@@ -152,6 +152,41 @@ TEST(TensorMatmul, EveryVariantMatchesTheHost) {
   }
 }
 
+// Batches whose products are stacked in memory (or share a factor), with blocks that never
+// straddle two products: each tile variant runs the whole batch in one launch.
+TEST(TensorMatmul, StackedBatchesRunInOneLaunch) {
+  auto same = [](const Tensor& t) { return t; };
+  auto tr = [](const Tensor& t) { return t.transpose(); };
+  std::vector<MatmulCase> cases = {
+      {"batched", {4, 64, 64}, {4, 64, 96}, same, same},
+      {"batched, transposed rhs (q @ k.T)", {3, 64, 32}, {3, 64, 32}, same, tr},
+      {"batched, transposed lhs", {2, 32, 64}, {2, 32, 64}, tr, same},
+      {"lhs shared by the batch", {64, 32}, {2, 32, 64}, same, same},
+  };
+  uint32_t seed = 1200;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::BF16, DType::F32}) {
+      const double tol = t == DType::F32 ? 5e-5 : tolerance(t) * 2;
+      for (const MatmulCase& mc : cases) {
+        HostTensor ha = random_host(t, mc.a_base, seed++, -2, 2), hb = random_host(t, mc.b_base, seed++, -2, 2);
+        Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
+        Tensor va = mc.a_view(ba), vb = mc.b_view(bb);
+        HostTensor want = host_matmul(t, host_view(ba, ha, va), host_view(bb, hb, vb));
+        std::vector<std::string> variants = matmul_variants(va, vb);
+        ASSERT_GE(variants.size(), 2u) << mc.name;
+        for (const std::string& v : variants) {
+          const std::string what = dev.name() + " matmul " + std::string(ir::scalar_name(t)) + " " + mc.name + " by " + v;
+          uint64_t before = c.stats().launches;
+          Tensor got = matmul(va, vb, v);
+          EXPECT_EQ(c.stats().launches - before, 1u) << what;
+          expect_values(got, want.v, tol, what);
+        }
+      }
+    }
+  }
+}
+
 TEST(TensorMatmul, OnlyTheNaiveKernelTakesWhatTheTilesCannot) {
   Client c = Device::cpu().client();
   auto ones = [&](DType t, Shape s) { return upload(c, t, random_host(t, s, 5)); };
