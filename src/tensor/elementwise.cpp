@@ -72,6 +72,7 @@ struct OpInfo {
   Needs needs;
   bool to_bool;  // the result is a bool tensor
   ElementFn fn;
+  bool condition_first = false;  // operand 0 is a bool tensor, the others share the element type (where)
   std::mutex mutex;
   std::vector<std::pair<uint64_t, KernelRef>> kernels;
 
@@ -85,9 +86,11 @@ struct KernelFacts {
   int rank = 1, width = 0;
   std::array<bool, 4> scalar{};  // per input
   size_t inputs = 0;
+  bool condition = false;  // input 0 is bool
 
   uint64_t key() const {
-    uint64_t k = uint64_t(in) | uint64_t(out) << 8 | uint64_t(rank) << 16 | uint64_t(width) << 24 | uint64_t(inputs) << 32;
+    uint64_t k = uint64_t(in) | uint64_t(out) << 8 | uint64_t(rank) << 16 | uint64_t(width) << 24 | uint64_t(inputs) << 32 |
+                 uint64_t(condition) << 48;
     for (size_t i = 0; i < inputs; ++i) k |= uint64_t(scalar[i]) << (40 + i);
     return k;
   }
@@ -109,7 +112,7 @@ KernelRef kernel_for(OpInfo& info, const KernelFacts& f) {
   spec.fn = &info.fn;
   for (size_t i = 0; i < f.inputs; ++i) {
     spec.kinds.push_back(f.scalar[i] ? OperandKind::Scalar : OperandKind::Tensor);
-    spec.dtypes.push_back(f.in);
+    spec.dtypes.push_back(i == 0 && f.condition ? DType::Bool : f.in);
   }
   KernelRef ref = tensor::elementwise_kernel(spec);
   std::lock_guard<std::mutex> lock(info.mutex);
@@ -165,7 +168,17 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
   const char* op = info.name;
   // The element type: the tensors' (which must agree); numbers take it.
   const Tensor* first = nullptr;
-  for (const Operand& o : operands) {
+  if (info.condition_first) {
+    const Operand& c = operands[0];
+    if (c.is_scalar() || !c.tensor().defined()) {
+      throw Error("tensor.undefined", std::string(op) + ": the condition must be a bool tensor (moved from, never set, or a number)");
+    }
+    if (c.tensor().dtype() != DType::Bool) {
+      throw Error("tensor.dtype_mismatch", std::string(op) + ": the condition is " + std::string(ir::scalar_name(c.tensor().dtype())) +
+                                               ", not bool; compare to make one (ne(x, 0))");
+    }
+  }
+  for (const Operand& o : operands.subspan(info.condition_first ? 1 : 0)) {
     if (o.is_scalar()) continue;
     const Tensor& t = o.tensor();
     if (!t.defined()) throw Error("tensor.undefined", std::string(op) + ": an operand is an empty Tensor (moved from, or never set)");
@@ -179,7 +192,10 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
       throw Error("tensor.device_mismatch", std::string(op) + ": operands belong to different clients (devices); move one with to_device()");
     }
   }
-  if (!first) throw Error("tensor.undefined", std::string(op) + ": no tensor among the operands");
+  if (!first) throw Error("tensor.undefined", std::string(op) + ": no tensor among the " + (info.condition_first ? "values" : "operands"));
+  if (info.condition_first && operands[0].tensor().client().id() != first->client().id()) {
+    throw Error("tensor.device_mismatch", std::string(op) + ": the condition and the values belong to different clients (devices)");
+  }
   const DType in_type = first->dtype();
   check_dtype(op, in_type, info.needs);
   const DType out_type = rule.dtype ? *rule.dtype : info.to_bool ? DType::Bool : in_type;
@@ -239,6 +255,7 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
   spec.in = in_type;
   spec.out = out_type;
   spec.inputs = operands.size();
+  spec.condition = info.condition_first;
   for (size_t i = 0; i < operands.size(); ++i) spec.scalar[i] = operands[i].is_scalar();
   uint32_t units = tensor::checked_u32(count, op, "elements");
   // The arguments, which live until the launch returns: handles for a contiguous walk (vectors of
@@ -337,6 +354,18 @@ KILN_UNARY(gelu, Needs::Floats, [](Tracer& t, const std::vector<ValueRef>& v) {
                   t.binary(ir::OpKind::Add, constant_like(t, x, 1.0), inner));
 })
 #undef KILN_UNARY
+
+Tensor where(Operand condition, Operand a, Operand b) {
+  static OpInfo* info = [] {
+    auto* i = new OpInfo("where", Needs::Any, false, [](Tracer& t, const std::vector<ValueRef>& v) {
+      return t.select(v[0], v[1], v[2]);
+    });
+    i->condition_first = true;
+    return i;
+  }();
+  std::array<Operand, 3> ops{std::move(condition), std::move(a), std::move(b)};
+  return elementwise(*info, ops);
+}
 
 namespace {
 ElementFn identity() {

@@ -22,6 +22,8 @@ void record_every_op() {
     for (const Tensor& v : views) {
       (void)into_contiguous(v);
       (void)eq(v, v);
+      (void)where(eq(v, v), v, v);
+      if (t != DType::Bool) (void)where(eq(v, v), v, 1);
       for (DType to : {DType::F32, DType::BF16, DType::I64, DType::Bool}) (void)cast(v, to);
       if (t == DType::Bool) continue;
       (void)(v + v), (void)(v - v), (void)(v * v), (void)(v / 2), (void)(v % 2), (void)max(v, v), (void)min(v, 1);

@@ -148,6 +148,48 @@ TEST(TensorOps, ComparisonsGiveBoolTensors) {
   }
 }
 
+// where(condition, a, b) over element types, broadcast shapes, a transposed value, numbers, and
+// the contiguous (vector) walk; and its refusals.
+TEST(TensorOps, WhereMatchesTheHost) {
+  uint32_t seed = 1500;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::BF16, DType::F64, DType::I32, DType::U8}) {
+      const double lo = t == DType::U8 ? 0 : -9;
+      // Broadcast: condition [3, 1, 5], a [4, 5] transposed from [5, 4], b a number.
+      HostTensor hc = random_host(DType::F32, {3, 1, 5}, seed++, -1, 1);
+      HostTensor ha = random_host(t, {5, 4}, seed++, lo, 9);
+      Tensor cond = gt(upload(c, DType::F32, hc), 0);
+      Tensor base = upload(c, t, ha), a = base.transpose();
+      HostTensor hav = host_view(base, ha, a);
+      std::vector<double> want;
+      for (int64_t i = 0; i < 3; ++i) {
+        for (int64_t j = 0; j < 4; ++j) {
+          for (int64_t k = 0; k < 5; ++k) want.push_back(hc.v[size_t(i * 5 + k)] > 0 ? hav.v[size_t(j * 5 + k)] : 7.0);
+        }
+      }
+      Tensor got = where(cond, a, 7);
+      EXPECT_EQ(got.shape(), (Shape{3, 4, 5})) << dev.name();
+      EXPECT_EQ(got.dtype(), t);
+      expect_values(got, want, 0, dev.name() + " where " + std::string(ir::scalar_name(t)) + ", broadcast");
+      // Contiguous, same shapes: the vector walk.
+      HostTensor hx = random_host(t, {64}, seed++, lo, 9), hy = random_host(t, {64}, seed++, lo, 9);
+      HostTensor hm = random_host(DType::F32, {64}, seed++, -1, 1);
+      Tensor m = lt(upload(c, DType::F32, hm), 0);
+      std::vector<double> want2;
+      for (size_t i = 0; i < 64; ++i) want2.push_back(hm.v[i] < 0 ? hx.v[i] : hy.v[i]);
+      expect_values(where(m, upload(c, t, hx), upload(c, t, hy)), want2, 0,
+                    dev.name() + " where " + std::string(ir::scalar_name(t)) + ", contiguous");
+    }
+    Tensor x = upload(c, DType::F32, HostTensor{{2}, {1, 2}});
+    expect_error([&] { (void)where(x, x, x); }, "tensor.dtype_mismatch");
+    expect_error([&] { (void)where(gt(x, 1), x, upload(c, DType::F64, HostTensor{{2}, {1, 2}})); }, "tensor.dtype_mismatch");
+    Error e = expect_error([&] { (void)where(gt(x, 1), x, upload(c, DType::F32, HostTensor{{3}, {1, 2, 3}})); }, "tensor.shape_mismatch");
+    EXPECT_NE(std::string(e.what()).find("[2]"), std::string::npos) << e.what();
+    expect_error([&] { (void)where(gt(x, 1), 1, 2); }, "tensor.undefined");
+  }
+}
+
 struct UnaryCase {
   const char* name;
   std::function<Tensor(Operand)> fn;

@@ -64,6 +64,11 @@ Tensor le(Operand a, Operand b);
 Tensor gt(Operand a, Operand b);
 Tensor ge(Operand a, Operand b);
 
+// a where the bool tensor `condition` is true, else b (the three broadcast; a and b share an
+// element type, a number takes the other's). Error{tensor.dtype_mismatch} for a condition that is
+// not bool.
+Tensor where(Operand condition, Operand a, Operand b);
+
 // One operand.
 Tensor neg(Operand a);
 Tensor abs(Operand a);
