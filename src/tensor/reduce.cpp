@@ -189,7 +189,8 @@ struct SplitSpec {
 
 ir::Kernel record_split(const SplitSpec& s) {
   ir::Kernel k;
-  k.name = std::string("tensor_") + name_of(s.op) + (s.finish ? "_parts" : "_split");
+  // The vector kernels are named apart (tensor_sum_split_vec4): launch statistics tell them.
+  k.name = std::string("tensor_") + name_of(s.op) + (s.finish ? "_parts" : "_split") + (s.width ? "_vec" + std::to_string(s.width) : "");
   Tracer t(k);
   const int rank = s.kept_rank + s.reduced_rank;
   ValueRef in = s.width ? t.param("in", ir::Type::buffer(ir::Type::vector_of(s.in, s.width), ir::Access::ReadOnly))
@@ -364,7 +365,8 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
     // Each output's elements contiguous, the rows and the start on whole vectors: 16-byte loads.
     int width = 0;
     if (red.shape.size() == 1 && red.strides[0][0] == 1 && kept.shape.size() <= 1) {
-      const int64_t row = kept.shape.empty() ? 0 : kept.strides[0][0];
+      // (A kept walk of one output, such as a whole-tensor sum's [1], has no row step to align.)
+      const int64_t row = kept.shape.empty() || kept.shape[0] == 1 ? 0 : kept.strides[0][0];
       const int bytes = ir::scalar_bytes(x.dtype());
       for (int w = std::min(4, 16 / bytes); w > 1 && !width; w /= 2) {
         if (n_reduced % w == 0 && row % w == 0 && x.handle().address() % uint64_t(w * bytes) == 0) width = w;
@@ -376,7 +378,7 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
       const size_t bytes = size_t(ir::scalar_bytes(x.dtype()));
       const size_t reach = size_t((kept.shape.empty() ? 0 : (kept.shape[0] - 1) * kept.strides[0][0]) + n_reduced) * bytes;
       vectors = x.handle().offset_end(x.handle().size_in_used() - reach);
-      row_vectors = kept.shape.empty() ? 0 : uint32_t(kept.strides[0][0] / width);
+      row_vectors = kept.shape.empty() || kept.shape[0] == 1 ? 0 : uint32_t(kept.strides[0][0] / width);
       inner_vectors = uint32_t(n_reduced / width);
     }
     auto first_args = [&](const Arg& dest, uint32_t n_parts) {

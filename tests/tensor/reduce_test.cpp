@@ -178,6 +178,32 @@ TEST(TensorReduce, LongReductionsSplitOverCubes) {
   }
 }
 
+// Contiguous elements are read as 16-byte vectors: a whole-tensor sum, and rows of a matrix.
+TEST(TensorReduce, ContiguousSplitsReadVectors) {
+  Client c = Device::cpu().client();
+  auto launches_of = [&](const std::string& name) {
+    for (const auto& [n, count] : c.stats().launches_by_kernel) {
+      if (n == name) return count;
+    }
+    return uint64_t(0);
+  };
+  Tensor whole = upload(c, DType::F32, random_host(DType::F32, {200000}, 3));
+  uint64_t before = launches_of("tensor_sum_split_vec4");
+  (void)sum(whole).to_data();
+  EXPECT_EQ(launches_of("tensor_sum_split_vec4"), before + 1) << "a whole-tensor sum";
+  Tensor rows = upload(c, DType::F64, random_host(DType::F64, {3, 70000}, 4));
+  before = launches_of("tensor_amax_split_vec2");
+  (void)amax(rows, {1}).to_data();
+  EXPECT_EQ(launches_of("tensor_amax_split_vec2"), before + 1) << "rows of f64";
+  // Elements two apart: scalar loads.
+  Tensor tall = upload(c, DType::F64, random_host(DType::F64, {20000, 2}, 5));
+  before = launches_of("tensor_amax_split");
+  uint64_t vec_before = launches_of("tensor_amax_split_vec2");
+  (void)amax(tall, {0}).to_data();
+  EXPECT_EQ(launches_of("tensor_amax_split"), before + 1) << "strided elements";
+  EXPECT_EQ(launches_of("tensor_amax_split_vec2"), vec_before);
+}
+
 TEST(TensorReduce, NanWinsAndTiesGoToTheFirst) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
