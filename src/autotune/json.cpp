@@ -3,6 +3,7 @@
 #include "autotune/json.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 
@@ -92,11 +93,10 @@ class Reader {
         ++i_;
       }
       if (i_ == start) return std::nullopt;
-      std::string n(t_.substr(start, i_ - start));
-      char* end = nullptr;
+      // from_chars: the C locale's reading whatever the program's locale is.
+      auto r = std::from_chars(t_.data() + start, t_.data() + i_, v.number);
       v.kind = Value::Kind::Number;
-      v.number = std::strtod(n.c_str(), &end);
-      if (end != n.c_str() + n.size()) return std::nullopt;
+      if (r.ec != std::errc() || r.ptr != t_.data() + i_) return std::nullopt;
     }
     return v;
   }

@@ -4,11 +4,13 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "autotune/json.h"
@@ -36,11 +38,12 @@ std::string hex16(uint64_t v) {
   return b;
 }
 
+// Locale-independent (a program that set LC_NUMERIC must not write "1,5e-05").
 std::string number(double s) {
   if (!std::isfinite(s)) return "null";
   char b[32];
-  std::snprintf(b, sizeof b, "%.6g", s);
-  return b;
+  auto r = std::to_chars(b, b + sizeof b, s, std::chars_format::general, 6);
+  return std::string(b, r.ptr);
 }
 
 }  // namespace
@@ -125,7 +128,7 @@ bool ResultFile::put(const std::string& key, const Result& r) const {
   std::error_code ec;
   fs::create_directories(fs::path(path_).parent_path(), ec);
   // A temporary of this process's own, renamed over the file: a reader never sees half of one.
-  std::string tmp = path_ + ".tmp" + std::to_string(::getpid());
+  std::string tmp = path_ + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return false;

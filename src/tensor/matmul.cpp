@@ -131,7 +131,6 @@ MatmulPlan plan_matmul(const Tensor& lhs, const Tensor& rhs, const Shape& out_sh
 
 std::vector<autotune::Candidate> matmul_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& rhs,
                                                    const Tensor* out, size_t* fallback) {
-  const char* op = "matmul";
   std::vector<autotune::Candidate> c;
   size_t preferred = SIZE_MAX;
   add_tile_candidates(p, lhs, rhs, out, c, &preferred);
@@ -151,17 +150,19 @@ std::vector<autotune::Candidate> matmul_candidates(const MatmulPlan& p, const Te
     ko.push_back(p.matrix_strides[2][size_t(i)]);
   }
   const int64_t count = p.products() * p.rows * p.n;
-  // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1].
-  TensorBinding ba = binding(lhs.handle(), kshape.span(), ka.span(), op);
-  TensorBinding bb = binding(rhs.handle(), kshape.span(), kb.span(), op);
-  TensorBinding bo = binding(out->handle(), kshape.span(), ko.span(), op);
-  const uint32_t units = checked_u32(count, op, "elements"), inner = checked_u32(p.k, op, "as the inner size");
-  LaunchConfig config = linear_config(count);
+  // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1]. Its
+  // 32-bit limits are checked when it runs, so that a call past them fails this candidate alone
+  // (the tile products may still take it).
   KernelRef kernel = matmul_kernel(p.dtype, batch_rank);
   Client client = out->client();
-  // Args are views of the bindings: the candidate keeps the bindings and makes them at each run.
-  c.push_back({"naive", [client, kernel, config, ba, bb, bo, units, inner] {
-                 launch(client, kernel, config, {ba, bb, bo, units, inner});
+  Handle ha = lhs.handle(), hb = rhs.handle(), ho = out->handle();
+  const int64_t inner = p.k;
+  c.push_back({"naive", [client, kernel, ha, hb, ho, kshape, ka, kb, ko, count, inner] {
+                 const char* op = "matmul";
+                 TensorBinding ba = binding(ha, kshape.span(), ka.span(), op), bb = binding(hb, kshape.span(), kb.span(), op),
+                               bo = binding(ho, kshape.span(), ko.span(), op);
+                 launch(client, kernel, linear_config(count),
+                        {ba, bb, bo, checked_u32(count, op, "elements"), checked_u32(inner, op, "as the inner size")});
                }});
   return c;
 }
@@ -222,29 +223,37 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) { return matmul(lhs, rhs, ""
 Tensor matmul(const Tensor& lhs, const Tensor& rhs, std::string_view variant) {
   Shape out_shape = checked_out_shape(lhs, rhs);
   Tensor out = tensor::allocate(lhs.client(), out_shape, contiguous_strides(out_shape), lhs.dtype());
-  if (out.numel() == 0) return out;
+  auto refuse = [&](const std::string& names) {
+    return Error("tensor.bad_variant", "matmul: no variant '" + std::string(variant) + "' for " + to_string(lhs.shape()) + " x " +
+                                           to_string(rhs.shape()) + " " + std::string(ir::scalar_name(lhs.dtype())) +
+                                           "; this call has " + names);
+  };
+  if (out.numel() == 0) {
+    if (!variant.empty() && variant != "naive") throw refuse("naive");
+    return out;
+  }
   tensor::MatmulPlan p = tensor::plan_matmul(lhs, rhs, out_shape);
   size_t fallback = 0;
   std::vector<autotune::Candidate> c = tensor::matmul_candidates(p, lhs, rhs, &out, &fallback);
-  if (p.k == 0) {  // no products: zeros, which the naive kernel writes
-    c.back().run();
-    return out;
-  }
-  if (variant.empty()) {
-    autotune::run(lhs.client(), matmul_key(p, c), c, fallback);
-    return out;
-  }
-  for (const autotune::Candidate& cand : c) {
-    if (cand.name == variant) {
-      cand.run();
-      return out;
+  size_t chosen = c.size();
+  if (!variant.empty()) {
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (c[i].name == variant) chosen = i;
+    }
+    if (chosen == c.size()) {
+      std::string names;
+      for (const autotune::Candidate& cand : c) names += (names.empty() ? "" : ", ") + cand.name;
+      throw refuse(names);
     }
   }
-  std::string names;
-  for (const autotune::Candidate& cand : c) names += (names.empty() ? "" : ", ") + cand.name;
-  throw Error("tensor.bad_variant", "matmul: no variant '" + std::string(variant) + "' for " + to_string(lhs.shape()) + " x " +
-                                        to_string(rhs.shape()) + " " + std::string(ir::scalar_name(lhs.dtype())) +
-                                        "; this call has " + names);
+  if (p.k == 0) {  // no products: zeros, which the naive kernel writes
+    c.back().run();
+  } else if (variant.empty()) {
+    autotune::run(lhs.client(), matmul_key(p, c), c, fallback);
+  } else {
+    c[chosen].run();
+  }
+  return out;
 }
 
 std::vector<std::string> matmul_variants(const Tensor& lhs, const Tensor& rhs) {

@@ -257,12 +257,14 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   const DType acc = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
   const Client client = x.client();
   // The candidates: streaming with 256 units; resident with 128 to 1024 units where a unit's
-  // share of the row fits its registers.
+  // share of the row fits its registers. The set and the names depend on the row length's bucket
+  // alone (autotune's key), so that every length of a bucket shares one result; the kernels are
+  // recorded per exact share.
   std::vector<autotune::Candidate> candidates;
   auto add_candidate = [&](uint32_t units, int resident) {
     RowSpec spec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined(), units, resident};
     KernelRef kernel = tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
-    std::string label = resident ? "resident " + std::to_string(units) + " x " + std::to_string(resident) : "streaming " + std::to_string(units);
+    std::string label = (resident ? "resident " : "streaming ") + std::to_string(units);
     candidates.push_back({label, [=] {
                             std::vector<Arg> args = {bin};
                             if (spec.weight) args.emplace_back(bw);
@@ -276,10 +278,11 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
                             launch(client, kernel, config, std::span<const Arg>(args));
                           }});
   };
+  const int64_t cols_bucket = autotune::bucket(cols);
   for (uint32_t units : {128u, 256u, 512u, 1024u}) {
-    const int64_t per_unit = (cols + units - 1) / units;
-    // The smallest cube that holds the row; larger ones while each unit still has 4 elements.
-    if (per_unit <= kMaxResident && (units == 128 || per_unit >= 4)) add_candidate(units, int(per_unit));
+    // The smallest cube that holds the bucket's longest row; larger ones while each unit still has 4.
+    const int64_t most = (cols_bucket + units - 1) / units;
+    if (most <= kMaxResident && (units == 128 || most >= 4)) add_candidate(units, int((cols + units - 1) / units));
   }
   add_candidate(256, 0);
   // Untuned: the first resident kernel, else streaming.

@@ -269,6 +269,9 @@ TEST(AutotuneJson, ReadsWhatTheWriterWritesAndRefusesTheRest) {
   for (const char* bad : {"", "{", "{\"a\" 1}", "[1,]", "\"open", "{\"a\": 1} x", "tru", "\"\\ud800\""}) {
     EXPECT_FALSE(autotune::json::parse(bad).has_value()) << bad;
   }
+  // Numbers are read and written the C locale's way whatever the program's locale.
+  EXPECT_EQ(autotune::json::parse("1.5e-05")->number, 1.5e-05);
+  EXPECT_FALSE(autotune::json::parse("1,5").has_value());
   std::string deep(200, '[');
   EXPECT_FALSE(autotune::json::parse(deep + std::string(200, ']')).has_value());
 }

@@ -209,6 +209,12 @@ TEST(TensorMatmul, AnUnknownVariantIsRefusedWithTheOnesThereAre) {
   Error e = expect_error([&] { (void)matmul(a, a, "tile 8x8 k8 s9"); }, "tensor.bad_variant");
   EXPECT_NE(std::string(e.what()).find("this call has tile 32x32 k32 s2, naive"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("naive"), std::string::npos) << e.what();
+  // Checked before anything is skipped: an empty product or an inner size of 0.
+  Tensor none = upload(c, DType::F32, random_host(DType::F32, {0, 32}, 2));
+  expect_error([&] { (void)matmul(none, a, "tile 8x8 k8 s9"); }, "tensor.bad_variant");
+  Tensor thin = upload(c, DType::F32, random_host(DType::F32, {32, 0}, 3)), flat = upload(c, DType::F32, random_host(DType::F32, {0, 32}, 4));
+  expect_error([&] { (void)matmul(thin, flat, "tile 8x8 k8 s9"); }, "tensor.bad_variant");
+  expect_values(matmul(thin, flat, "naive"), std::vector<double>(32 * 32, 0.0), 0, "k = 0 gives zeros");
 }
 
 // The default matmul tunes a key once, stores it, and answers from memory afterwards; its result
@@ -217,6 +223,8 @@ TEST(TensorMatmul, AutotunedOnceThenRemembered) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("kiln-matmul-autotune-" + std::to_string(::getpid()));
   fs::remove_all(dir);
+  const char* was = std::getenv("KILN_CACHE_DIR");
+  const std::optional<std::string> previous = was ? std::optional<std::string>(was) : std::nullopt;
   ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
   autotune::reset();
   for (const Device& dev : devices()) {
@@ -240,7 +248,11 @@ TEST(TensorMatmul, AutotunedOnceThenRemembered) {
   }
   EXPECT_TRUE(found) << "a result file under " << dir;
   autotune::reset();
-  ::unsetenv("KILN_CACHE_DIR");
+  if (previous) {
+    ::setenv("KILN_CACHE_DIR", previous->c_str(), 1);
+  } else {
+    ::unsetenv("KILN_CACHE_DIR");
+  }
   fs::remove_all(dir);
 }
 

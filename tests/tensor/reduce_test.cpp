@@ -178,6 +178,25 @@ TEST(TensorReduce, LongReductionsSplitOverCubes) {
   }
 }
 
+// NaN wins through the parts of a split reduction too (a NaN in one part, the others plain).
+TEST(TensorReduce, NanWinsInSplitReductions) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F16}) {
+      HostTensor h = random_host(t, {2, 40000}, 77, -3, 3);
+      h.v[size_t(31000)] = NAN;  // row 0, in a later part
+      Tensor x = upload(c, t, h);
+      for (Tensor r : {amax(x, {1}), amin(x, {1}), sum(x, {1})}) {
+        std::vector<double> got = values(r.to_data());
+        EXPECT_TRUE(std::isnan(got[0])) << dev.name() << " " << ir::scalar_name(t);
+        EXPECT_FALSE(std::isnan(got[1])) << dev.name() << " " << ir::scalar_name(t);
+      }
+      Tensor whole = amax(x);
+      EXPECT_TRUE(std::isnan(values(whole.to_data())[0])) << dev.name() << " whole";
+    }
+  }
+}
+
 // Contiguous elements are read as 16-byte vectors: a whole-tensor sum, and rows of a matrix.
 TEST(TensorReduce, ContiguousSplitsReadVectors) {
   Client c = Device::cpu().client();

@@ -37,9 +37,18 @@ std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
   return r;
 }
 
-// `check` for each kind of row kernel: autotune's choice, then streaming and resident pinned.
+// `check` for each kind of row kernel: autotune's choice, then each kernel the length is offered
+// pinned (streaming, and resident with cubes of 128 to 1024 units while a unit holds at most 32
+// elements of the length's bucket and, beyond 128 units, at least 4).
 void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check) {
-  for (std::string kind : {std::string(), std::string("streaming 256"), "resident 128 x " + std::to_string((len + 127) / 128)}) {
+  std::vector<std::string> kinds = {"", "streaming 256"};
+  int64_t bucket = 1;
+  while (bucket < len) bucket *= 2;
+  for (int64_t units : {128, 256, 512, 1024}) {
+    const int64_t most = (bucket + units - 1) / units;
+    if (most <= 32 && (units == 128 || most >= 4)) kinds.push_back("resident " + std::to_string(units));
+  }
+  for (const std::string& kind : kinds) {
     autotune::pin(op, kind.empty() ? std::nullopt : std::optional<std::string>(kind));
     check(kind.empty() ? "autotuned" : kind);
   }
@@ -51,7 +60,7 @@ TEST(TensorRows, SoftmaxAndLogSoftmaxMatchTheHost) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
     for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
-      for (int64_t len : {1, 7, 255, 257, 1000}) {
+      for (int64_t len : {1, 7, 255, 257, 1000, 3000}) {
         for (bool log : {false, true}) {
           HostTensor h = random_host(t, {3, len}, seed++, -6, 6);
           Tensor x = upload(c, t, h);
@@ -84,7 +93,7 @@ TEST(TensorRows, LayerNormMatchesTheHost) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
     for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
-      for (int64_t len : {1, 7, 257, 1000}) {
+      for (int64_t len : {1, 7, 257, 1000, 3000}) {
         for (int with : {0, 1, 2}) {  // no weight or bias; weight; both
           HostTensor h = random_host(t, {4, len}, seed++, -5, 5);
           HostTensor w = random_host(t, {len}, seed++, 0.5, 2), b = random_host(t, {len}, seed++, -1, 1);

@@ -102,6 +102,9 @@ void matmul_bf16(const Client& c, bool gpu, const std::map<std::string, double>&
   Tensor ta = Tensor::from_data(c, a, {n, n}), tb = Tensor::from_data(c, b, {n, n});
   const double flop = 2.0 * double(n) * double(n) * double(n);
   autotune::set_mode(autotune::Mode::force);
+  struct Unforce {
+    ~Unforce() { autotune::set_mode(std::nullopt); }  // also when the product throws
+  } unforce;
   autotune::Stats s0 = autotune::stats();
   Tensor m = matmul(ta, tb);
   c.sync();
