@@ -64,6 +64,18 @@ struct MatmulCase {
   std::function<Tensor(const Tensor&)> a_view, b_view;
 };
 
+// A case's operands (fresh random values in [-range, range], viewed) and the host's product.
+struct Operands {
+  Tensor a, b;
+  HostTensor want;
+};
+Operands operands(const Client& c, DType t, const MatmulCase& mc, uint32_t& seed, double range) {
+  HostTensor ha = random_host(t, mc.a_base, seed++, -range, range), hb = random_host(t, mc.b_base, seed++, -range, range);
+  Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
+  Tensor va = mc.a_view(ba), vb = mc.b_view(bb);
+  return {va, vb, host_matmul(t, host_view(ba, ha, va), host_view(bb, hb, vb))};
+}
+
 TEST(TensorMatmul, MatchesTheHostOverTypesViewsAndBatches) {
   auto same = [](const Tensor& t) { return t; };
   auto tr = [](const Tensor& t) { return t.transpose(); };
@@ -86,10 +98,7 @@ TEST(TensorMatmul, MatchesTheHostOverTypesViewsAndBatches) {
     Client c = dev.client();
     for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64}) {
       for (const MatmulCase& mc : cases) {
-        HostTensor ha = random_host(t, mc.a_base, seed++, -3, 3), hb = random_host(t, mc.b_base, seed++, -3, 3);
-        Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
-        Tensor va = mc.a_view(ba), vb = mc.b_view(bb);
-        HostTensor want = host_matmul(t, host_view(ba, ha, va), host_view(bb, hb, vb));
+        auto [va, vb, want] = operands(c, t, mc, seed, 3);
         uint64_t before = c.stats().launches;
         Tensor got = matmul(va, vb);
         EXPECT_EQ(c.stats().launches - before, 1u) << "one kernel, no copy: " << mc.name;
@@ -135,10 +144,7 @@ TEST(TensorMatmul, EveryVariantMatchesTheHost) {
     for (DType t : {DType::BF16, DType::F16, DType::F32, DType::F64}) {
       const double tol = t == DType::F32 ? 5e-5 : t == DType::F64 ? 1e-13 : tolerance(t) * 2;
       for (const MatmulCase& mc : cases) {
-        HostTensor ha = random_host(t, mc.a_base, seed++, -2, 2), hb = random_host(t, mc.b_base, seed++, -2, 2);
-        Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
-        Tensor va = mc.a_view(ba), vb = mc.b_view(bb);
-        HostTensor want = host_matmul(t, host_view(ba, ha, va), host_view(bb, hb, vb));
+        auto [va, vb, want] = operands(c, t, mc, seed, 2);
         std::vector<std::string> variants = matmul_variants(va, vb);
         ASSERT_GE(variants.size(), 2u) << mc.name;
         EXPECT_EQ(variants.back(), "naive");
@@ -169,10 +175,7 @@ TEST(TensorMatmul, StackedBatchesRunInOneLaunch) {
     for (DType t : {DType::BF16, DType::F32}) {
       const double tol = t == DType::F32 ? 5e-5 : tolerance(t) * 2;
       for (const MatmulCase& mc : cases) {
-        HostTensor ha = random_host(t, mc.a_base, seed++, -2, 2), hb = random_host(t, mc.b_base, seed++, -2, 2);
-        Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
-        Tensor va = mc.a_view(ba), vb = mc.b_view(bb);
-        HostTensor want = host_matmul(t, host_view(ba, ha, va), host_view(bb, hb, vb));
+        auto [va, vb, want] = operands(c, t, mc, seed, 2);
         std::vector<std::string> variants = matmul_variants(va, vb);
         ASSERT_GE(variants.size(), 2u) << mc.name;
         for (const std::string& v : variants) {
