@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "kiln/half.h"
 #include "kiln/tensor/tensor.h"
@@ -81,25 +82,49 @@ std::string Tensor::to_string() const {
   if (!defined()) return "tensor(<empty>)";
   TensorData d = to_data();
   const size_t n = size_t(d.numel());
-  std::vector<std::string> cells(n);
+  // As PyTorch: past 1000 elements, a dim longer than 6 shows its first and last 3 around "...".
+  const bool summarize = n > 1000;
+  auto shown = [&](size_t dim) {
+    std::vector<int64_t> at;
+    const int64_t len = shape_[dim];
+    for (int64_t i = 0; i < len; ++i) {
+      if (summarize && len > 6 && i == 3) at.push_back(-1), i = len - 4;
+      else at.push_back(i);
+    }
+    return at;
+  };
+  std::vector<size_t> strides(shape_.size(), 1);
+  for (size_t k = shape_.size(); k-- > 1;) strides[k - 1] = strides[k] * size_t(shape_[k]);
+  // The elements printed, in order.
+  std::vector<size_t> picked;
+  std::function<void(size_t, size_t)> pick = [&](size_t dim, size_t offset) {
+    if (dim == shape_.size()) return picked.push_back(offset);
+    for (int64_t i : shown(dim)) {
+      if (i >= 0) pick(dim + 1, offset + size_t(i) * strides[dim]);
+    }
+  };
+  if (n > 0) pick(0, 0);
+  std::unordered_map<size_t, std::string> cells;
   if (d.dtype == DType::Bool) {
-    for (size_t i = 0; i < n; ++i) cells[i] = d.bytes[i] ? "True" : "False";
+    for (size_t i : picked) cells[i] = d.bytes[i] ? "True" : "False";
   } else if (ir::is_int(d.dtype)) {
-    for (size_t i = 0; i < n; ++i) cells[i] = std::to_string(int_at(d, i));
+    for (size_t i : picked) cells[i] = std::to_string(int_at(d, i));
   } else {
     // As PyTorch: whole numbers print as "2.", others with four decimals, and scientific notation
-    // when the magnitudes span too much to read in fixed form.
+    // when the magnitudes (of the elements printed) span too much to read in fixed form.
     std::vector<double> v = as_doubles(d);
     bool whole = true;
     double lo = INFINITY, hi = 0;
-    for (double x : v) {
+    for (size_t i : picked) {
+      const double x = v[i];
       if (!std::isfinite(x)) continue;
       whole = whole && x == std::floor(x);
       double a = std::fabs(x);
       if (a != 0) lo = std::min(lo, a), hi = std::max(hi, a);
     }
-    const bool sci = hi >= 1e8 || (hi > 0 && (hi / lo > 1000 || lo < 1e-4)) ;
-    for (size_t i = 0; i < n; ++i) {
+    // (Whole numbers turn scientific only past 1e8, as PyTorch's int mode.)
+    const bool sci = hi > 1e8 || (!whole && hi > 0 && (hi / lo > 1000 || lo < 1e-4));
+    for (size_t i : picked) {
       char buf[64];
       double x = v[i];
       if (std::isnan(x)) std::snprintf(buf, sizeof buf, "nan");
@@ -111,25 +136,30 @@ std::string Tensor::to_string() const {
     }
   }
   size_t width = 0;
-  for (const std::string& c : cells) width = std::max(width, c.size());
+  for (const auto& [i, c] : cells) width = std::max(width, c.size());
   const std::string prefix = "tensor(";
   std::string out = prefix;
   // Nested brackets, the last dim on one line; dims above it one line (rank - dim - 1 blank lines) apart.
   std::function<void(size_t, size_t, size_t)> emit = [&](size_t dim, size_t offset, size_t indent) {
     if (dim == shape_.size()) {
-      out += std::string(width - cells[offset].size(), ' ') + cells[offset];
+      const std::string& c = cells[offset];
+      out += std::string(width - c.size(), ' ') + c;
       return;
     }
     out += "[";
-    size_t inner = 1;
-    for (size_t k = dim + 1; k < shape_.size(); ++k) inner *= size_t(shape_[k]);
-    for (int64_t i = 0; i < shape_[dim]; ++i) {
-      if (i > 0) {
+    bool first = true;
+    for (int64_t i : shown(dim)) {
+      if (!first) {
         out += ",";
         if (dim + 1 == shape_.size()) out += " ";
         else out += std::string(shape_.size() - dim - 1, '\n') + std::string(indent + 1, ' ');
       }
-      emit(dim + 1, offset + size_t(i) * inner, indent + 1);
+      first = false;
+      if (i < 0) {
+        out += dim + 1 == shape_.size() ? " ..." : "...";
+      } else {
+        emit(dim + 1, offset + size_t(i) * strides[dim], indent + 1);
+      }
     }
     out += "]";
   };

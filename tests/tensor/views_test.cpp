@@ -75,6 +75,21 @@ TEST(TensorPrint, AsPyTorchPrintsIt) {
   Tensor t3 = Tensor::from_data<float>(c, {1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
   EXPECT_EQ(t3.to_string(), "tensor([[[1., 2.],\n         [3., 4.]],\n\n        [[5., 6.],\n         [7., 8.]]])");
   EXPECT_EQ(Tensor::from_data<float>(c, {21, 84, 42}, {3}).to_data().to_string(), "[21.0, 84.0, 42.0]");
+  // Past 1000 elements, as PyTorch: the first and last 3 of each long dim around "...", the
+  // widths and the notation from the elements shown.
+  std::vector<float> counting(2000);
+  for (size_t k = 0; k < counting.size(); ++k) counting[k] = float(k);
+  EXPECT_EQ(Tensor::from_data<float>(c, counting, {40, 50}).to_string(),
+            "tensor([[   0.,    1.,    2.,  ...,   47.,   48.,   49.],\n"
+            "        [  50.,   51.,   52.,  ...,   97.,   98.,   99.],\n"
+            "        [ 100.,  101.,  102.,  ...,  147.,  148.,  149.],\n"
+            "        ...,\n"
+            "        [1850., 1851., 1852.,  ..., 1897., 1898., 1899.],\n"
+            "        [1900., 1901., 1902.,  ..., 1947., 1948., 1949.],\n"
+            "        [1950., 1951., 1952.,  ..., 1997., 1998., 1999.]])");
+  EXPECT_EQ(Tensor::from_data<float>(c, counting, {2000}).to_string(), "tensor([   0.,    1.,    2.,  ..., 1997., 1998., 1999.])");
+  EXPECT_EQ(Tensor::from_data<float>(c, std::vector<float>(1000, 0.5f), {1000}).to_string().size(), 8u + 1000 * 6 + 999 * 2 + 2)
+      << "1000 elements print whole";
   EXPECT_EQ(Tensor::from_data<f16>(c, {f16(0.1), f16(1.0), f16(-2.5)}, {3}).to_data().to_string(), "[0.1, 1.0, -2.5]");
   EXPECT_EQ(Tensor::from_data<bf16>(c, {bf16(0.1), bf16(3.0)}, {2}).to_data().to_string(), "[0.1, 3.0]");
 }
