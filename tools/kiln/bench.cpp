@@ -126,11 +126,14 @@ int child_disk_hit(int64_t salt) {
 }  // namespace
 
 int bench(const Args& args) {
-  const std::string usage = "kiln bench [--device D] [--peers FILE,...] [--json FILE] [--only saxpy,sum,fast_math,launch,tile,tensor]";
+  const std::string usage =
+      "kiln bench [--device D] [--peers FILE,...] [--json FILE] [--only saxpy,sum,fast_math,launch,tile,tensor"
+      "|tensor.add|tensor.tiny|tensor.rows|tensor.sum|tensor.matmul]";
   std::string device_name, json;
   std::vector<std::string> peers;
   std::vector<std::string> only;  // empty: every benchmark
-  const std::vector<std::string> groups{"saxpy", "sum", "fast_math", "launch", "tile", "tensor"};
+  const std::vector<std::string> groups{"saxpy", "sum", "fast_math", "launch", "tile", "tensor", "tensor.add", "tensor.tiny",
+                                       "tensor.rows", "tensor.sum", "tensor.matmul"};
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) usage_error(args[i] + " needs a value", usage);
@@ -143,7 +146,8 @@ int bench(const Args& args) {
       std::string g;
       while (std::getline(ss, g, ',')) {
         if (std::find(groups.begin(), groups.end(), g) == groups.end()) {
-          usage_error("--only: no benchmark group is named '" + g + "' (saxpy, sum, fast_math, launch, tile, tensor)", usage);
+          usage_error("--only: no benchmark group is named '" + g + "' (saxpy, sum, fast_math, launch, tile, tensor, or a part "
+                      "of tensor: tensor.add, tensor.tiny, tensor.rows, tensor.sum, tensor.matmul)", usage);
         }
         only.push_back(g);
       }
@@ -288,7 +292,8 @@ int bench(const Args& args) {
     rows.push_back({"disk cache hit, second launch in that process", "ms", second_hit_ms, "", NAN, false, 2.0});
   }
   if (wanted("tile")) tile_benchmarks(c, gpu, peer, rows);
-  if (wanted("tensor")) tensor_benchmarks(c, gpu, peer, rows);
+  // The tensor group, or parts of it.
+  tensor_benchmarks(c, gpu, peer, rows, [&](const std::string& part) { return wanted("tensor") || wanted("tensor." + part); });
   std::error_code ec;
   std::filesystem::remove_all(cache_dir, ec);
 

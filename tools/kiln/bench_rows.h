@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -79,6 +80,8 @@ inline double matmul_error(const std::vector<bf16>& a, const std::vector<bf16>& 
 void tile_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows);
 
 // The tensor library's benchmarks (bench_tensor.cpp): elementwise add, a tiny op's host time, matmul.
-void tensor_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows);
+// `wanted(part)` for each part: add, tiny, rows, sum, matmul.
+void tensor_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows,
+                       const std::function<bool(const std::string&)>& wanted);
 
 }  // namespace kiln::tool

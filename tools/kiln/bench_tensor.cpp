@@ -141,12 +141,13 @@ void matmul_bf16(const Client& c, bool gpu, const std::map<std::string, double>&
 
 }  // namespace
 
-void tensor_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
-  add_f32(c, gpu, peer, rows);
-  tiny_op(c, peer, rows);
-  rows_f32(c, gpu, peer, rows);
-  sum_f32(c, gpu, peer, rows);
-  matmul_bf16(c, gpu, peer, rows);
+void tensor_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows,
+                       const std::function<bool(const std::string&)>& wanted) {
+  if (wanted("add")) add_f32(c, gpu, peer, rows);
+  if (wanted("tiny")) tiny_op(c, peer, rows);
+  if (wanted("rows")) rows_f32(c, gpu, peer, rows);
+  if (wanted("sum")) sum_f32(c, gpu, peer, rows);
+  if (wanted("matmul")) matmul_bf16(c, gpu, peer, rows);
 }
 
 }  // namespace kiln::tool
