@@ -283,6 +283,107 @@ KernelRef split_kernel(const SplitSpec& s) {
                                [&] { return record_split(s); });
 }
 
+// argmax and argmin split the same way, each unit, cube and part carrying a (value, position)
+// pair; a tie goes to the lower position and NaN wins, so the answer is the one-unit kernel's.
+// Parameters: in (kept walk, then reduced walk; from parts: [kept..., parts] of partial values),
+// positions (from parts: the parts' positions, u32), dest (finish: the out tensor of i64; else a
+// buffer of partial values), dest_positions (not finish: a u32 buffer), parts, inner.
+struct ArgSplitSpec {
+  Reduction op;
+  DType in, acc;
+  int kept_rank, reduced_rank;
+  bool from_parts, finish;
+};
+
+ir::Kernel record_arg_split(const ArgSplitSpec& s) {
+  ir::Kernel k;
+  k.name = std::string("tensor_") + name_of(s.op) + (s.from_parts ? "_parts" : "_split");
+  Tracer t(k);
+  const int rank = s.kept_rank + s.reduced_rank;
+  const ir::Type u32_type = ir::Type::scalar_of(ir::Scalar::U32);
+  ValueRef in = t.param("in", ir::Type::tensor(ir::Type::scalar_of(s.in), rank, ir::Access::ReadOnly));
+  ValueRef positions;
+  if (s.from_parts) positions = t.param("positions", ir::Type::buffer(u32_type, ir::Access::ReadOnly));
+  ValueRef dest = s.finish ? t.param("out", ir::Type::tensor(ir::Type::scalar_of(DType::I64), std::max(s.kept_rank, 1), ir::Access::ReadWrite))
+                           : t.param("partials", ir::Type::buffer(ir::Type::scalar_of(s.acc), ir::Access::ReadWrite));
+  ValueRef dest_positions;
+  if (!s.finish) dest_positions = t.param("partial_positions", ir::Type::buffer(u32_type, ir::Access::ReadWrite));
+  ValueRef parts = t.param("parts", u32_type);
+  ValueRef inner = t.param("inner", u32_type);
+  auto u32 = [&](int64_t v) { return tensor::constant(t, DType::U32, double(v)); };
+  auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
+  auto add = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Add, a, b); };
+  auto both = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::And, a, b); };
+  auto either = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Or, a, b); };
+  const ValueRef none = tensor::constant_bits(t, DType::U32, 0xffffffffll);
+  const bool larger = s.op == Reduction::ArgMax;
+  // Whether (vb, pb) replaces (va, pa): pa is none, or pb is not and vb is better (NaN over a
+  // number) or ties at a lower position.
+  auto takes = [&](const ValueRef& va, const ValueRef& pa, const ValueRef& vb, const ValueRef& pb) {
+    ValueRef better = t.binary(larger ? ir::OpKind::Gt : ir::OpKind::Lt, vb, va);
+    ValueRef tie = t.binary(ir::OpKind::Eq, vb, va);
+    if (ir::is_float(s.acc)) {
+      ValueRef a_nan = t.binary(ir::OpKind::Ne, va, va), b_nan = t.binary(ir::OpKind::Ne, vb, vb);
+      better = either(better, both(b_nan, t.unary(ir::OpKind::Not, a_nan)));
+      tie = either(tie, both(a_nan, b_nan));
+    }
+    ValueRef lower = t.binary(ir::OpKind::Lt, pb, pa);
+    ValueRef b_real = t.binary(ir::OpKind::Ne, pb, none);
+    return either(t.binary(ir::OpKind::Eq, pa, none), both(b_real, either(better, both(tie, lower))));
+  };
+
+  ValueRef cube = t.builtin(ir::OpKind::CubePos, -1), unit = t.builtin(ir::OpKind::UnitPos, -1);
+  ValueRef o = t.binary(ir::OpKind::Div, cube, parts), part = t.binary(ir::OpKind::Rem, cube, parts);
+  std::vector<ValueRef> kept = tensor::coordinates(t, o, in, 0, s.kept_rank);
+  ValueRef in_off = tensor::offset(t, in, kept, 0, ValueRef{});
+  ValueRef value = t.var_decl(ir::Type::scalar_of(s.acc)), where = t.var_decl(u32_type);
+  t.var_store(value, tensor::constant(t, s.acc, 0));
+  t.var_store(where, none);
+  ValueRef j = t.begin_for(add(mul(part, u32(kSplitUnits)), unit), inner, mul(parts, u32(kSplitUnits)), dsl::LoopAttrs{});
+  {
+    ValueRef x = t.load(in, tensor::offset(t, in, tensor::coordinates(t, j, in, s.kept_rank, rank), s.kept_rank, in_off));
+    if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
+    ValueRef at = s.from_parts ? t.load(positions, add(mul(o, inner), j)) : j;
+    ValueRef a = t.var_load(value), pa = t.var_load(where);
+    ValueRef take = takes(a, pa, x, at);
+    t.var_store(value, t.select(take, x, a));
+    t.var_store(where, t.select(take, at, pa));
+  }
+  t.end_for();
+  ValueRef values = t.alloc(ir::OpKind::SharedAlloc, ir::Type::scalar_of(s.acc), kSplitUnits);
+  ValueRef wheres = t.alloc(ir::OpKind::SharedAlloc, u32_type, kSplitUnits);
+  t.store(values, unit, t.var_load(value));
+  t.store(wheres, unit, t.var_load(where));
+  t.sync(ir::OpKind::SyncCube);
+  for (uint32_t half = kSplitUnits / 2; half >= 1; half /= 2) {
+    size_t lower = t.begin_if(t.binary(ir::OpKind::Lt, unit, u32(half)));
+    ValueRef other = add(unit, u32(half));
+    ValueRef va = t.load(values, unit), pa = t.load(wheres, unit), vb = t.load(values, other), pb = t.load(wheres, other);
+    ValueRef take = takes(va, pa, vb, pb);
+    t.store(values, unit, t.select(take, vb, va));
+    t.store(wheres, unit, t.select(take, pb, pa));
+    t.end_then(lower);
+    t.sync(ir::OpKind::SyncCube);
+  }
+  size_t first = t.begin_if(t.binary(ir::OpKind::Eq, unit, u32(0)));
+  if (s.finish) {
+    t.store(dest, tensor::offset(t, dest, kept, 0, ValueRef{}), t.cast(t.load(wheres, u32(0)), DType::I64));
+  } else {
+    t.store(dest, cube, t.load(values, u32(0)));
+    t.store(dest_positions, cube, t.load(wheres, u32(0)));
+  }
+  t.end_then(first);
+  t.finish();
+  return k;
+}
+
+KernelRef arg_split_kernel(const ArgSplitSpec& s) {
+  return tensor::cached_kernel(std::string("tensor_") + name_of(s.op) + "_split/" + std::string(ir::scalar_name(s.in)) + "/" +
+                                   std::to_string(s.kept_rank) + "/" + std::to_string(s.reduced_rank) + (s.from_parts ? "/from_parts" : "") +
+                                   (s.finish ? "/finish" : ""),
+                               [&] { return record_arg_split(s); });
+}
+
 // Outputs enough to fill a GPU with one unit each; fewer, of long reductions, split.
 constexpr int64_t kSplitBelowOutputs = 65536;
 constexpr int64_t kSplitFromElements = 1024;
@@ -353,7 +454,31 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
   TensorBinding bout = tensor::binding(out.handle(), kept.shape, kept.strides[1], name);
   const uint32_t count = tensor::checked_u32(out.numel(), name, "outputs");
   const uint32_t inner = tensor::checked_u32(n_reduced, name, "reduced elements");
-  const bool splits = !is_arg(op) && out.numel() < kSplitBelowOutputs && n_reduced >= kSplitFromElements && n_reduced < (int64_t(1) << 31);
+  const bool splits = out.numel() < kSplitBelowOutputs && n_reduced >= kSplitFromElements && n_reduced < (int64_t(1) << 31);
+  if (splits && is_arg(op)) {
+    const int64_t parts = std::clamp<int64_t>(n_reduced / kElementsPerPart, 1, kMaxParts);
+    LaunchConfig config;
+    config.dim = CubeDim{kSplitUnits};
+    config.count = CubeCount{tensor::checked_u32(int64_t(count) * parts, name, "cubes")};
+    if (parts == 1) {
+      launch(x.client(), arg_split_kernel({op, x.dtype(), ty.acc, kept_rank, reduced_rank, false, true}), config,
+             {bin, bout, uint32_t(1), inner});
+      return out;
+    }
+    Tensor partials = tensor::allocate(x.client(), {int64_t(count) * parts}, {1}, ty.acc);
+    Tensor positions = tensor::allocate(x.client(), {int64_t(count) * parts}, {1}, DType::U32);
+    launch(x.client(), arg_split_kernel({op, x.dtype(), ty.acc, kept_rank, reduced_rank, false, false}), config,
+           {bin, partials.handle(), positions.handle(), uint32_t(parts), inner});
+    tensor::Dims p_shape = kept.shape, p_strides;
+    p_shape.push_back(parts);
+    const Strides ps = contiguous_strides(Shape(p_shape.span().begin(), p_shape.span().end()));
+    for (int64_t st : ps) p_strides.push_back(st);
+    TensorBinding bparts = tensor::binding(partials.handle(), p_shape, p_strides, name);
+    config.count = CubeCount{count};
+    launch(x.client(), arg_split_kernel({op, ty.acc, ty.acc, kept_rank, 1, true, true}), config,
+           {bparts, positions.handle(), bout, uint32_t(1), uint32_t(parts)});
+    return out;
+  }
   if (splits) {
     const int64_t parts = std::clamp<int64_t>(n_reduced / kElementsPerPart, 1, kMaxParts);
     auto config = [&](int64_t cubes) {

@@ -42,6 +42,7 @@ void record_every_op() {
       (void)sum(big, {1}), (void)prod(big, {}), (void)amax(big, {1}), (void)amin(big, {});
       Tensor tall = upload(c, t, random_host(t, {20000, 2}, 5));
       (void)sum(tall, {0}), (void)amax(tall, {0});  // strided elements
+      (void)argmax(big, 1), (void)argmin(tall, 0), (void)argmax(big.narrow(1, 0, 5000), 1);  // parts, and one cube a row
       if (ir::is_float(t)) (void)mean(big, {1}), (void)mean(big.slice(1, 0, 3000), {1});
       if (ir::is_float(t)) {
         Tensor w = upload(c, t, random_host(t, {4}, 3));

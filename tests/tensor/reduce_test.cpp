@@ -139,10 +139,12 @@ TEST(TensorReduce, LongReductionsSplitOverCubes) {
   uint32_t seed = 700;
   for (const Device& dev : devices()) {
     Client c = dev.client();
-    for (Op op : {Op::Sum, Op::Mean, Op::Max, Op::Min, Op::Prod}) {
+    for (Op op : {Op::Sum, Op::Mean, Op::Max, Op::Min, Op::Prod, Op::ArgMax, Op::ArgMin}) {
       for (DType t : {DType::F32, DType::F64, DType::BF16, DType::I32, DType::U8}) {
         if ((op == Op::Mean && !ir::is_float(t)) || (op == Op::Prod && t == DType::U8)) continue;
         for (const Case& cs : cases) {
+          // Positions along one dim (integers tie often: the first position wins).
+          if ((op == Op::ArgMax || op == Op::ArgMin) && cs.dims.size() != 1) continue;
           // Products of +-1 stay exact; sums of integers too.
           const double lo = op == Op::Prod ? -1 : t == DType::U8 ? 0 : -4, hi = op == Op::Prod ? 1 : t == DType::U8 ? 200 : 4;
           Shape stored(cs.shape.rbegin(), cs.shape.rend());
@@ -165,10 +167,11 @@ TEST(TensorReduce, LongReductionsSplitOverCubes) {
           const std::string what = dev.name() + " " + name(op) + " " + std::string(ir::scalar_name(t)) + " " + to_string(cs.shape) +
                                    (cs.transposed ? " strided" : "");
           // Sums of n values: the parts' rounding grows as sqrt(n) ulps of the sum of magnitudes.
-          double tol = !ir::is_float(t) || op == Op::Max || op == Op::Min || op == Op::Prod ? 0
+          const bool arg = op == Op::ArgMax || op == Op::ArgMin;
+          double tol = arg || !ir::is_float(t) || op == Op::Max || op == Op::Min || op == Op::Prod ? 0
                        : t == DType::F64                                                 ? 1e-13
                                                                                          : 2e-5;
-          if (ir::is_float(t)) want.v = values(data_of(t, want.shape, want.v));
+          if (ir::is_float(t) && !arg) want.v = values(data_of(t, want.shape, want.v));
           if (t == DType::BF16 && (op == Op::Sum || op == Op::Mean)) tol = 1.6e-2;
           expect_values(got, want.v, tol, what);
           EXPECT_EQ(launches, cs.launches) << what;
@@ -193,6 +196,9 @@ TEST(TensorReduce, NanWinsInSplitReductions) {
       }
       Tensor whole = amax(x);
       EXPECT_TRUE(std::isnan(values(whole.to_data())[0])) << dev.name() << " whole";
+      for (Tensor r : {argmax(x, 1), argmin(x, 1)}) {
+        EXPECT_EQ(values(r.to_data())[0], 31000) << dev.name() << " " << ir::scalar_name(t) << ": the NaN's position";
+      }
     }
   }
 }
