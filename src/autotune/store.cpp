@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "autotune/json.h"
+#include "common/hash.h"
 #include "common/log.h"
 
 namespace kiln::autotune {
@@ -23,20 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFormat = "kiln autotune results 1";
-
-uint64_t fnv1a64(std::string_view text, uint64_t h = 0xcbf29ce484222325ull) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::string hex16(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 // Locale-independent (a program that set LC_NUMERIC must not write "1,5e-05").
 std::string number(double s) {
@@ -58,9 +45,9 @@ std::string device_tag(std::string_view runtime, const DeviceInfo& info) {
 }
 
 std::string candidate_checksum(const std::vector<std::string>& names) {
-  uint64_t h = fnv1a64(kFormat);
-  for (const std::string& n : names) h = fnv1a64(n + "\n", h);
-  return hex16(h);
+  uint64_t h = common::fnv1a64(kFormat);
+  for (const std::string& n : names) h = common::fnv1a64(n + "\n", h);
+  return common::hex16(h);
 }
 
 ResultFile::ResultFile(std::string tag)

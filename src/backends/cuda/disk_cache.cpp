@@ -12,7 +12,7 @@
 #include <fstream>
 #include <random>
 
-#include "backends/cuda/hash.h"
+#include "common/hash.h"
 #include "common/log.h"
 
 namespace kiln::cuda {
@@ -62,7 +62,7 @@ std::string CacheKey::hash_hex() const {
   uint64_t a = fnv_bytes(0xcbf29ce484222325ull, m.data(), m.size());
   std::string r(m.rbegin(), m.rend());
   uint64_t b = fnv_bytes(0x84222325cbf29ce4ull, r.data(), r.size());
-  return hex16(a) + hex16(b);
+  return common::hex16(a) + common::hex16(b);
 }
 
 std::string DiskCache::default_dir() { return common::cache_dir(); }

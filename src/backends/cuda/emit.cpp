@@ -6,7 +6,7 @@
 #include <map>
 
 #include "backends/cuda/emitter.h"
-#include "backends/cuda/hash.h"
+#include "common/hash.h"
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 
@@ -71,7 +71,7 @@ std::string signature_text(const std::vector<std::string>& params) {
 std::string entry_name(const ir::Kernel& k) {
   std::string first = k.params.empty() ? "none" : std::string(ir::scalar_name(k.params[0].type.scalar));
   return identifier(k.name) + "_" + first + "_v" + std::to_string(k.facts.vector_width) + "_" +
-         hex16(fnv1a64(ir::print(k)));
+         common::hex16(common::fnv1a64(ir::print(k)));
 }
 
 EmitResult emit_cuda(const ir::Kernel& k) {

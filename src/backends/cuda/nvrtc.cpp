@@ -12,7 +12,7 @@
 #include <fstream>
 #include <mutex>
 
-#include "backends/cuda/hash.h"
+#include "common/hash.h"
 #include "kiln/error.h"
 
 namespace kiln::cuda {
@@ -136,7 +136,7 @@ std::string write_failed_source(std::string_view source) {
   std::error_code ec;
   std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
   if (ec) dir = "/tmp";
-  std::filesystem::path path = dir / ("kiln-nvrtc-" + hex16(fnv1a64(source)) + ".cu");
+  std::filesystem::path path = dir / ("kiln-nvrtc-" + common::hex16(common::fnv1a64(source)) + ".cu");
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(source.data(), static_cast<std::streamsize>(source.size()));
   out.close();
