@@ -215,20 +215,22 @@ Tensor spread(const Tensor& indices, const Shape& shape, int64_t dim) {
   return Tensor(indices.client(), indices.handle(), shape, s, indices.dtype());
 }
 
-void report_on_cpu(const Client& c) {
-  if (c.runtime_name() == "cpu") c.check_device_error();
+// A gather or scatter kernel's key: the element and index types, the rank and the dim.
+std::string index_kernel_key(const char* kernel, const Tensor& t, const Tensor& indices, int64_t dim) {
+  return std::string(kernel) + "/" + std::string(ir::scalar_name(t.dtype())) + "/" + std::string(ir::scalar_name(indices.dtype())) +
+         "/" + std::to_string(t.rank()) + "/" + std::to_string(dim);
 }
+
+// A tensor as a kernel argument, through its own shape and strides.
+TensorBinding whole(const Tensor& x, const char* op) { return tensor::binding(x.handle(), x.shape(), x.strides(), op); }
 
 Tensor run_gather(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, uint32_t ticket) {
   Tensor out = tensor::allocate(t.client(), indices_seen.shape(), contiguous_strides(indices_seen.shape()), t.dtype());
   if (out.numel() == 0) return out;
-  const int rank = int(t.rank());
-  KernelRef kernel = tensor::cached_kernel("tensor_gather/" + std::string(ir::scalar_name(t.dtype())) + "/" +
-                                               std::string(ir::scalar_name(indices_seen.dtype())) + "/" + std::to_string(rank) + "/" + std::to_string(dim),
-                                           [&] { return record_gather(t.dtype(), indices_seen.dtype(), rank, int(dim)); });
-  TensorBinding bs = tensor::binding(t.handle(), t.shape(), t.strides(), op);
-  TensorBinding bi = tensor::binding(indices_seen.handle(), indices_seen.shape(), indices_seen.strides(), op);
-  TensorBinding bo = tensor::binding(out.handle(), out.shape(), out.strides(), op);
+  KernelRef kernel = tensor::cached_kernel(index_kernel_key("tensor_gather", t, indices_seen, dim), [&] {
+    return record_gather(t.dtype(), indices_seen.dtype(), int(t.rank()), int(dim));
+  });
+  TensorBinding bs = whole(t, op), bi = whole(indices_seen, op), bo = whole(out, op);
   const uint32_t count = tensor::checked_u32(out.numel(), op, "elements");
   launch(t.client(), kernel, tensor::linear_config(count), {bs, bi, bo, t.client().device_error_word(), count, ticket});
   return out;
@@ -237,14 +239,10 @@ Tensor run_gather(const char* op, const Tensor& t, int64_t dim, const Tensor& in
 Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, const Tensor& values, uint32_t ticket) {
   Tensor out = tensor::allocate(t.client(), t.shape(), contiguous_strides(t.shape()), t.dtype());
   if (out.numel() == 0) return out;
-  const int rank = int(t.rank());
-  KernelRef kernel = tensor::cached_kernel("tensor_scatter/" + std::string(ir::scalar_name(t.dtype())) + "/" +
-                                               std::string(ir::scalar_name(indices_seen.dtype())) + "/" + std::to_string(rank) + "/" + std::to_string(dim),
-                                           [&] { return record_scatter(t.dtype(), indices_seen.dtype(), rank, int(dim)); });
-  TensorBinding bd = tensor::binding(t.handle(), t.shape(), t.strides(), op);
-  TensorBinding bi = tensor::binding(indices_seen.handle(), indices_seen.shape(), indices_seen.strides(), op);
-  TensorBinding bv = tensor::binding(values.handle(), values.shape(), values.strides(), op);
-  TensorBinding bo = tensor::binding(out.handle(), out.shape(), out.strides(), op);
+  KernelRef kernel = tensor::cached_kernel(index_kernel_key("tensor_scatter", t, indices_seen, dim), [&] {
+    return record_scatter(t.dtype(), indices_seen.dtype(), int(t.rank()), int(dim));
+  });
+  TensorBinding bd = whole(t, op), bi = whole(indices_seen, op), bv = whole(values, op), bo = whole(out, op);
   const uint32_t count = tensor::checked_u32(out.numel(), op, "elements");
   const uint32_t span = tensor::checked_u32(indices_seen.shape()[size_t(dim)], op, "indices along the dim");
   launch(t.client(), kernel, tensor::linear_config(count), {bd, bi, bv, bo, t.client().device_error_word(), count, span, ticket});
@@ -282,7 +280,6 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& indices) {
   check_same_rank(op, t, indices, d);
   const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
   Tensor out = run_gather(op, t, d, indices, ticket);
-  report_on_cpu(t.client());
   return out;
 }
 
@@ -293,7 +290,6 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& indices, const Tensor
   check_values(op, t, values, indices.shape());
   const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
   Tensor out = run_scatter(op, t, d, indices, values, ticket);
-  report_on_cpu(t.client());
   return out;
 }
 
@@ -305,7 +301,6 @@ Tensor select(const Tensor& t, int64_t dim, const Tensor& indices) {
   Shape shape = t.shape();
   shape[size_t(d)] = indices.shape()[0];
   Tensor out = run_gather(op, t, d, spread(indices, shape, d), ticket);
-  report_on_cpu(t.client());
   return out;
 }
 
@@ -320,7 +315,6 @@ Tensor select_assign(const Tensor& t, int64_t dim, const Tensor& indices, const 
   check_values(op, t, values, shape);
   const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
   Tensor out = run_scatter(op, t, d, spread(indices, shape, d), values, ticket);
-  report_on_cpu(t.client());
   return out;
 }
 

@@ -110,8 +110,8 @@ class Client {
   // not seen. A kernel given device_error_word() records the first one there: the code of a site
   // registered here, then up to kDeviceErrorValues numbers. After a launch that may record one,
   // expect_device_error() has the next read or sync check the word (one small copy) and raise the
-  // error, which clears it; check_device_error() does that at once (the CPU's launches have run
-  // when they return, so an op there reports at once).
+  // error, which clears it; on the CPU, whose launches have run when they return, it checks at
+  // once. check_device_error() checks at once on any device.
   static constexpr uint32_t kDeviceErrorValues = 7;
   struct DeviceErrorSite {
     std::string kind;  // the Error kind raised
