@@ -153,12 +153,13 @@ std::vector<autotune::Candidate> matmul_candidates(const MatmulPlan& p, const Te
   // In the kernel, the rhs is read at k * stride[batch_rank] + col * stride[batch_rank + 1]. Its
   // 32-bit limits are checked when it runs, so that a call past them fails this candidate alone
   // (the tile products may still take it).
-  KernelRef kernel = matmul_kernel(p.dtype, batch_rank);
   Client client = out->client();
   Handle ha = lhs.handle(), hb = rhs.handle(), ho = out->handle();
   const int64_t inner = p.k;
-  c.push_back({"naive", [client, kernel, ha, hb, ho, kshape, ka, kb, ko, count, inner] {
+  const DType dtype = p.dtype;
+  c.push_back({"naive", [client, dtype, batch_rank, ha, hb, ho, kshape, ka, kb, ko, count, inner] {
                  const char* op = "matmul";
+                 KernelRef kernel = matmul_kernel(dtype, batch_rank);
                  TensorBinding ba = binding(ha, kshape.span(), ka.span(), op), bb = binding(hb, kshape.span(), kb.span(), op),
                                bo = binding(ho, kshape.span(), ko.span(), op);
                  launch(client, kernel, linear_config(count),

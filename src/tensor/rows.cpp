@@ -263,9 +263,10 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   std::vector<autotune::Candidate> candidates;
   auto add_candidate = [&](uint32_t units, int resident) {
     RowSpec spec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined(), units, resident};
-    KernelRef kernel = tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
     std::string label = (resident ? "resident " : "streaming ") + std::to_string(units);
+    // The kernel is looked up (recorded the first time) only by the candidate that runs.
     candidates.push_back({label, [=] {
+                            KernelRef kernel = tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
                             std::vector<Arg> args = {bin};
                             if (spec.weight) args.emplace_back(bw);
                             if (spec.bias) args.emplace_back(bb);

@@ -3,6 +3,7 @@
 // saying so, when NVRTC is missing).
 #include <gtest/gtest.h>
 
+#include "kiln/autotune.h"
 #include "support.h"
 #include "support/compile_for_sm90.h"
 #include "tensor/kernels.h"
@@ -15,6 +16,12 @@ namespace {
 // compiler), at ranks 1 to 3.
 void record_every_op() {
   Client c = Device::cpu().client();
+  // Autotuned ops record a kernel when it runs: forced tuning runs every candidate of each key,
+  // whatever an earlier run stored.
+  autotune::set_mode(autotune::Mode::force);
+  struct Unforce {
+    ~Unforce() { autotune::set_mode(std::nullopt); }
+  } unforce;
   for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool}) {
     HostTensor h = random_host(t, {3, 4, 5}, 1, 0, 3);
     Tensor x = upload(c, t, h);
