@@ -97,7 +97,7 @@ size_t index_of(std::span<const Candidate> candidates, const std::string& name) 
 Result tune(const Client& c, const std::string& key, std::span<const Candidate> candidates, size_t fallback) {
   const bool tty = ::isatty(2) != 0;
   std::vector<double> secs(candidates.size(), INFINITY);
-  std::optional<Error> fallback_error, first_error;
+  std::optional<Error> fallback_error;  // when every candidate fails, the fallback's is thrown
   double best = INFINITY;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (tty) {
@@ -113,13 +113,12 @@ Result tune(const Client& c, const std::string& key, std::span<const Candidate> 
     } catch (const Error& e) {
       log(key + ": " + candidates[i].name + " failed: " + e.what());
       if (i == fallback) fallback_error = e;
-      if (!first_error) first_error = e;
     }
   }
   size_t win = size_t(std::min_element(secs.begin(), secs.end()) - secs.begin());
   if (!std::isfinite(secs[win])) {
     if (tty) std::fprintf(stderr, "\r\033[K");
-    throw fallback_error ? *fallback_error : *first_error;
+    throw *fallback_error;
   }
   candidates[win].run();
   Result r;

@@ -525,10 +525,9 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
     const Strides ps = contiguous_strides(Shape(p_shape.span().begin(), p_shape.span().end()));
     for (int64_t st : ps) p_strides.push_back(st);
     TensorBinding bparts = tensor::binding(partials.handle(), p_shape, p_strides, name);
-    const Reduction second = op == Reduction::Mean ? Reduction::Mean : op;
     std::vector<Arg> args = {bparts, bout, uint32_t(1), uint32_t(parts)};
     if (op == Reduction::Mean) args.push_back(inner);
-    launch(x.client(), split_kernel({second, ty.acc, ty.acc, ty.out, kept_rank, 1, true}), config(count), args);
+    launch(x.client(), split_kernel({op, ty.acc, ty.acc, ty.out, kept_rank, 1, true}), config(count), args);
     return out;
   }
   const ReduceSpec spec{op, x.dtype(), kept_rank, reduced_rank};
