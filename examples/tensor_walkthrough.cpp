@@ -2,7 +2,8 @@
 // the tensors' shape, strides, contiguity and can_mut, whose memory they use, and the kernels the
 // step launched, by name. Ownership decides in-place writes: std::move(a) + b writes into a's
 // memory; c + b with c still held gets new memory. Views launch nothing; matmul reads a transposed
-// operand through its strides.
+// operand through its strides. Last, a chain of elementwise ops that runs as one fused kernel when
+// its value is read.
 #include <cstdio>
 #include <map>
 #include <string>
@@ -49,6 +50,14 @@ struct Launches {
   }
 };
 
+// With fusion on, an elementwise op's result is pending until its value is needed (fusion.h): a
+// pending result holds its operands, so that they are not theirs alone. Each step but the last
+// computes its result at once, to show what the op's own kernel does.
+Tensor computed(Tensor t) {
+  t.eval();
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -59,18 +68,18 @@ int main(int argc, char** argv) try {
 
   std::printf("--- a = [[1, 2, 3], [4, 5, 6]]; b = 10 * a\n");
   Tensor a = Tensor::from_data<float>(client, {1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor b = 10 * a;
+  Tensor b = computed(10 * a);
   show(mem, "a", a);
   show(mem, "b", b);
   std::printf("%s\n", launches.since().c_str());
 
   std::printf("--- c = std::move(a) + b (a given, its only holder)\n");
-  Tensor c = std::move(a) + b;
+  Tensor c = computed(std::move(a) + b);
   show(mem, "c", c);
   std::printf("%s\n", launches.since().c_str());
 
   std::printf("--- d = c + b (c still held)\n");
-  Tensor d = c + b;
+  Tensor d = computed(c + b);
   show(mem, "c", c);
   show(mem, "d", d);
   std::printf("%s\n", launches.since().c_str());
@@ -100,11 +109,20 @@ int main(int argc, char** argv) try {
   Tensor t2 = Tensor::from_data(client, d.to_data()).swap_dims(0, 1);
   show(mem, "t2", t2);
   (void)launches.since();
-  Tensor s = t + std::move(t2);
+  Tensor s = computed(t + std::move(t2));
   show(mem, "s", s);
   std::printf("%s\n", launches.since().c_str());
   std::printf("s data %s\n", s.to_data().to_string().c_str());
   std::printf("s = %s\n", s.to_string().c_str());
+  (void)launches.since();
+
+  std::printf("--- y = gelu(t * 0.01 - 1): pending until read, then one fused kernel\n");
+  Tensor y = gelu(t * 0.01 - 1);
+  std::printf("y   shape=%s pending=%s\n", dims(y.shape()).c_str(), y.pending() ? "true" : "false");
+  std::printf("%s\n", launches.since().c_str());
+  std::printf("y = %s\n", y.to_string().c_str());
+  std::printf("%s\n", launches.since().c_str());
+  show(mem, "y", y);
   return 0;
 } catch (const kiln::Error& e) {
   std::fprintf(stderr, "error: %s\n", e.what());

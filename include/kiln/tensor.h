@@ -2,6 +2,7 @@
 // that are kiln kernels.
 #pragma once
 
+#include "kiln/tensor/fusion.h"
 #include "kiln/tensor/indexing.h"
 #include "kiln/tensor/matmul.h"
 #include "kiln/tensor/ops.h"

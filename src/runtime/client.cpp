@@ -7,6 +7,7 @@
 #include "kiln/error.h"
 #include "kiln/runtime/client.h"
 #include "runtime/client_state.h"
+#include "runtime/deferred.h"
 
 namespace kiln {
 
@@ -15,12 +16,19 @@ namespace runtime {
 namespace {
 std::atomic<uint64_t> g_next_client{1};
 std::atomic<uint64_t> g_next_memory{1};
+std::atomic<DeferredRunner> g_deferred_runner{nullptr};
 
 size_t small_page_for(const DeviceState& d) {
   // Small allocations share pages: 32 MiB on GPUs, 8 MiB on the host.
   return d.kind == DeviceKind::Cpu ? (size_t(8) << 20) : (size_t(32) << 20);
 }
 }  // namespace
+
+void set_deferred_runner(DeferredRunner runner) { g_deferred_runner.store(runner, std::memory_order_release); }
+
+void run_deferred(uint64_t client_id) {
+  if (DeferredRunner r = g_deferred_runner.load(std::memory_order_acquire)) r(client_id);
+}
 
 ClientState::ClientState(std::shared_ptr<DeviceState> d)
     : id(g_next_client.fetch_add(1)),
@@ -126,6 +134,7 @@ void Client::write_bytes(const Handle& h, const void* data, size_t bytes) const 
 }
 
 void Client::sync() const {
+  runtime::run_deferred(state_->id);
   state_->device->backend->sync(*state_->stream);
   if (state_->error_expected.load(std::memory_order_acquire)) check_device_error();
 }

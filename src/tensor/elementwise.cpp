@@ -1,13 +1,19 @@
-// Elementwise ops: the operands' broadcast, the choice of the result's memory (in place by
-// ownership, or new memory in the operands' memory order), the walk, and the launch.
+// Elementwise ops: each op's definition, the engine that checks a call and launches its walk
+// (the operands' broadcast, the result's memory: in place by ownership, or new memory in the
+// operands' memory order), and the choice between launching now and recording a pending step.
 #include <algorithm>
 #include <array>
 #include <span>
 #include <cmath>
 #include <mutex>
 #include <optional>
+#include <utility>
 
+#include "kiln/tensor/fusion.h"
 #include "kiln/tensor/ops.h"
+#include "runtime/scalar_convert.h"
+#include "tensor/elementwise.h"
+#include "tensor/fusion.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
 #include "tensor/support.h"
@@ -19,7 +25,9 @@ namespace {
 using dsl::Tracer;
 using dsl::ValueRef;
 using tensor::ElementFn;
-using tensor::OperandKind;
+using tensor::Needs;
+using tensor::OpInfo;
+using tensor::ResultRule;
 
 // f16 and bf16 compute in f32 and round once, as PyTorch does.
 DType compute_type(DType d) { return d == DType::F16 || d == DType::BF16 ? DType::F32 : d; }
@@ -34,8 +42,6 @@ ValueRef constant_like(Tracer& t, const ValueRef& like, double v) {
   return ir::is_float(like.type.scalar) ? t.constant(type, ir::AttrValue::of_float(v))
                                         : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
 }
-
-enum class Needs { Any, Numbers, Signed, Floats };
 
 ElementFn binary_fn(ir::OpKind kind) {
   return [kind](Tracer& t, const std::vector<ValueRef>& v) { return t.binary(kind, widen(t, v[0]), widen(t, v[1])); };
@@ -57,27 +63,6 @@ void check_dtype(const std::string& op, DType d, Needs needs) {
                                                 std::string(ir::scalar_name(d)) + "; cast first");
   }
 }
-
-// What an op may ask of the result beyond the defaults.
-struct ResultRule {
-  std::optional<DType> dtype;     // another element type than the operands' (cast)
-  bool row_major = false;         // new memory, row-major, whatever the operands' order (into_contiguous)
-  const Tensor* dest = nullptr;   // the result goes into this view's elements (assign)
-};
-
-// An op: its name, what it takes, what it computes, and the kernels recorded for it, by packed
-// facts (kernel_key), searched in order (an op has a handful).
-struct OpInfo {
-  const char* name;
-  Needs needs;
-  bool to_bool;  // the result is a bool tensor
-  ElementFn fn;
-  bool condition_first = false;  // operand 0 is a bool tensor, the others share the element type (where)
-  std::mutex mutex;
-  std::vector<std::pair<uint64_t, KernelRef>> kernels;
-
-  OpInfo(const char* n, Needs ne, bool b, ElementFn f) : name(n), needs(ne), to_bool(b), fn(std::move(f)) {}
-};
 
 // The facts that make an op's kernels differ: the result's type, the walk's rank or the vector
 // width of a contiguous walk, and each input's kind (the inputs share one element type).
@@ -111,7 +96,7 @@ KernelRef kernel_for(OpInfo& info, const KernelFacts& f) {
   spec.width = f.width;
   spec.fn = &info.fn;
   for (size_t i = 0; i < f.inputs; ++i) {
-    spec.kinds.push_back(f.scalar[i] ? OperandKind::Scalar : OperandKind::Tensor);
+    spec.kinds.push_back(f.scalar[i] ? tensor::OperandKind::Scalar : tensor::OperandKind::Tensor);
     spec.dtypes.push_back(i == 0 && f.condition ? DType::Bool : f.in);
   }
   KernelRef ref = tensor::elementwise_kernel(spec);
@@ -120,16 +105,21 @@ KernelRef kernel_for(OpInfo& info, const KernelFacts& f) {
   return ref;
 }
 
-// The vector width of a contiguous walk: up to 16 bytes and 4 lanes, while the count and every
-// view's start allow whole vectors.
-int contiguous_width(std::span<Operand> operands, int into, const Tensor& out, int64_t count, DType in_type, DType out_type) {
-  const int bytes = std::max(ir::scalar_bytes(in_type), ir::scalar_bytes(out_type));
+// The vector width of a contiguous walk: up to 16 bytes and 4 lanes of the widest element, while
+// the count and every view's start allow whole vectors.
+int contiguous_width(std::span<Operand> inputs, int into, std::span<const Tensor* const> outs, int64_t count) {
+  int bytes = 1;
+  for (const Operand& o : inputs) {
+    if (!o.is_scalar()) bytes = std::max(bytes, ir::scalar_bytes(o.tensor().dtype()));
+  }
+  for (const Tensor* t : outs) bytes = std::max(bytes, ir::scalar_bytes(t->dtype()));
   auto aligned = [](const Tensor& t, int w) { return t.handle().address() % uint64_t(w * ir::scalar_bytes(t.dtype())) == 0; };
   int width = std::min(4, 16 / bytes);
   for (; width > 1; width /= 2) {
-    bool ok = count % width == 0 && aligned(out, width);
-    for (size_t i = 0; i < operands.size(); ++i) {
-      ok = ok && (operands[i].is_scalar() || int(i) == into || aligned(operands[i].tensor(), width));
+    bool ok = count % width == 0;
+    for (const Tensor* t : outs) ok = ok && aligned(*t, width);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ok = ok && (inputs[i].is_scalar() || int(i) == into || aligned(inputs[i].tensor(), width));
     }
     if (ok) break;
   }
@@ -147,7 +137,7 @@ Handle exact(const Tensor& t, int64_t count) {
 // The order in which new memory lays out a result of `shape`: the one that the operands of that
 // shape agree on, weighed by their elements; row-major when none has it.
 tensor::DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
-  std::array<std::pair<tensor::DimOrder, int64_t>, 4> votes;
+  std::array<std::pair<tensor::DimOrder, int64_t>, tensor::kMaxWalkInputs> votes;
   size_t n_votes = 0;
   for (const Operand& o : operands) {
     // An expanded operand (stride 0 on a long dim) says nothing about a layout worth keeping.
@@ -164,7 +154,17 @@ tensor::DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
   return n_votes > 0 ? votes[best].first : tensor::row_major_order(shape.size());
 }
 
-Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = {}) {
+// An argument list to fill in (Arg has no empty state).
+template <size_t... I>
+std::array<Arg, sizeof...(I)> placeholder_args(std::index_sequence<I...>) {
+  return {((void)I, Arg(0u))...};
+}
+
+}  // namespace
+
+namespace tensor {
+
+Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule) {
   const char* op = info.name;
   // The element type: the tensors' (which must agree); numbers take it.
   const Tensor* first = nullptr;
@@ -196,96 +196,162 @@ Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = 
   if (info.condition_first && operands[0].tensor().client().id() != first->client().id()) {
     throw Error("tensor.device_mismatch", std::string(op) + ": the condition and the values belong to different clients (devices)");
   }
-  const DType in_type = first->dtype();
-  check_dtype(op, in_type, info.needs);
-  const DType out_type = rule.dtype ? *rule.dtype : info.to_bool ? DType::Bool : in_type;
-  if (rule.dtype) tensor::check_supported(op, out_type);
-  const Client client = first->client();
+  Checked c;
+  c.in = first->dtype();
+  check_dtype(op, c.in, info.needs);
+  c.out = rule.dtype ? *rule.dtype : info.to_bool ? DType::Bool : c.in;
+  if (rule.dtype) tensor::check_supported(op, c.out);
+  c.client = first->client();
+  // A number must keep its value in the element type (no 2.5 into an i32 tensor, no 300 into u8).
+  for (const Operand& o : operands) {
+    ScalarValue converted;
+    if (o.is_scalar() && !runtime::convert_scalar(o.scalar(), c.in, converted)) {
+      throw Error("tensor.bad_scalar", std::string(op) + ": a " + std::string(ir::scalar_name(o.scalar().type)) +
+                                           " number whose value " + std::string(ir::scalar_name(c.in)) +
+                                           " cannot hold, with a " + std::string(ir::scalar_name(c.in)) +
+                                           " tensor; pass a number of that type, or cast the tensor");
+    }
+  }
 
   // The result's shape: the operands' broadcast.
-  Shape shape = first->shape();
+  c.shape = first->shape();
   for (const Operand& o : operands) {
-    if (!o.is_scalar() && o.tensor().shape() != shape) shape = tensor::broadcast_shapes(shape, o.tensor().shape(), op);
+    if (!o.is_scalar() && o.tensor().shape() != c.shape) c.shape = tensor::broadcast_shapes(c.shape, o.tensor().shape(), op);
   }
-  if (rule.dest && tensor::broadcast_shapes(shape, rule.dest->shape(), op) != rule.dest->shape()) {
-    throw Error("tensor.shape_mismatch", std::string(op) + ": a value of shape " + to_string(shape) +
+  if (rule.dest && tensor::broadcast_shapes(c.shape, rule.dest->shape(), op) != rule.dest->shape()) {
+    throw Error("tensor.shape_mismatch", std::string(op) + ": a value of shape " + to_string(c.shape) +
                                              " does not broadcast to the destination's shape " + to_string(rule.dest->shape()));
   }
-  if (rule.dest) shape = rule.dest->shape();
+  if (rule.dest) c.shape = rule.dest->shape();
+  return c;
+}
 
-  // Where the result goes: a given operand's memory, else new memory in the voted order.
+void launch_walk(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
+                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results) {
+  if (out_types.empty() || out_types.size() > kMaxWalkOutputs || inputs.size() + out_types.size() + 1 > kMaxWalkParams) {
+    throw Error("tensor.too_large", std::string(op) + ": a walk's kernel takes at most " + std::to_string(kMaxWalkParams) +
+                                        " parameters (inputs, at most 4 outputs, the count); this one needs " +
+                                        std::to_string(inputs.size() + out_types.size() + 1));
+  }
+  // Where output 0 goes: a destination, a given input's memory, else new memory in the voted order.
   int into = -1;
-  for (size_t i = 0; i < operands.size() && into < 0 && !rule.row_major && !rule.dest; ++i) {
-    const Operand& o = operands[i];
+  for (size_t i = 0; i < inputs.size() && into < 0 && !rule.row_major && !rule.dest; ++i) {
+    const Operand& o = inputs[i];
     if (!o.is_scalar() && o.owned() && o.tensor().can_mut() && o.tensor().shape() == shape &&
-        o.tensor().dtype() == out_type && !tensor::self_overlapping(o.tensor().shape(), o.tensor().strides())) {
+        o.tensor().dtype() == out_types[0] && !tensor::self_overlapping(o.tensor().shape(), o.tensor().strides())) {
       into = int(i);
     }
   }
   tensor::DimOrder order;
-  Tensor fresh;  // new memory, when the result goes to neither a destination nor an operand
+  Tensor fresh;  // new memory, when output 0 goes to neither a destination nor an input
   if (!rule.dest && into < 0) {
-    order = rule.row_major ? voted_order({}, shape) : voted_order(operands, shape);
-    fresh = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_type);
+    order = rule.row_major ? voted_order({}, shape) : voted_order(inputs, shape);
+    fresh = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_types[0]);
   }
-  const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? operands[size_t(into)].tensor() : fresh;
+  const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].tensor() : fresh;
   if (rule.dest || into >= 0) order = tensor::memory_order(out.shape(), out.strides());
-  // The result, taken from a given operand only once nothing can fail any more.
-  auto result = [&]() -> Tensor { return rule.dest ? *rule.dest : into >= 0 ? operands[size_t(into)].take() : std::move(fresh); };
+  std::array<Tensor, kMaxWalkOutputs> more;  // outputs 1.., laid out as output 0
+  std::array<const Tensor*, kMaxWalkOutputs> outs{&out};
+  for (size_t j = 1; j < out_types.size(); ++j) {
+    more[j] = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_types[j]);
+    outs[j] = &more[j];
+  }
+  const std::span<const Tensor* const> out_list(outs.data(), out_types.size());
+  // The results, an input's tensor taken only once nothing can fail any more.
+  auto deliver = [&] {
+    results[0] = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].take() : std::move(fresh);
+    for (size_t j = 1; j < out_types.size(); ++j) results[j] = std::move(more[j]);
+  };
   const int64_t count = out.numel();
-  if (count == 0) return result();
-
-  auto tensor_of = [&](size_t i) -> const Tensor& { return operands[i].tensor(); };
+  if (count == 0) return deliver();
 
   // The walk over the result in its memory order, with dims folded where every tensor allows.
-  constexpr size_t kMaxOperands = 3;
-  if (operands.size() > kMaxOperands) throw Error("tensor.too_large", std::string(op) + ": more than 3 operands");
-  std::array<tensor::Dims, kMaxOperands + 1> strides;
+  std::array<tensor::Dims, kMaxWalkParams> strides;
   size_t n_strides = 0;
-  for (size_t i = 0; i < operands.size(); ++i) {
-    if (!operands[i].is_scalar()) strides[n_strides++] = tensor::broadcast_strides(tensor_of(i).shape(), tensor_of(i).strides(), shape);
+  for (const Operand& o : inputs) {
+    if (!o.is_scalar()) strides[n_strides++] = tensor::broadcast_strides(o.tensor().shape(), o.tensor().strides(), shape);
   }
-  strides[n_strides++] = tensor::Dims(out.strides());
+  for (const Tensor* t : out_list) strides[n_strides++] = tensor::Dims(t->strides());
   tensor::Walk walk = tensor::Walk::in_order(shape, std::span<const tensor::Dims>(strides.data(), n_strides), order);
   walk.fold();
   bool contiguous = walk.shape.size() == 1;
   for (size_t o = 0; o < walk.operands; ++o) contiguous = contiguous && walk.strides[o][0] == 1;
 
-  KernelFacts spec;
-  spec.in = in_type;
-  spec.out = out_type;
-  spec.inputs = operands.size();
-  spec.condition = info.condition_first;
-  for (size_t i = 0; i < operands.size(); ++i) spec.scalar[i] = operands[i].is_scalar();
   uint32_t units = tensor::checked_u32(count, op, "elements");
   // The arguments, which live until the launch returns: handles for a contiguous walk (vectors of
   // `width` elements, no index arithmetic), tensor bindings otherwise.
-  std::array<Handle, kMaxOperands + 1> handles;
-  std::array<TensorBinding, kMaxOperands + 1> bindings;
-  std::array<Arg, kMaxOperands + 2> args{Arg(0u), Arg(0u), Arg(0u), Arg(0u), Arg(0u)};
+  constexpr size_t kMaxArgs = kMaxWalkParams;
+  std::array<Handle, kMaxArgs> handles;
+  std::array<TensorBinding, kMaxArgs> bindings;
+  std::array<Arg, kMaxArgs> args = placeholder_args(std::make_index_sequence<kMaxArgs>());
   size_t n_args = 0;
+  int rank = 1, width = 0;
   if (contiguous) {
-    spec.width = contiguous_width(operands, into, out, count, in_type, out_type);
-    spec.rank = 1;
-    units /= uint32_t(spec.width);
-    for (size_t i = 0; i < operands.size(); ++i) {
-      args[n_args++] = operands[i].is_scalar() ? Arg(operands[i].scalar()) : Arg(handles[i] = exact(tensor_of(i), count));
+    width = contiguous_width(inputs, into, out_list, count);
+    units /= uint32_t(width);
+    for (const Operand& o : inputs) {
+      args[n_args] = o.is_scalar() ? Arg(o.scalar()) : Arg(handles[n_args] = exact(o.tensor(), count));
+      ++n_args;
     }
-    args[n_args++] = Arg(handles[kMaxOperands] = exact(out, count));
+    for (const Tensor* t : out_list) {
+      args[n_args] = Arg(handles[n_args] = exact(*t, count));
+      ++n_args;
+    }
   } else {
-    spec.rank = int(walk.shape.size());
-    spec.width = 0;
+    rank = int(walk.shape.size());
     size_t next = 0;
-    for (size_t i = 0; i < operands.size(); ++i) {
-      args[n_args++] = operands[i].is_scalar()
-                           ? Arg(operands[i].scalar())
-                           : Arg(bindings[i] = tensor::binding(tensor_of(i).handle(), walk.shape, walk.strides[next++], op));
+    for (const Operand& o : inputs) {
+      args[n_args] = o.is_scalar() ? Arg(o.scalar()) : Arg(bindings[n_args] = tensor::binding(o.tensor().handle(), walk.shape, walk.strides[next++], op));
+      ++n_args;
     }
-    args[n_args++] = Arg(bindings[kMaxOperands] = tensor::binding(out.handle(), walk.shape, walk.strides[next], op));
+    for (const Tensor* t : out_list) {
+      args[n_args] = Arg(bindings[n_args] = tensor::binding(t->handle(), walk.shape, walk.strides[next++], op));
+      ++n_args;
+    }
   }
   args[n_args++] = Arg(units);
-  launch(client, kernel_for(info, spec), tensor::linear_config(units), std::span<const Arg>(args.data(), n_args));
-  return result();
+  launch(client, kernel(rank, width), tensor::linear_config(units), std::span<const Arg>(args.data(), n_args));
+  deliver();
+}
+
+Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& rule, const Checked& checked) {
+  if (operands.size() > 4) throw Error("tensor.too_large", std::string(info.name) + ": more than 4 operands");
+  KernelFacts facts;
+  facts.in = checked.in;
+  facts.out = checked.out;
+  facts.inputs = operands.size();
+  facts.condition = info.condition_first;
+  for (size_t i = 0; i < operands.size(); ++i) facts.scalar[i] = operands[i].is_scalar();
+  Tensor result;
+  launch_walk(info.name, checked.client, operands, checked.shape, std::span<const DType>(&checked.out, 1), rule,
+              [&](int rank, int width) {
+                facts.rank = rank;
+                facts.width = width;
+                return kernel_for(info, facts);
+              },
+              std::span<Tensor>(&result, 1));
+  return result;
+}
+
+}  // namespace tensor
+
+namespace {
+
+// More dims longer than 1 than a kernel walks (8): such a walk may not fold into one, which only
+// its launch can tell.
+bool beyond_kernel_rank(const Shape& shape) {
+  return std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d > 1; }) > 8;
+}
+
+// An op's call: checked, then recorded as a pending step when fusion is on, else launched. An op
+// that writes by request (into a destination, or row-major memory) runs now, and so does one
+// whose walk may be too deep for a kernel, so that its error comes at the call.
+Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = {}) {
+  tensor::Checked checked = tensor::check_elementwise(info, operands, rule);
+  if (!rule.dest && !rule.row_major && !beyond_kernel_rank(checked.shape) && fusion::enabled()) {
+    return tensor::record_pending(info, operands, checked);
+  }
+  return tensor::run_eager(info, operands, rule, checked);
 }
 
 Tensor binary(OpInfo& info, Operand a, Operand b) {
@@ -398,6 +464,9 @@ void assign(const Tensor& dest, const Tensor& value) {
   if (value.client().id() != dest.client().id()) {
     throw Error("tensor.device_mismatch", "assign: the value lives on another device; move it with to_device()");
   }
+  // Pending chains that read the destination's memory run first: they were recorded before this
+  // write, and must see the values from before it.
+  tensor::flush_readers(dest.handle().memory_id());
   // A value over the destination's own memory (a shifted view of it) is copied out first: the copy
   // kernel's units would otherwise read elements that others have already written.
   if (value.handle().memory_id() == dest.handle().memory_id()) {

@@ -45,7 +45,7 @@ ValueRef offset(Tracer& t, const ValueRef& tensor, const std::vector<ValueRef>& 
 
 namespace {
 
-ir::Kernel record_elementwise(const ElementwiseSpec& spec) {
+ir::Kernel record_walk(const WalkSpec& spec) {
   ir::Kernel k;
   k.name = spec.name;
   Tracer t(k);
@@ -60,29 +60,42 @@ ir::Kernel record_elementwise(const ElementwiseSpec& spec) {
     inputs.push_back(spec.kinds[i] == OperandKind::Tensor ? t.param(name, array_type(spec.dtypes[i], ir::Access::ReadOnly))
                                                           : t.param(name, ir::Type::scalar_of(spec.dtypes[i])));
   }
-  ValueRef out = t.param("out", array_type(spec.out, ir::Access::ReadWrite));
+  std::vector<ValueRef> outs;
+  for (size_t j = 0; j < spec.outputs.size(); ++j) {
+    std::string name = spec.outputs.size() == 1 ? "out" : "out" + std::to_string(j);
+    outs.push_back(t.param(name, array_type(spec.steps[size_t(spec.outputs[j])].out, ir::Access::ReadWrite)));
+  }
   ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
 
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
   size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
-  std::vector<ValueRef> offsets(spec.kinds.size() + 1, pos);
+  std::vector<ValueRef> in_offsets(spec.kinds.size(), pos), out_offsets(outs.size(), pos);
   if (!contiguous) {
-    // The walk's coordinates (over the output's shape), turned into every tensor's offset.
-    std::vector<ValueRef> c = coordinates(t, pos, out, 0, spec.rank);
+    // The walk's coordinates (over the outputs' shape), turned into every tensor's offset.
+    std::vector<ValueRef> c = coordinates(t, pos, outs[0], 0, spec.rank);
     for (size_t i = 0; i < spec.kinds.size(); ++i) {
-      if (spec.kinds[i] == OperandKind::Tensor) offsets[i] = offset(t, inputs[i], c, 0, ValueRef{});
+      if (spec.kinds[i] == OperandKind::Tensor) in_offsets[i] = offset(t, inputs[i], c, 0, ValueRef{});
     }
-    offsets.back() = offset(t, out, c, 0, ValueRef{});
+    for (size_t j = 0; j < outs.size(); ++j) out_offsets[j] = offset(t, outs[j], c, 0, ValueRef{});
   }
   std::vector<ValueRef> values;
   for (size_t i = 0; i < spec.kinds.size(); ++i) {
-    values.push_back(spec.kinds[i] == OperandKind::Tensor ? t.load(inputs[i], offsets[i]) : inputs[i]);
+    values.push_back(spec.kinds[i] == OperandKind::Tensor ? t.load(inputs[i], in_offsets[i]) : inputs[i]);
   }
-  ValueRef result = (*spec.fn)(t, values);
-  if (result.type.scalar != spec.out) result = t.cast(result, spec.out);
-  // A result computed from numbers alone (no lane of a vector in it) is a scalar: every lane.
-  if (contiguous) result = t.splat(result, spec.width);
-  t.store(out, offsets.back(), result);
+  std::vector<ValueRef> steps;
+  for (const WalkStep& s : spec.steps) {
+    std::vector<ValueRef> args;
+    for (int a : s.args) args.push_back(a >= 0 ? values[size_t(a)] : steps[size_t(-a - 1)]);
+    ValueRef r = (*s.fn)(t, args);
+    if (r.type.scalar != s.out) r = t.cast(r, s.out);
+    steps.push_back(r);
+  }
+  for (size_t j = 0; j < outs.size(); ++j) {
+    ValueRef r = steps[size_t(spec.outputs[j])];
+    // A result computed from numbers alone (no lane of a vector in it) is a scalar: every lane.
+    if (contiguous) r = t.splat(r, spec.width);
+    t.store(outs[j], out_offsets[j], r);
+  }
   t.end_then(in_range);
   t.finish();
   return k;
@@ -129,8 +142,42 @@ std::vector<KernelRef> recorded_kernels() {
   return out;
 }
 
+std::string WalkSpec::key() const {
+  std::string k = name + "/" + std::to_string(rank) + "/w" + std::to_string(width);
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    k += kinds[i] == OperandKind::Tensor ? "/t" : "/s";
+    k += ir::scalar_name(dtypes[i]);
+  }
+  for (const WalkStep& s : steps) {
+    k += "|" + s.op + ":" + std::string(ir::scalar_name(s.out));
+    for (int a : s.args) k += "," + std::to_string(a);
+  }
+  k += "|out";
+  for (int o : outputs) k += "," + std::to_string(o);
+  return k;
+}
+
+KernelRef walk_kernel(const WalkSpec& spec) {
+  return cached_kernel(spec.key(), [&] { return record_walk(spec); });
+}
+
 KernelRef elementwise_kernel(const ElementwiseSpec& spec) {
-  return cached_kernel(spec.key(), [&] { return record_elementwise(spec); });
+  return cached_kernel(spec.key(), [&] {
+    WalkSpec w;
+    w.name = spec.name;
+    w.kinds = spec.kinds;
+    w.dtypes = spec.dtypes;
+    w.rank = spec.rank;
+    w.width = spec.width;
+    WalkStep step;
+    step.op = spec.name;
+    step.fn = spec.fn;
+    step.out = spec.out;
+    for (size_t i = 0; i < spec.kinds.size(); ++i) step.args.push_back(int(i));
+    w.steps.push_back(std::move(step));
+    w.outputs.push_back(0);
+    return record_walk(w);
+  });
 }
 
 }  // namespace kiln::tensor

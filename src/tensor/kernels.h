@@ -35,6 +35,32 @@ struct ElementwiseSpec {
   std::string key() const;           // what makes two specs the same kernel (fn is named by `name`)
 };
 
+// A walk's kernel in general: inputs (tensors or numbers), steps that each compute one op's
+// ElementFn from inputs and earlier steps (rounded to the step's element type, as the op's own
+// kernel stores it), and outputs that store steps. An op's kernel is one step; a fused chain is
+// many, its intermediate values kept in registers.
+struct WalkStep {
+  std::string op;                // the op's name, which names its ElementFn in the key
+  const ElementFn* fn = nullptr;
+  DType out = DType::F32;
+  std::vector<int> args;         // each >= 0: input i; < 0: step -(arg + 1)
+};
+
+struct WalkSpec {
+  std::string name;                  // the kernel's name: "tensor_fused_mul_add_gelu"
+  std::vector<OperandKind> kinds;    // one per input
+  std::vector<DType> dtypes;         // one per input
+  std::vector<WalkStep> steps;       // inputs before users
+  std::vector<int> outputs;          // the steps stored, one output parameter each, in order
+  int rank = 1;
+  int width = 0;                     // as ElementwiseSpec's
+  std::string key() const;
+};
+
+// The kernel of `spec`: parameters are the inputs, the outputs ("out", or "out0".. when there are
+// several) and the count, laid out as elementwise_kernel's.
+KernelRef walk_kernel(const WalkSpec& spec);
+
 // The kernel of `spec`. Strided: parameters are the inputs (tensors of `rank`, or scalars), the
 // output (a tensor of `rank`) and the element count (u32); unit i computes the i-th element of the
 // walk (row-major over the output's shape) from each tensor operand's strides. Contiguous: the

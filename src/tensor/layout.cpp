@@ -73,7 +73,7 @@ Strides strides_in_order(const Shape& shape, const DimOrder& order) {
 }
 
 Walk Walk::in_order(std::span<const int64_t> shape, std::span<const Dims> strides, const DimOrder& order) {
-  if (strides.size() > kMaxOperands) throw Error("tensor.too_large", "an elementwise walk takes at most 4 tensors");
+  if (strides.size() > kMaxOperands) throw Error("tensor.too_large", "an elementwise walk takes at most 16 tensors");
   Walk w;
   w.operands = strides.size();
   for (int i : order) {
@@ -105,7 +105,8 @@ void Walk::fold() {
     f.shape.push_back(1);
     for (size_t o = 0; o < operands; ++o) f.strides[o].push_back(1);
   }
-  *this = f;
+  shape = f.shape;  // only the operands' strides in use are copied (the list holds 16)
+  for (size_t o = 0; o < operands; ++o) strides[o] = f.strides[o];
 }
 
 }  // namespace kiln::tensor

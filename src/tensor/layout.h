@@ -93,7 +93,7 @@ Strides strides_in_order(const Shape& shape, const DimOrder& order);
 // it. fold() merges a dim into the next outer one wherever every operand allows it, so that
 // operands contiguous in the walk's order walk as one dim; dims of size 1 go.
 struct Walk {
-  static constexpr size_t kMaxOperands = 4;
+  static constexpr size_t kMaxOperands = 16;  // a fused chain's inputs and outputs
   Dims shape;
   std::array<Dims, kMaxOperands> strides;  // the first `operands`
   size_t operands = 0;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "kiln/tensor/ops.h"
+#include "tensor/fusion.h"
 #include "tensor/layout.h"
 #include "tensor/support.h"
 
@@ -75,6 +76,17 @@ Tensor::Tensor(Client client, Handle handle, Shape shape, Strides strides, DType
 Tensor::Tensor(Client client, Handle handle, Shape shape, DType dtype)
     : Tensor(std::move(client), std::move(handle), shape, contiguous_strides(shape), dtype) {}
 
+Tensor::Tensor(Client client, Shape shape, DType dtype, std::shared_ptr<tensor::Pending> pending)
+    : client_(std::move(client)), shape_(std::move(shape)), dtype_(dtype), pending_(std::move(pending)) {}
+
+bool Tensor::pending() const { return pending_ && !pending_->done; }
+
+void Tensor::settle() const {
+  Tensor result = tensor::take_result(pending_);  // pending_ is released once the chain has run
+  handle_ = std::move(result.handle_);
+  strides_ = std::move(result.strides_);
+}
+
 void Tensor::check_from_data(DType dtype, size_t count, const Shape& shape) {
   tensor::check_supported("from_data", dtype);
   for (int64_t d : shape) {
@@ -112,6 +124,7 @@ Tensor Tensor::empty(const Client& client, Shape shape, DType dtype) {
 int64_t Tensor::numel() const { return product(shape_); }
 
 bool Tensor::is_contiguous() const {
+  eval();
   int64_t expected = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] == 1) continue;
@@ -122,6 +135,7 @@ bool Tensor::is_contiguous() const {
 }
 
 Tensor Tensor::swap_dims(int64_t a, int64_t b) const {
+  eval();  // a view of a pending tensor is a view of its memory
   size_t i = dim_index("swap_dims", a, rank()), j = dim_index("swap_dims", b, rank());
   Tensor t = *this;
   std::swap(t.shape_[i], t.shape_[j]);
@@ -135,6 +149,7 @@ Tensor Tensor::transpose() const {
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
+  eval();  // a view of a pending tensor is a view of its memory
   if (int64_t(order.size()) != rank()) {
     throw Error("tensor.bad_dim", "permute: " + std::to_string(order.size()) + " dims given for a tensor of rank " + std::to_string(rank()));
   }
@@ -151,6 +166,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
 }
 
 Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end) const {
+  eval();  // a view of a pending tensor is a view of its memory
   size_t d = dim_index("slice", dim, rank());
   if (start < 0 || end < start || end > shape_[d]) {
     throw Error("tensor.index_out_of_range", "slice: [" + std::to_string(start) + ", " + std::to_string(end) + ") of dim " +
@@ -163,6 +179,7 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end) const {
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
+  eval();  // a view of a pending tensor is a view of its memory
   if (shape.size() < shape_.size()) {
     throw Error("tensor.shape_mismatch", "expand: " + kiln::to_string(shape_) + " cannot expand to fewer dims, " + kiln::to_string(shape));
   }
@@ -187,6 +204,7 @@ Tensor Tensor::expand(const Shape& shape) const {
 }
 
 Tensor Tensor::reshape(Shape shape) const {
+  eval();  // a view of a pending tensor is a view of its memory
   int64_t known = 1, unknown = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1 && unknown < 0) unknown = int64_t(i);
@@ -218,6 +236,7 @@ Tensor Tensor::reshape(Shape shape) const {
 
 TensorData Tensor::to_data() const {
   if (!defined()) throw Error("tensor.undefined", "to_data: the tensor is empty (moved from, or never set)");
+  eval();
   Tensor c = into_contiguous(*this);
   TensorData d;
   d.dtype = dtype_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/autotune.h"
+#include "kiln/tensor/fusion.h"
 #include "support.h"
 #include "support/compile_for_sm90.h"
 #include "tensor/kernels.h"
@@ -19,8 +20,13 @@ void record_every_op() {
   // Autotuned ops record a kernel when it runs: forced tuning runs every candidate of each key,
   // whatever an earlier run stored.
   autotune::set_mode(autotune::Mode::force);
+  // Each op's own kernel: with fusion on, an op whose result is dropped would record nothing.
+  fusion::set_enabled(false);
   struct Unforce {
-    ~Unforce() { autotune::set_mode(std::nullopt); }
+    ~Unforce() {
+      autotune::set_mode(std::nullopt);
+      fusion::set_enabled(std::nullopt);
+    }
   } unforce;
   for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool}) {
     HostTensor h = random_host(t, {3, 4, 5}, 1, 0, 3);
@@ -66,6 +72,23 @@ void record_every_op() {
     (void)matmul(m, m.transpose());
     (void)matmul(m.slice(0, 0, 1).reshape({3, 4}), m.transpose());
   }
+  // Fused chains: contiguous (vectors) and strided walks, a kept intermediate stored as a second
+  // output, a bool step, numbers, an integer chain.
+  fusion::set_enabled(true);
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+    Tensor a = upload(c, t, random_host(t, {8, 6}, 11)), w = upload(c, t, random_host(t, {8}, 12));
+    for (const Tensor& v : {a, a.transpose(), a.slice(1, 1, 5)}) {
+      gelu(v * w.narrow(0, 0, v.shape()[1]) + 1.5).eval();
+      Tensor kept = exp(v) - 1;
+      where(gt(v, 0), kept, kept * 0.5).eval();
+      kept.eval();
+    }
+  }
+  for (DType t : {DType::I32, DType::I64, DType::U8}) {
+    Tensor a = upload(c, t, random_host(t, {8, 6}, 13, 0, 9));
+    max(a * 3 + a, 4).eval();
+  }
+  fusion::set_enabled(false);
   // matmul's tile products: each float type, factors stored as rows and as columns.
   for (DType t : {DType::BF16, DType::F16, DType::F32, DType::F64}) {
     Tensor a = upload(c, t, random_host(t, {256, 32}, 8)), b = upload(c, t, random_host(t, {32, 256}, 9));

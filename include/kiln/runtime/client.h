@@ -102,8 +102,9 @@ class Client {
   // One byte (0 or 1) per bool, as upload(std::vector<bool>) makes them.
   void write(const Handle& h, const std::vector<bool>& data) const;
 
-  // Waits for all work submitted through this client; raises an error a kernel recorded in the
-  // device error word (below).
+  // Runs work held back for this client by a layer above (the tensor library's pending chains),
+  // then waits for all work submitted through this client; raises an error a kernel recorded in
+  // the device error word (below).
   void sync() const;
 
   // Errors that kernels find on the device, such as an index out of range in data the host has

@@ -27,6 +27,8 @@ class Operand {
   template <class N>
     requires detail::kNumber<N>
   Operand(N v) : scalar_(detail::tagged(v)), is_scalar_(true) {}  // NOLINT
+  // A number whose type is known at run time.
+  explicit Operand(const ScalarValue& v) : scalar_(v), is_scalar_(true) {}
 
   bool is_scalar() const { return is_scalar_; }
   // Given by std::move: the op may write its result into the tensor's memory.

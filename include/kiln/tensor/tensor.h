@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -18,6 +19,10 @@
 #include "kiln/runtime/handle.h"
 
 namespace kiln {
+
+namespace tensor {
+struct Pending;  // an elementwise step recorded and not run yet (src/tensor/fusion.h)
+}
 
 // A tensor's element type. The tensor library takes f16, bf16, f32, f64, i32, i64, u8 and bool.
 using DType = ir::Scalar;
@@ -71,19 +76,35 @@ class Tensor {
   static Tensor empty(const Client& client, Shape shape, DType dtype);
 
   const Client& client() const { return client_; }
-  const Handle& handle() const { return handle_; }
+  // The memory: a pending tensor (the result of an elementwise chain that has not run, see
+  // kiln/tensor/fusion.h) runs its chain first, as strides(), views and reads do.
+  const Handle& handle() const {
+    if (pending_) settle();
+    return handle_;
+  }
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
-  const Strides& strides() const { return strides_; }
+  const Strides& strides() const {
+    if (pending_) settle();
+    return strides_;
+  }
   int64_t rank() const { return int64_t(shape_.size()); }
   int64_t numel() const;
-  bool defined() const { return handle_.valid(); }
+  bool defined() const { return handle_.valid() || pending_ != nullptr; }
+  // The result of elementwise ops whose kernel has not run yet (fusion on): its shape and element
+  // type are known, its memory is not.
+  bool pending() const;
+  // Runs the chain now when the tensor is pending (nothing otherwise): for timing, or before the
+  // memory is written by other means than the tensor library.
+  void eval() const {
+    if (pending_) settle();
+  }
 
   // Row-major with no gaps (dims of size 1 may have any stride).
   bool is_contiguous() const;
   // True when this tensor holds the only handle to its memory: an op given it by std::move may
   // write into it.
-  bool can_mut() const { return handle_.can_mut(); }
+  bool can_mut() const { return handle().can_mut(); }
 
   // Views: the same memory, new shape and strides; nothing is launched.
   // dims a and b exchanged (negative dims count from the end).
@@ -117,14 +138,22 @@ class Tensor {
   // For the ops: a tensor over `handle` (which starts at the first element) with this layout.
   Tensor(Client client, Handle handle, Shape shape, Strides strides, DType dtype);
   Tensor(Client client, Handle handle, Shape shape, DType dtype);
+  // For the fusion of elementwise chains: a tensor whose value `pending` computes.
+  Tensor(Client client, Shape shape, DType dtype, std::shared_ptr<tensor::Pending> pending);
+  const std::shared_ptr<tensor::Pending>& pending_step() const { return pending_; }
 
  private:
   static void check_from_data(DType dtype, size_t count, const Shape& shape);
+  // Runs the pending chain and takes its result's memory and strides. Const, as reading a value
+  // is: the tensor's value does not change, only whether it has been computed. (One Tensor object
+  // is not to be settled from two threads at once; copies of it may be.)
+  void settle() const;
   Client client_{nullptr};
-  Handle handle_;
+  mutable Handle handle_;
   Shape shape_;
-  Strides strides_;
+  mutable Strides strides_;
   DType dtype_ = DType::F32;
+  mutable std::shared_ptr<tensor::Pending> pending_;
 };
 
 // The tensor itself when it is contiguous; else a contiguous copy (one copy kernel).

@@ -1,0 +1,78 @@
+// The elementwise engine that eager ops and fused chains share: what an op takes (OpInfo), the
+// checks of its operands, and the launch of a walk over the result's shape (the result's memory,
+// the walk's order and folding, the vector width, the arguments).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "kiln/kernel_id.h"
+#include "kiln/tensor/ops.h"
+#include "tensor/kernels.h"
+
+namespace kiln::tensor {
+
+enum class Needs { Any, Numbers, Signed, Floats };
+
+// An op: its name, what it takes, what it computes, and the kernels recorded for it, by packed
+// facts (KernelFacts::key), searched in order (an op has a handful).
+struct OpInfo {
+  const char* name;
+  Needs needs;
+  bool to_bool;  // the result is a bool tensor
+  ElementFn fn;
+  bool condition_first = false;  // operand 0 is a bool tensor, the others share the element type (where)
+  std::mutex mutex;
+  std::vector<std::pair<uint64_t, KernelRef>> kernels;
+
+  OpInfo(const char* n, Needs ne, bool b, ElementFn f) : name(n), needs(ne), to_bool(b), fn(std::move(f)) {}
+};
+
+// What an op may ask of the result beyond the defaults.
+struct ResultRule {
+  std::optional<DType> dtype;     // another element type than the operands' (cast)
+  bool row_major = false;         // new memory, row-major, whatever the operands' order (into_contiguous)
+  const Tensor* dest = nullptr;   // the result goes into this view's elements (assign)
+};
+
+// An op's call, checked: the operands' element type, the result's, the broadcast shape (the
+// destination's, for assign) and the client.
+struct Checked {
+  DType in = DType::F32;
+  DType out = DType::F32;
+  Shape shape;
+  Client client{nullptr};
+};
+
+// Every check of an elementwise call that does not need the operands' memory: defined tensors,
+// one element type and client, the op's dtypes, numbers that the element type holds, shapes that
+// broadcast (to the destination's). Throws the tensor.* errors.
+Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule);
+
+// A walk's kernel takes its inputs (tensors and numbers), its outputs and the count: at most
+// kMaxParams parameters in all, and at most kMaxWalkOutputs outputs.
+inline constexpr size_t kMaxWalkParams = size_t(kMaxParams);
+inline constexpr size_t kMaxWalkInputs = kMaxWalkParams - 2;
+inline constexpr size_t kMaxWalkOutputs = 4;
+
+// The kernel for a walk of `rank` dims (or, with width > 0, a contiguous walk in vectors).
+using WalkKernel = std::function<KernelRef(int rank, int width)>;
+
+// Launches one kernel over the walk of `shape`: `inputs` (tensors broadcast to it, or numbers),
+// then one output per `out_types`. Output 0 goes where `rule` says, else into the memory of an
+// input given by std::move that holds its memory alone, has the shape and element type and does
+// not overlap itself, else into new memory in the order the inputs of that shape vote for; the
+// other outputs get new memory in output 0's order. `results` receives the outputs (an input's
+// tensor is taken only once the launch has been issued).
+void launch_walk(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
+                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results);
+
+// The op's own kernel over checked operands, launched now.
+Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& rule, const Checked& checked);
+
+}  // namespace kiln::tensor

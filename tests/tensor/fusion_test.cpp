@@ -1,0 +1,314 @@
+// The fusion of elementwise chains (kiln/tensor/fusion.h): one kernel per chain, the same bits as
+// the eager ops, results in place by ownership, kept intermediates stored, chains that run before
+// their inputs are overwritten, errors at the call, and the switch.
+#include <cstdlib>
+#include <functional>
+
+#include "support.h"
+
+namespace kiln::test {
+namespace {
+
+uint64_t launches(const Client& c) { return c.stats().launches; }
+
+uint64_t launches_of(const Client& c, const std::string& kernel) {
+  for (const auto& [name, n] : c.stats().launches_by_kernel) {
+    if (name == kernel) return n;
+  }
+  return 0;
+}
+
+// Fusion on or off for one scope, whatever KILN_FUSION says.
+struct FusionMode {
+  explicit FusionMode(bool on) { fusion::set_enabled(on); }
+  ~FusionMode() { fusion::set_enabled(std::nullopt); }
+};
+
+// A chain over three operands, and how many ops it has.
+struct Chain {
+  const char* name;
+  int ops;
+  std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> run;
+};
+
+std::vector<Chain> chains() {
+  return {
+      {"gelu(a * w + b)", 3, [](const Tensor& a, const Tensor& w, const Tensor& b) { return gelu(a * w + b); }},
+      {"sigmoid(a) * tanh(b) - exp(w / 4)", 6,
+       [](const Tensor& a, const Tensor& w, const Tensor& b) { return sigmoid(a) * tanh(b) - exp(w / 4); }},
+      {"where(a > w, a * b, -b) + 1", 5,
+       [](const Tensor& a, const Tensor& w, const Tensor& b) { return where(gt(a, w), a * b, -b) + 1; }},
+      {"a * a + a (one input used thrice)", 2, [](const Tensor& a, const Tensor&, const Tensor&) { return a * a + a; }},
+      {"cast(a > 0) * b", 3, [](const Tensor& a, const Tensor&, const Tensor& b) { return cast(gt(a, 0), b.dtype()) * b; }},
+  };
+}
+
+// Every chain, over each float type and operand layouts (contiguous, transposed, sliced, expanded,
+// broadcast rows), gives the eager ops' bits in one launch named after its steps.
+TEST(TensorFusion, ChainsAreOneKernelWithTheEagerBits) {
+  uint32_t seed = 1;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+      Tensor base = upload(c, t, random_host(t, {9, 14}, seed++));
+      Tensor other = upload(c, t, random_host(t, {14, 9}, seed++));
+      Tensor row = upload(c, t, random_host(t, {9}, seed++));
+      struct Layout {
+        const char* name;
+        Tensor a, w, b;
+      };
+      Tensor a = base.slice(1, 2, 11);  // [9, 9], rows 14 apart, starting 2 in
+      const Layout layouts[] = {
+          {"contiguous", upload(c, t, random_host(t, {9, 9}, seed++)), upload(c, t, random_host(t, {9, 9}, seed++)),
+           upload(c, t, random_host(t, {9, 9}, seed++))},
+          {"sliced, transposed, broadcast row", a, other.slice(0, 3, 12).transpose(), row},
+          {"expanded column, sliced", row.reshape({9, 1}).expand({9, 9}), a, base.slice(1, 0, 9)},
+      };
+      for (const Layout& l : layouts) {
+        for (const Chain& chain : chains()) {
+          const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " " + chain.name + ", " + l.name;
+          TensorData eager;
+          {
+            FusionMode off(false);
+            const uint64_t before = launches(c);
+            eager = chain.run(l.a, l.w, l.b).to_data();
+            EXPECT_EQ(launches(c) - before, uint64_t(chain.ops)) << what << ": eager, one launch per op";
+          }
+          FusionMode on(true);
+          const uint64_t before = launches(c);
+          Tensor fused = chain.run(l.a, l.w, l.b);
+          EXPECT_TRUE(fused.pending()) << what;
+          EXPECT_EQ(launches(c), before) << what << ": nothing runs before the value is needed";
+          TensorData got = fused.to_data();
+          EXPECT_EQ(launches(c) - before, 1u) << what << ": one launch for the chain";
+          EXPECT_EQ(got.shape, eager.shape) << what;
+          EXPECT_EQ(got.bytes, eager.bytes) << what << ": the fused kernel rounds each step as the eager ops do";
+        }
+      }
+    }
+  }
+}
+
+// The chain's values against a host reference, and the kernel's name in the client's statistics.
+TEST(TensorFusion, GeluChainAgainstTheHost) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    HostTensor ha = random_host(DType::F32, {33, 130}, 5), hw = random_host(DType::F32, {130}, 6), hb = random_host(DType::F32, {130}, 7);
+    Tensor a = upload(c, DType::F32, ha), w = upload(c, DType::F32, hw), b = upload(c, DType::F32, hb);
+    const uint64_t named = launches_of(c, "tensor_fused_mul_add_gelu");
+    Tensor y = gelu(a * w + b);
+    std::vector<double> want(ha.v.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double x = double(float(float(ha.v[i] * hw.v[i % 130]) + float(hb.v[i % 130])));
+      want[i] = x / 2 * (1 + std::erf(x / std::sqrt(2.0)));
+    }
+    expect_values(y, want, tolerance(DType::F32) * 4, dev.name() + " gelu(a * w + b)");
+    EXPECT_EQ(launches_of(c, "tensor_fused_mul_add_gelu") - named, 1u) << dev.name();
+  }
+}
+
+// A step that the program keeps is stored by the chain's kernel as a second output; one of
+// another shape runs first on its own.
+TEST(TensorFusion, KeptStepsAreStoredNotRecomputed) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    HostTensor ha = random_host(DType::F32, {6, 10}, 8), hw = random_host(DType::F32, {10}, 9);
+    Tensor a = upload(c, DType::F32, ha), w = upload(c, DType::F32, hw);
+    TensorData want_h, want_y, want_s, want_z;
+    {
+      FusionMode off(false);
+      want_h = (a * w).to_data();
+      want_y = exp(a * w - 1).to_data();
+      want_s = (w * 2).to_data();
+      want_z = (a + w * 2).to_data();
+    }
+    FusionMode on(true);
+    uint64_t before = launches(c);
+    Tensor h = a * w;  // kept
+    Tensor y = exp(h - 1);
+    EXPECT_EQ(y.to_data().bytes, want_y.bytes) << dev.name();
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name() << ": h is stored by y's kernel";
+    EXPECT_FALSE(h.pending()) << dev.name();  // its value is known, read without a launch
+    EXPECT_EQ(h.to_data().bytes, want_h.bytes) << dev.name();
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+
+    before = launches(c);
+    Tensor s = w * 2;  // kept, and of another shape than the chain's result
+    Tensor z = a + s;
+    EXPECT_EQ(z.to_data().bytes, want_z.bytes) << dev.name();
+    EXPECT_EQ(launches(c) - before, 2u) << dev.name() << ": s runs on its own, then z reads it";
+    EXPECT_EQ(s.to_data().bytes, want_s.bytes) << dev.name();
+    EXPECT_EQ(launches(c) - before, 2u) << dev.name();
+  }
+}
+
+// std::move(x) into a chain: the result takes x's memory when x held it alone, as the eager op
+// would; a tensor lent, or held elsewhere, keeps its memory.
+TEST(TensorFusion, ChainResultsTakeGivenMemory) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    HostTensor hx = random_host(DType::F32, {4, 8}, 10);
+    Tensor x = upload(c, DType::F32, hx);
+    const uint64_t x_mem = x.handle().memory_id();
+    Tensor y = exp(std::move(x) * 2 + 1);
+    EXPECT_FALSE(x.defined());
+    EXPECT_EQ(y.handle().memory_id(), x_mem) << dev.name();
+    EXPECT_TRUE(y.can_mut()) << dev.name() << ": the result holds its memory alone";
+    std::vector<double> want(hx.v.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = double(std::exp(float(float(hx.v[i] * 2) + 1)));
+    expect_values(y, want, tolerance(DType::F32) * 2, dev.name() + " exp(x * 2 + 1) in place");
+
+    Tensor lent = upload(c, DType::F32, hx);
+    Tensor r = exp(lent * 2 + 1);
+    EXPECT_NE(r.handle().memory_id(), lent.handle().memory_id()) << dev.name();
+    Tensor held = upload(c, DType::F32, hx);
+    Tensor other = held;  // a second handle: not the chain's to overwrite
+    r = exp(std::move(held) * 2 + 1);
+    EXPECT_NE(r.handle().memory_id(), other.handle().memory_id()) << dev.name();
+    expect_values(other, hx.v, 0, dev.name() + " a tensor held elsewhere keeps its values");
+
+    // A long chain runs in parts, each in place: z + 100 in z's memory.
+    Tensor z = upload(c, DType::F32, hx);
+    const uint64_t z_mem = z.handle().memory_id();
+    const uint64_t before = launches(c);
+    for (int i = 0; i < 100; ++i) z = std::move(z) + 1;
+    std::vector<double> plus(hx.v.size());
+    for (size_t i = 0; i < plus.size(); ++i) {
+      float v = float(hx.v[i]);
+      for (int k = 0; k < 100; ++k) v += 1;
+      plus[i] = v;
+    }
+    expect_values(z, plus, 0, dev.name() + " 100 adds");
+    EXPECT_EQ(z.handle().memory_id(), z_mem) << dev.name();
+    EXPECT_EQ(launches(c) - before, 3u) << dev.name() << ": 100 steps in chains of at most 48";
+  }
+}
+
+// What needs a chain's value runs it; a chain nobody uses never runs; sync runs what is pending.
+TEST(TensorFusion, ChainsRunWhenTheirValueIsNeeded) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    HostTensor ha = random_host(DType::F32, {5, 7}, 11);
+    Tensor a = upload(c, DType::F32, ha);
+    uint64_t before = launches(c);
+    { Tensor dropped = exp(a) + 1; }
+    EXPECT_EQ(launches(c), before) << dev.name() << ": a dropped chain never runs";
+
+    Tensor y = a * 3 - 1;
+    c.sync();
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name() << ": sync runs the pending chain";
+    EXPECT_FALSE(y.pending());
+    EXPECT_EQ(y.to_data().bytes.size(), size_t(35 * 4));
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+
+    // A view, a reduction, a row op: each runs the chain first and reads its memory.
+    before = launches(c);
+    Tensor t = (a * 2).transpose();
+    EXPECT_EQ(t.shape(), (Shape{7, 5}));
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+    Tensor s = sum(a + 1, {1});
+    std::vector<double> want(5, 0);
+    for (size_t i = 0; i < ha.v.size(); ++i) want[i / 7] += double(float(ha.v[i] + 1));
+    expect_values(s, want, 1e-5, dev.name() + " sum(a + 1)");
+    Tensor p = softmax(a * 0.5, -1);
+    EXPECT_EQ(p.shape(), (Shape{5, 7}));
+    EXPECT_EQ(p.to_data().bytes.size(), size_t(35 * 4));
+  }
+}
+
+// A chain recorded before a write into one of its inputs (assign) reads the values from before
+// the write, as the eager ops would have.
+TEST(TensorFusion, ChainsRunBeforeTheirInputsAreOverwritten) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    HostTensor hx = random_host(DType::F32, {3, 4}, 12);
+    Tensor x = upload(c, DType::F32, hx);
+    Tensor y = x * 2 + 1;
+    assign(x.slice(0, 0, 1), upload(c, DType::F32, random_host(DType::F32, {1, 4}, 13)));
+    std::vector<double> want(hx.v.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = double(float(float(hx.v[i] * 2) + 1));
+    expect_values(y, want, 0, dev.name() + " y from x before the assign");
+  }
+}
+
+// Every error of an op is raised at its call, not when the chain runs; nothing is taken from the
+// caller and nothing runs.
+TEST(TensorFusion, ErrorsComeAtTheCall) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    Tensor a = upload(c, DType::F32, random_host(DType::F32, {2, 3}, 14));
+    Tensor pending = a * 2;
+    Tensor wrong = upload(c, DType::F32, random_host(DType::F32, {4}, 15));
+    const uint64_t before = launches(c);
+    expect_error([&] { (void)(std::move(pending) + wrong); }, "tensor.shape_mismatch");
+    EXPECT_TRUE(pending.defined() && pending.pending()) << dev.name() << ": a failed op takes nothing";
+    Tensor ints = upload(c, DType::I32, HostTensor{{2}, {1, 2}});
+    expect_error([&] { (void)(pending + ints); }, "tensor.dtype_mismatch");
+    expect_error([&] { (void)(ints * 2.5); }, "tensor.bad_scalar");
+    expect_error([&] { (void)exp(ints + 1); }, "tensor.unsupported_dtype");
+    EXPECT_EQ(launches(c), before) << dev.name();
+  }
+}
+
+// The switch: set_enabled, and KILN_FUSION (on, off; another word is an error).
+TEST(TensorFusion, Switch) {
+  Client c = Device::cpu().client();
+  Tensor a = upload(c, DType::F32, random_host(DType::F32, {8}, 16));
+  {
+    FusionMode off(false);
+    const uint64_t before = launches(c);
+    Tensor y = exp(a * 2 + 1);
+    EXPECT_FALSE(y.pending());
+    EXPECT_EQ(launches(c) - before, 3u);
+  }
+  const char* saved = std::getenv("KILN_FUSION");
+  const std::string was = saved ? saved : "";
+  setenv("KILN_FUSION", "off", 1);
+  EXPECT_FALSE(fusion::enabled());
+  setenv("KILN_FUSION", "on", 1);
+  EXPECT_TRUE(fusion::enabled());
+  setenv("KILN_FUSION", "sometimes", 1);
+  expect_error([] { (void)fusion::enabled(); }, "fusion.bad_mode");
+  fusion::set_enabled(true);  // an override does not read the variable
+  EXPECT_TRUE(fusion::enabled());
+  fusion::set_enabled(std::nullopt);
+  if (saved) setenv("KILN_FUSION", was.c_str(), 1);
+  else unsetenv("KILN_FUSION");
+}
+
+// Integer and bool chains, and a chain reading more tensors than one kernel takes (it runs in
+// parts).
+TEST(TensorFusion, IntegerChainsAndWideChains) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    HostTensor hi = random_host(DType::I32, {4, 6}, 17, -50, 50);
+    Tensor i = upload(c, DType::I32, hi);
+    std::vector<Tensor> many;
+    for (uint32_t k = 0; k < 20; ++k) many.push_back(upload(c, DType::F64, random_host(DType::F64, {3, 5}, 100 + k)));
+    TensorData want_i, want_sum;
+    {
+      FusionMode off(false);
+      want_i = where(gt(i % 7, 2), max(i * 3, -20), -i).to_data();
+      Tensor acc = many[0];
+      for (size_t k = 1; k < many.size(); ++k) acc = acc + many[k];
+      want_sum = acc.to_data();
+    }
+    FusionMode on(true);
+    const uint64_t before = launches(c);
+    EXPECT_EQ(where(gt(i % 7, 2), max(i * 3, -20), -i).to_data().bytes, want_i.bytes) << dev.name();
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+    const uint64_t wide = launches(c);
+    Tensor acc = many[0];
+    for (size_t k = 1; k < many.size(); ++k) acc = acc + many[k];
+    EXPECT_EQ(acc.to_data().bytes, want_sum.bytes) << dev.name();
+    EXPECT_EQ(launches(c) - wide, 2u) << dev.name() << ": 20 inputs, a kernel's 16 parameters: the first 14, then the rest";
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test
