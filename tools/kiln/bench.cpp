@@ -128,12 +128,12 @@ int child_disk_hit(int64_t salt) {
 int bench(const Args& args) {
   const std::string usage =
       "kiln bench [--device D] [--peers FILE,...] [--json FILE] [--only saxpy,sum,fast_math,launch,tile,tensor"
-      "|tensor.add|tensor.tiny|tensor.rows|tensor.sum|tensor.matmul]";
+      "|tensor.add|tensor.tiny|tensor.rows|tensor.sum|tensor.fused|tensor.matmul]";
   std::string device_name, json;
   std::vector<std::string> peers;
   std::vector<std::string> only;  // empty: every benchmark
   const std::vector<std::string> groups{"saxpy", "sum", "fast_math", "launch", "tile", "tensor", "tensor.add", "tensor.tiny",
-                                       "tensor.rows", "tensor.sum", "tensor.matmul"};
+                                       "tensor.rows", "tensor.sum", "tensor.fused", "tensor.matmul"};
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) usage_error(args[i] + " needs a value", usage);
@@ -147,7 +147,7 @@ int bench(const Args& args) {
       while (std::getline(ss, g, ',')) {
         if (std::find(groups.begin(), groups.end(), g) == groups.end()) {
           usage_error("--only: no benchmark group is named '" + g + "' (saxpy, sum, fast_math, launch, tile, tensor, or a part "
-                      "of tensor: tensor.add, tensor.tiny, tensor.rows, tensor.sum, tensor.matmul)", usage);
+                      "of tensor: tensor.add, tensor.tiny, tensor.rows, tensor.sum, tensor.fused, tensor.matmul)", usage);
         }
         only.push_back(g);
       }

@@ -2,8 +2,10 @@
 // over 1 GiB against PyTorch's `x + y`; the host time of one tiny op (PyTorch's `z.add_(1)`);
 // softmax and layer_norm over 32768 x 4096 f32 rows against Triton's fused softmax and PyTorch;
 // sum over 1 GiB; matmul bf16 8192^3 through the tensor API (autotuned, plain and with a
-// transposed rhs) against cuBLAS, and the time autotune takes, cold and from its stored result.
-// Each result is checked on a sample.
+// transposed rhs) against cuBLAS, and the time autotune takes, cold and from its stored result;
+// the fused chain gelu(a * w + b) against PyTorch's eager ops and torch.compile. Each result is
+// checked on a sample. With fusion on, an elementwise result is pending until used: the timed
+// loops eval() it, so that its kernel runs.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,25 +27,68 @@ void add_f32(const Client& c, bool gpu, const std::map<std::string, double>& pee
   double worst = 0;
   for (int64_t i = 0; i < n; i += 4099) worst = std::max(worst, double(std::fabs(got[size_t(i)] - (xs[size_t(i)] + ys[size_t(i)]))));
   z = Tensor();
-  double ms = median_ms(c, 5, gpu ? 10 : 1, [&] { Tensor r = x + y; });
+  double ms = median_ms(c, 5, gpu ? 10 : 1, [&] { (x + y).eval(); });
   rows.push_back({"tensor add f32, 1 GiB operands (x + y, new memory)", "GB/s", 3.0 * 4 * double(n) / ms / 1e6, "pytorch",
                   peer_of(peer, "add_f32_GBps"), true, 1.0});
   rows.push_back({"tensor add f32, max abs error", "", worst, "", NAN, false, 0.0});
 }
 
+// One launch per op (fusion off), as PyTorch's eager z.add_(1); then the same loop fused, where
+// 48 adds make one kernel.
 void tiny_op(const Client& c, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
-  Tensor z = Tensor::from_data<float>(c, {0.f}, {1});
-  for (int i = 0; i < 1000; ++i) z = std::move(z) + 1;
-  c.sync();
-  const int reps = 10000;
-  auto t0 = clock_type::now();
-  for (int i = 0; i < reps; ++i) z = std::move(z) + 1;
-  c.sync();
-  double us = ms_since(t0) * 1000 / reps;
-  rows.push_back({"tensor tiny op host time (z = std::move(z) + 1)", "us", us, "pytorch", peer_of(peer, "torch_tiny_op_us"),
-                  false, 0.5});
-  float want = 11000.f, got = z.to_vector<float>()[0];
-  rows.push_back({"tensor tiny op, result error", "", double(std::fabs(got - want)), "", NAN, false, 0.0});
+  for (bool fused : {false, true}) {
+    fusion::set_enabled(fused);
+    Tensor z = Tensor::from_data<float>(c, {0.f}, {1});
+    for (int i = 0; i < 1000; ++i) z = std::move(z) + 1;
+    c.sync();
+    const int reps = 10000;
+    auto t0 = clock_type::now();
+    for (int i = 0; i < reps; ++i) z = std::move(z) + 1;
+    c.sync();
+    double us = ms_since(t0) * 1000 / reps;
+    if (!fused) {
+      rows.push_back({"tensor tiny op host time (z = std::move(z) + 1)", "us", us, "pytorch", peer_of(peer, "torch_tiny_op_us"),
+                      false, 0.5});
+    } else {
+      rows.push_back({"tensor tiny op host time, fused (48 adds a kernel)", "us", us, "", NAN, false, NAN});
+    }
+    float want = 11000.f, got = z.to_vector<float>()[0];
+    rows.push_back({std::string("tensor tiny op, result error") + (fused ? ", fused" : ""), "", double(std::fabs(got - want)), "", NAN,
+                    false, 0.0});
+  }
+  fusion::set_enabled(std::nullopt);
+}
+
+// gelu(a * w + b): a [rows, 4096], w and b rows broadcast over it (a bias and activation). Fused,
+// it reads a and writes the result (8 bytes an element); eagerly it is three kernels.
+void gelu_chain(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
+  const int64_t n_rows = gpu ? 32768 : 64, cols = 4096;
+  std::vector<float> as = random_floats(size_t(n_rows * cols), 71), ws = random_floats(size_t(cols), 72),
+                     bs = random_floats(size_t(cols), 73);
+  Tensor a = Tensor::from_data(c, as, {n_rows, cols}), w = Tensor::from_data(c, ws, {cols}), b = Tensor::from_data(c, bs, {cols});
+  const std::string size = std::to_string(n_rows) + " x " + std::to_string(cols);
+  const double bytes = 2.0 * 4.0 * double(n_rows * cols);
+  const uint64_t before = c.stats().launches;
+  std::vector<float> got = gelu(a * w + b).to_vector<float>();
+  const uint64_t launched = c.stats().launches - before;
+  double worst = 0;
+  for (int64_t i = 0; i < n_rows * cols; i += 4099) {
+    const size_t j = size_t(i % cols);
+    const double x = double(float(as[size_t(i)] * ws[j]) + bs[j]);
+    worst = std::max(worst, std::fabs(double(got[size_t(i)]) - x / 2 * (1 + std::erf(x / std::sqrt(2.0)))));
+  }
+  double ms = median_ms(c, 5, gpu ? 20 : 1, [&] { gelu(a * w + b).eval(); });
+  rows.push_back({"tensor gelu(a * w + b) f32 fused, " + size, "GB/s", bytes / ms / 1e6, "torch.compile",
+                  peer_of(peer, "gelu_chain_compile_f32_32768x4096_GBps"), true, 1.0});
+  rows.push_back({"tensor gelu(a * w + b) f32 fused, " + size, "GB/s", bytes / ms / 1e6, "pytorch",
+                  peer_of(peer, "gelu_chain_eager_f32_32768x4096_GBps"), true, NAN});
+  rows.push_back({"tensor gelu(a * w + b), launches", "", double(launched), "", NAN, false, 1.0});
+  rows.push_back({"tensor gelu(a * w + b), max abs error", "", worst, "", NAN, false, 2e-6});
+  fusion::set_enabled(false);
+  ms = median_ms(c, 5, gpu ? 20 : 1, [&] { gelu(a * w + b).eval(); });
+  fusion::set_enabled(std::nullopt);
+  rows.push_back({"tensor gelu(a * w + b) f32, fusion off (3 kernels)", "GB/s", bytes / ms / 1e6, "pytorch",
+                  peer_of(peer, "gelu_chain_eager_f32_32768x4096_GBps"), true, NAN});
 }
 
 // Rows of 4096: softmax and layer_norm, each reading and writing every element once.
@@ -147,6 +192,7 @@ void tensor_benchmarks(const Client& c, bool gpu, const std::map<std::string, do
   if (wanted("tiny")) tiny_op(c, peer, rows);
   if (wanted("rows")) rows_f32(c, gpu, peer, rows);
   if (wanted("sum")) sum_f32(c, gpu, peer, rows);
+  if (wanted("fused")) gelu_chain(c, gpu, peer, rows);
   if (wanted("matmul")) matmul_bf16(c, gpu, peer, rows);
 }
 
