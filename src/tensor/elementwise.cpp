@@ -126,6 +126,40 @@ int contiguous_width(std::span<Operand> inputs, int into, std::span<const Tensor
   return width;
 }
 
+// The vector width of a strided walk along its innermost dim: up to 16 bytes and 4 lanes of the
+// widest element, when every tensor steps through that dim by 1 (not a broadcast along it) and its
+// length, every outer stride and every view's start allow whole vectors; 1 otherwise.
+int inner_width(const tensor::Walk& walk, std::span<Operand> inputs, std::span<const Tensor* const> outs) {
+  const size_t last = walk.shape.size() - 1;
+  for (size_t o = 0; o < walk.operands; ++o) {
+    if (walk.strides[o][last] != 1) return 1;
+  }
+  int bytes = 1;
+  for (const Operand& o : inputs) {
+    if (!o.is_scalar()) bytes = std::max(bytes, ir::scalar_bytes(o.tensor().dtype()));
+  }
+  for (const Tensor* t : outs) bytes = std::max(bytes, ir::scalar_bytes(t->dtype()));
+  auto aligned = [](const Tensor& t, int w) { return t.handle().address() % uint64_t(w * ir::scalar_bytes(t.dtype())) == 0; };
+  for (int width = std::min(4, 16 / bytes); width > 1; width /= 2) {
+    bool ok = walk.shape[last] % width == 0;
+    for (size_t o = 0; o < walk.operands; ++o) {
+      for (size_t d = 0; d < last; ++d) ok = ok && walk.strides[o][d] % width == 0;
+    }
+    for (const Tensor* t : outs) ok = ok && aligned(*t, width);
+    for (const Operand& o : inputs) ok = ok && (o.is_scalar() || aligned(o.tensor(), width));
+    if (ok) return width;
+  }
+  return 1;
+}
+
+// A tensor's handle seen in vectors of `width`: its bytes cut to whole vectors (a view's handle
+// runs on to the end of its memory; every vector the walk reads lies before that cut).
+Handle in_vectors(const Tensor& t, int width) {
+  const Handle& h = t.handle();
+  const size_t rest = h.size_in_used() % size_t(width * ir::scalar_bytes(t.dtype()));
+  return rest == 0 ? h : h.offset_end(rest);
+}
+
 // The handle of a contiguous walk's tensor, showing exactly its `count` elements (a slice's
 // handle runs on to the end of its memory; a vector kernel binds whole vectors).
 Handle exact(const Tensor& t, int64_t count) {
@@ -295,6 +329,26 @@ void launch_walk(const char* op, const Client& client, std::span<Operand> inputs
     }
     for (const Tensor* t : out_list) {
       args[n_args] = Arg(handles[n_args] = exact(*t, count));
+      ++n_args;
+    }
+  } else if (const int w = inner_width(walk, inputs, out_list); w > 1) {
+    // Vectors along the innermost dim: the walk's lengths and strides in vectors.
+    rank = int(walk.shape.size());
+    width = w;
+    units /= uint32_t(w);
+    const size_t last = walk.shape.size() - 1;
+    walk.shape[last] /= w;
+    for (size_t o = 0; o < walk.operands; ++o) {
+      for (size_t d = 0; d < last; ++d) walk.strides[o][d] /= w;
+    }
+    size_t next = 0;
+    for (const Operand& o : inputs) {
+      args[n_args] = o.is_scalar() ? Arg(o.scalar())
+                                   : Arg(bindings[n_args] = tensor::binding(in_vectors(o.tensor(), w), walk.shape, walk.strides[next++], op));
+      ++n_args;
+    }
+    for (const Tensor* t : out_list) {
+      args[n_args] = Arg(bindings[n_args] = tensor::binding(in_vectors(*t, w), walk.shape, walk.strides[next++], op));
       ++n_args;
     }
   } else {

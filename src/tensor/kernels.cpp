@@ -49,10 +49,12 @@ ir::Kernel record_walk(const WalkSpec& spec) {
   ir::Kernel k;
   k.name = spec.name;
   Tracer t(k);
-  const bool contiguous = spec.width > 0;
+  // A contiguous walk reads buffers of vectors; a strided one tensors, of vectors along the
+  // innermost dim when `width` is set (strides then count vectors).
+  const bool contiguous = spec.width > 0 && spec.rank == 1;
   auto array_type = [&](DType d, ir::Access access) {
     return contiguous ? ir::Type::buffer(ir::Type::vector_of(d, spec.width), access)
-                      : ir::Type::tensor(ir::Type::scalar_of(d), spec.rank, access);
+                      : ir::Type::tensor(spec.width > 0 ? ir::Type::vector_of(d, spec.width) : ir::Type::scalar_of(d), spec.rank, access);
   };
   std::vector<ValueRef> inputs;
   for (size_t i = 0; i < spec.kinds.size(); ++i) {
@@ -93,7 +95,7 @@ ir::Kernel record_walk(const WalkSpec& spec) {
   for (size_t j = 0; j < outs.size(); ++j) {
     ValueRef r = steps[size_t(spec.outputs[j])];
     // A result computed from numbers alone (no lane of a vector in it) is a scalar: every lane.
-    if (contiguous) r = t.splat(r, spec.width);
+    if (spec.width > 0) r = t.splat(r, spec.width);
     t.store(outs[j], out_offsets[j], r);
   }
   t.end_then(in_range);

@@ -28,8 +28,10 @@ struct ElementwiseSpec {
   std::vector<DType> dtypes;         // one per input
   DType out = DType::F32;
   int rank = 1;                      // of the walk (every tensor operand and the output)
-  // 0: a strided walk of `rank` dims. 1, 2 or 4: every tensor is contiguous in the walk, read and
-  // written as vectors of `width` elements through plain buffers (no index arithmetic).
+  // 0: a strided walk of `rank` dims. 1, 2 or 4 with rank 1: every tensor is contiguous in the
+  // walk, read and written as vectors of `width` elements through plain buffers (no index
+  // arithmetic). 2 or 4 with rank 2 or more: a strided walk whose innermost dim every tensor steps
+  // through contiguously, in vectors of `width` (tensors of vectors: strides count vectors).
   int width = 0;
   const ElementFn* fn = nullptr;     // out = fn(inputs), lanewise on vectors
   std::string key() const;           // what makes two specs the same kernel (fn is named by `name`)

@@ -366,5 +366,41 @@ TEST(TensorOps, ContiguousViewsOffVectorBoundaries) {
   }
 }
 
+// A walk that cannot fold into one dim but steps through its innermost dim by 1 in every tensor
+// (a row broadcast over a matrix, rows of a slice) reads vectors along that dim when its length,
+// its outer strides and every view's start allow; else one element at a time. Every case against
+// the host, eager and fused, with offsets that allow 4, 2 and 1 lanes.
+TEST(TensorOps, RowBroadcastsWalkInVectorsWhereTheyCan) {
+  uint32_t seed = 300;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I32, DType::U8}) {
+      for (int64_t cols : {8, 16, 6, 7}) {
+        HostTensor hb = random_host(t, {5, cols + 4}, seed++, 0, 9), hw = random_host(t, {cols}, seed++, 0, 9);
+        Tensor base = upload(c, t, hb), w = upload(c, t, hw);
+        for (int64_t start : {0, 1, 2, 4}) {
+          Tensor a = base.slice(1, start, start + cols);  // rows cols + 4 apart, `start` elements in
+          std::vector<double> want;
+          for (int64_t r = 0; r < 5; ++r) {
+            for (int64_t j = 0; j < cols; ++j) {
+              const double x = hb.v[size_t(r * (cols + 4) + start + j)], y = hw.v[size_t(j)];
+              want.push_back(x + (t == DType::U8 ? y : y * 2));
+            }
+          }
+          want = values(data_of(t, {int64_t(want.size())}, want));
+          for (bool fused : {false, true}) {
+            fusion::set_enabled(fused);
+            const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " cols " + std::to_string(cols) +
+                                     " start " + std::to_string(start) + (fused ? " fused" : "");
+            Tensor r = t == DType::U8 ? a + w : a + w * 2;
+            expect_values(r, want, tolerance(t) * 2, what);
+          }
+          fusion::set_enabled(std::nullopt);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test
