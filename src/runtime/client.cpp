@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <mutex>
 
 #include "kiln/error.h"
@@ -134,9 +135,17 @@ void Client::write_bytes(const Handle& h, const void* data, size_t bytes) const 
 }
 
 void Client::sync() const {
-  runtime::run_deferred(state_->id);
+  // Work held back above runs first; if some of it fails, what was launched is still waited for
+  // (and its device errors checked) before that error is thrown.
+  std::exception_ptr deferred;
+  try {
+    runtime::run_deferred(state_->id);
+  } catch (...) {
+    deferred = std::current_exception();
+  }
   state_->device->backend->sync(*state_->stream);
   if (state_->error_expected.load(std::memory_order_acquire)) check_device_error();
+  if (deferred) std::rethrow_exception(deferred);
 }
 
 namespace {

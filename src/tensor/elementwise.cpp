@@ -168,26 +168,6 @@ Handle exact(const Tensor& t, int64_t count) {
   return h.size_in_used() == bytes ? h : h.offset_end(h.size_in_used() - bytes);
 }
 
-// The order in which new memory lays out a result of `shape`: the one that the operands of that
-// shape agree on, weighed by their elements; row-major when none has it.
-tensor::DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
-  std::array<std::pair<tensor::DimOrder, int64_t>, tensor::kMaxWalkInputs> votes;
-  size_t n_votes = 0;
-  for (const Operand& o : operands) {
-    // An expanded operand (stride 0 on a long dim) says nothing about a layout worth keeping.
-    if (o.is_scalar() || o.tensor().shape() != shape || tensor::self_overlapping(shape, o.tensor().strides())) continue;
-    tensor::DimOrder mine = tensor::memory_order(shape, o.tensor().strides());
-    auto it = std::find_if(votes.begin(), votes.begin() + n_votes, [&](const auto& v) { return v.first == mine; });
-    if (it == votes.begin() + n_votes) votes[n_votes++] = {mine, o.tensor().numel()};
-    else it->second += o.tensor().numel();
-  }
-  size_t best = 0;
-  for (size_t i = 1; i < n_votes; ++i) {
-    if (votes[i].second > votes[best].second) best = i;
-  }
-  return n_votes > 0 ? votes[best].first : tensor::row_major_order(shape.size());
-}
-
 // An argument list to fill in (Arg has no empty state).
 template <size_t... I>
 std::array<Arg, sizeof...(I)> placeholder_args(std::index_sequence<I...>) {
@@ -197,6 +177,31 @@ std::array<Arg, sizeof...(I)> placeholder_args(std::index_sequence<I...>) {
 }  // namespace
 
 namespace tensor {
+
+DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
+  std::array<std::pair<DimOrder, int64_t>, kMaxWalkInputs> votes;
+  size_t n_votes = 0;
+  for (const Operand& o : operands) {
+    if (o.is_scalar() || o.tensor().shape() != shape) continue;
+    const Tensor& t = o.tensor();
+    DimOrder mine;
+    if (t.pending()) {
+      mine = t.pending_step()->order;
+    } else if (tensor::self_overlapping(shape, t.strides())) {
+      continue;  // an expanded operand (stride 0 on a long dim) says nothing about a layout worth keeping
+    } else {
+      mine = tensor::memory_order(shape, t.strides());
+    }
+    auto it = std::find_if(votes.begin(), votes.begin() + n_votes, [&](const auto& v) { return v.first == mine; });
+    if (it == votes.begin() + n_votes) votes[n_votes++] = {mine, t.numel()};
+    else it->second += t.numel();
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < n_votes; ++i) {
+    if (votes[i].second > votes[best].second) best = i;
+  }
+  return n_votes > 0 ? votes[best].first : tensor::row_major_order(shape.size());
+}
 
 Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule) {
   const char* op = info.name;
@@ -279,7 +284,7 @@ void launch_walk(const char* op, const Client& client, std::span<Operand> inputs
   tensor::DimOrder order;
   Tensor fresh;  // new memory, when output 0 goes to neither a destination nor an input
   if (!rule.dest && into < 0) {
-    order = rule.row_major ? voted_order({}, shape) : voted_order(inputs, shape);
+    order = rule.row_major ? row_major_order(shape.size()) : rule.order ? *rule.order : voted_order(inputs, shape);
     fresh = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_types[0]);
   }
   const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].tensor() : fresh;
@@ -391,10 +396,21 @@ Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& ru
 
 namespace {
 
-// More dims longer than 1 than a kernel walks (8): such a walk may not fold into one, which only
-// its launch can tell.
-bool beyond_kernel_rank(const Shape& shape) {
-  return std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d > 1; }) > 8;
+// A call whose launch may refuse it for its size: more dims than a walk holds (16), more dims
+// longer than 1 than a kernel walks (8: such a walk may not fold into one), more positions than a
+// launch has, or a tensor whose memory shows more elements than 32-bit indices reach. Such a call
+// runs at once, so that its error comes at the call.
+bool launch_may_refuse(std::span<Operand> operands, const Shape& shape) {
+  if (shape.size() > tensor::kMaxDims || std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d > 1; }) > 8) return true;
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  if (count > int64_t(UINT32_MAX) - 255) return true;
+  for (const Operand& o : operands) {
+    if (o.is_scalar() || o.tensor().pending()) continue;
+    const Tensor& t = o.tensor();
+    if (t.handle().size_in_used() / size_t(ir::scalar_bytes(t.dtype())) > UINT32_MAX) return true;
+  }
+  return false;
 }
 
 // An op's call: checked, then recorded as a pending step when fusion is on, else launched. An op
@@ -402,7 +418,7 @@ bool beyond_kernel_rank(const Shape& shape) {
 // whose walk may be too deep for a kernel, so that its error comes at the call.
 Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = {}) {
   tensor::Checked checked = tensor::check_elementwise(info, operands, rule);
-  if (!rule.dest && !rule.row_major && !beyond_kernel_rank(checked.shape) && fusion::enabled()) {
+  if (!rule.dest && !rule.row_major && fusion::enabled() && !launch_may_refuse(operands, checked.shape)) {
     return tensor::record_pending(info, operands, checked);
   }
   return tensor::run_eager(info, operands, rule, checked);
@@ -520,7 +536,7 @@ void assign(const Tensor& dest, const Tensor& value) {
   }
   // Pending chains that read the destination's memory run first: they were recorded before this
   // write, and must see the values from before it.
-  tensor::flush_readers(dest.handle().memory_id());
+  if (tensor::live_steps() > 0) tensor::flush_readers(dest.handle().memory_id());
   // A value over the destination's own memory (a shifted view of it) is copied out first: the copy
   // kernel's units would otherwise read elements that others have already written.
   if (value.handle().memory_id() == dest.handle().memory_id()) {

@@ -14,6 +14,7 @@
 #include "kiln/kernel_id.h"
 #include "kiln/tensor/ops.h"
 #include "tensor/kernels.h"
+#include "tensor/layout.h"
 
 namespace kiln::tensor {
 
@@ -38,6 +39,7 @@ struct ResultRule {
   std::optional<DType> dtype;     // another element type than the operands' (cast)
   bool row_major = false;         // new memory, row-major, whatever the operands' order (into_contiguous)
   const Tensor* dest = nullptr;   // the result goes into this view's elements (assign)
+  const DimOrder* order = nullptr;  // new memory in this order (a pending step's, as recorded)
 };
 
 // An op's call, checked: the operands' element type, the result's, the broadcast shape (the
@@ -53,6 +55,11 @@ struct Checked {
 // one element type and client, the op's dtypes, numbers that the element type holds, shapes that
 // broadcast (to the destination's). Throws the tensor.* errors.
 Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule);
+
+// The order in which new memory lays out a result of `shape`: the one that the operands of that
+// shape agree on, weighed by their elements (a pending operand by the order recorded for it);
+// row-major when none has it.
+DimOrder voted_order(std::span<Operand> operands, const Shape& shape);
 
 // A walk's kernel takes its inputs (tensors and numbers), its outputs and the count: at most
 // kMaxParams parameters in all, and at most kMaxWalkOutputs outputs.

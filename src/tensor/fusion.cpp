@@ -5,6 +5,8 @@
 #include <atomic>
 #include <bitset>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <mutex>
 #include <string>
 
@@ -24,12 +26,10 @@ std::atomic<int> g_override{-1};  // -1: KILN_FUSION decides; 0 off; 1 on
 bool enabled() {
   const int o = g_override.load(std::memory_order_relaxed);
   if (o >= 0) return o == 1;
-  const char* v = std::getenv("KILN_FUSION");
-  if (!v || !*v) return true;
-  const std::string w(v);
-  if (w == "on") return true;
-  if (w == "off") return false;
-  throw Error("fusion.bad_mode", "KILN_FUSION is '" + w + "'; it takes on or off");
+  const char* v = std::getenv("KILN_FUSION");  // read each call: a program may set it as it runs
+  if (!v || !*v || std::strcmp(v, "on") == 0) return true;
+  if (std::strcmp(v, "off") == 0) return false;
+  throw Error("fusion.bad_mode", "KILN_FUSION is '" + std::string(v) + "'; it takes on or off");
 }
 
 void set_enabled(std::optional<bool> on) { g_override.store(on ? int(*on) : -1, std::memory_order_relaxed); }
@@ -44,6 +44,12 @@ namespace {
 // per use): longer ones run in parts. (A kernel's own limit, on distinct inputs, is kept by run().)
 constexpr int kMaxSteps = 48;
 constexpr int kMaxOperands = 96;
+// A chain holds the tensors given to it, which the eager ops would have freed step by step: past
+// twice its result's bytes (and 1 MiB), it runs, so that a loop such as acc = std::move(acc) + x
+// does not keep every x alive.
+constexpr int64_t kMinTakenBytes = int64_t(1) << 20;
+
+std::atomic<size_t> g_live_steps{0};
 
 // Held while steps are recorded or run: steps are shared between tensors, which may live on
 // several threads. Recursive: a run may need an earlier step run first.
@@ -236,7 +242,9 @@ void run(const std::shared_ptr<Pending>& root) {
   Pending& r = *root;
   if (chain.steps.size() == 1) {  // one op: its own kernel, as if fusion were off
     std::vector<Operand> ops = operands_of(r);
-    r.result = run_eager(*r.op, ops, ResultRule{}, Checked{r.in, r.out, r.shape, r.client});
+    ResultRule rule;
+    rule.order = &r.order;  // as recorded: the vote of the operands as they were then
+    r.result = run_eager(*r.op, ops, rule, Checked{r.in, r.out, r.shape, r.client});
     r.done = true;
     finish(chain);
     return;
@@ -265,7 +273,9 @@ void run(const std::shared_ptr<Pending>& root) {
     out_types[j] = chain.steps[stored[j]]->out;
   }
   std::array<Tensor, kMaxWalkOutputs> results;
-  launch_walk(spec.name.c_str(), r.client, operands, r.shape, std::span<const DType>(out_types.data(), stored.size()), ResultRule{},
+  ResultRule rule;
+  rule.order = &r.order;  // new memory laid out as the last op alone would have laid it out
+  launch_walk(spec.name.c_str(), r.client, operands, r.shape, std::span<const DType>(out_types.data(), stored.size()), rule,
               [&](int rank, int width) {
                 spec.rank = rank;
                 spec.width = width;
@@ -280,25 +290,37 @@ void run(const std::shared_ptr<Pending>& root) {
   finish(chain);
 }
 
-// Reads `memory_id`, directly or through its steps that have not run.
+// Reads `memory_id`, directly, through the result of a step that has run, or through a step that
+// has not.
 bool reads(const Pending& p, uint64_t memory_id) {
   for (const Pending::Input& in : p.inputs) {
     if (in.kind == Pending::Kind::Tensor && in.tensor.handle().memory_id() == memory_id) return true;
-    if (in.kind == Pending::Kind::Step && !in.step->done && reads(*in.step, memory_id)) return true;
+    if (in.kind != Pending::Kind::Step) continue;
+    if (in.step->done ? in.step->result.handle().memory_id() == memory_id : reads(*in.step, memory_id)) return true;
   }
   return false;
 }
 
 // Runs the chains (newest first, so that a chain runs whole rather than from its middle) whose
-// root passes `wanted`.
+// root passes `wanted`. A chain that throws is marked failed and left to its own use (which runs it
+// again, and throws again); the others still run, and the first error is thrown at the end.
 template <class Wanted>
 void run_pending(Wanted wanted) {
+  if (g_live_steps.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::recursive_mutex> lock(fusion_mutex());
-  std::vector<std::weak_ptr<Pending>> steps = registry().steps;  // a run may record no steps, but prune
+  std::vector<std::weak_ptr<Pending>> steps = registry().steps;  // a run records no steps, but prunes
+  std::exception_ptr first;
   for (size_t i = steps.size(); i-- > 0;) {
     std::shared_ptr<Pending> p = steps[i].lock();
-    if (p && !p->done && wanted(*p)) run(p);
+    if (!p || p->done || p->failed || !wanted(*p)) continue;
+    try {
+      run(p);
+    } catch (...) {
+      p->failed = true;
+      if (!first) first = std::current_exception();
+    }
   }
+  if (first) std::rethrow_exception(first);
 }
 
 void run_client(uint64_t client_id) {
@@ -307,58 +329,81 @@ void run_client(uint64_t client_id) {
 
 }  // namespace
 
+Pending::Pending() { g_live_steps.fetch_add(1, std::memory_order_relaxed); }
+Pending::~Pending() { g_live_steps.fetch_sub(1, std::memory_order_relaxed); }
+
+size_t live_steps() { return g_live_steps.load(std::memory_order_relaxed); }
+
 Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& checked) {
   static const bool runner = (runtime::set_deferred_runner(&run_client), true);
   (void)runner;
-  int64_t count = 1;
-  for (int64_t d : checked.shape) count *= d;
-  (void)checked_u32(count, info.name, "elements");  // at the call, as the eager op would
   std::lock_guard<std::recursive_mutex> lock(fusion_mutex());
   // A copy of a tensor whose chain has run is a plain tensor.
   for (Operand& o : operands) {
-    if (!o.is_scalar() && o.tensor().pending() && o.tensor().pending_step()->done) o.tensor().eval();
+    if (!o.is_scalar() && o.tensor().pending_step() && o.tensor().pending_step()->done) o.tensor().eval();
   }
-  auto sizes = [&](int& steps, int& inputs) {
-    steps = 1;
-    inputs = 0;
+  // The chain's size so far (steps, operand uses, bytes of tensors given to it).
+  int steps = 0, uses = 0;
+  int64_t taken = 0;
+  auto measure = [&] {
+    steps = 1, uses = 0, taken = 0;
     for (const Operand& o : operands) {
-      const bool step = !o.is_scalar() && o.tensor().pending();
-      steps += step ? o.tensor().pending_step()->steps : 0;
-      inputs += step ? o.tensor().pending_step()->operands : 1;
+      const Pending* p = o.is_scalar() ? nullptr : o.tensor().pending_step().get();
+      steps += p ? p->steps : 0;
+      uses += p ? p->operands : 1;
+      taken += p ? p->taken_bytes : o.owned() ? o.tensor().numel() * ir::scalar_bytes(o.tensor().dtype()) : 0;
     }
   };
-  int steps = 0, inputs = 0;
-  sizes(steps, inputs);
-  if (steps > kMaxSteps || inputs > kMaxOperands) {  // the operands' chains run first
-    for (Operand& o : operands) {
+  measure();
+  int64_t count = 1;
+  for (int64_t d : checked.shape) count *= d;
+  const int64_t result_bytes = count * ir::scalar_bytes(checked.out);
+  if (steps > kMaxSteps || uses > kMaxOperands || taken > std::max(2 * result_bytes, kMinTakenBytes)) {
+    for (Operand& o : operands) {  // the operands' chains run first
       if (!o.is_scalar()) o.tensor().eval();
     }
-    sizes(steps, inputs);
+    measure();
   }
   auto p = std::make_shared<Pending>();
   p->op = &info;
   p->in = checked.in;
   p->out = checked.out;
   p->shape = checked.shape;
+  p->order = voted_order(operands, checked.shape);
   p->client = checked.client;
   p->steps = steps;
-  p->operands = inputs;
+  p->operands = uses;
+  p->taken_bytes = taken;
   p->inputs.resize(operands.size());
-  for (size_t i = 0; i < operands.size(); ++i) {
-    Pending::Input& in = p->inputs[i];
-    Operand& o = operands[i];
-    if (o.is_scalar()) {
-      in.kind = Pending::Kind::Number;
-      (void)runtime::convert_scalar(o.scalar(), checked.in, in.number);  // checked: it holds the value
-      continue;
+  // Lent operands first, then given ones: a tensor given and lent in one call (std::move(z) * z)
+  // is read through its lent copy before it is taken. A given tensor also lent is treated as lent.
+  auto lent_elsewhere = [&](size_t i) {
+    for (size_t j = 0; j < operands.size(); ++j) {
+      if (j != i && !operands[j].is_scalar() && &operands[j].tensor() == &operands[i].tensor()) return true;
     }
-    in.owned = o.owned();
-    Tensor t = o.take();  // a given tensor is the chain's now
-    if (t.pending()) {
-      in.kind = Pending::Kind::Step;
-      in.step = t.pending_step();
-    } else {
-      in.tensor = std::move(t);
+    return false;
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      Pending::Input& in = p->inputs[i];
+      Operand& o = operands[i];
+      if (o.is_scalar()) {
+        if (pass == 0) {
+          in.kind = Pending::Kind::Number;
+          (void)runtime::convert_scalar(o.scalar(), checked.in, in.number);  // checked: it holds the value
+        }
+        continue;
+      }
+      const bool given = o.owned() && !lent_elsewhere(i);
+      if (given != (pass == 1)) continue;
+      in.owned = given;
+      Tensor t = given ? o.take() : o.tensor();  // a given tensor is the chain's now
+      if (t.pending_step()) {
+        in.kind = Pending::Kind::Step;
+        in.step = t.pending_step();
+      } else {
+        in.tensor = std::move(t);
+      }
     }
   }
   remember(p);
@@ -367,7 +412,10 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
 
 Tensor take_result(std::shared_ptr<Pending>& pending) {
   std::lock_guard<std::recursive_mutex> lock(fusion_mutex());
-  if (!pending->done) run(pending);
+  if (!pending->done) {
+    run(pending);  // throws again for a chain that failed; stays pending then
+    pending->failed = false;
+  }
   std::shared_ptr<Pending> mine = std::move(pending);
   if (mine.use_count() == 1) return std::move(mine->result);
   return mine->result;

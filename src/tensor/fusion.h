@@ -2,6 +2,7 @@
 // ops record when fusion is on, and the run of a chain as one kernel.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -9,6 +10,7 @@
 
 #include "kiln/tensor/ops.h"
 #include "tensor/elementwise.h"
+#include "tensor/layout.h"
 
 namespace kiln::tensor {
 
@@ -25,17 +27,28 @@ struct Pending {
     ScalarValue number;
   };
 
+  Pending();
+  ~Pending();
+  Pending(const Pending&) = delete;
+  Pending& operator=(const Pending&) = delete;
+
   OpInfo* op = nullptr;
   DType in = DType::F32;
   DType out = DType::F32;
   Shape shape;
+  DimOrder order;      // the memory order the op's own result would have (its operands' vote)
   Client client{nullptr};
   std::vector<Input> inputs;
   int steps = 1;       // steps in the chain up to here, a shared one counted per use: the chain's limit
   int operands = 0;    // tensor and number inputs of those steps, counted likewise
-  bool done = false;   // run: `result` holds the value, `inputs` are gone
+  int64_t taken_bytes = 0;  // bytes of tensors given to the chain (which eager ops would have freed)
+  std::atomic<bool> done{false};  // run: `result` holds the value, `inputs` are gone
+  bool failed = false;  // its last run threw: sync and flush leave it to its own use, which throws again
   Tensor result;
 };
+
+// Steps alive now (not yet destroyed): sync and assign skip the registry while there are none.
+size_t live_steps();
 
 // The op's call as a pending tensor (fusion on; the call is checked). Operands given by std::move
 // are taken into the step.

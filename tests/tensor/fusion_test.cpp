@@ -1,6 +1,7 @@
 // The fusion of elementwise chains (kiln/tensor/fusion.h): one kernel per chain, the same bits as
 // the eager ops, results in place by ownership, kept intermediates stored, chains that run before
 // their inputs are overwritten, errors at the call, and the switch.
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -38,6 +39,8 @@ std::vector<Chain> chains() {
        [](const Tensor& a, const Tensor& w, const Tensor& b) { return sigmoid(a) * tanh(b) - exp(w / 4); }},
       {"where(a > w, a * b, -b) + 1", 5,
        [](const Tensor& a, const Tensor& w, const Tensor& b) { return where(gt(a, w), a * b, -b) + 1; }},
+      {"exp(w) + a + b (the first op's operand decides the layout)", 3,
+       [](const Tensor& a, const Tensor& w, const Tensor& b) { return exp(w) + a + b; }},
       {"a * a + a (one input used thrice)", 2, [](const Tensor& a, const Tensor&, const Tensor&) { return a * a + a; }},
       {"cast(a > 0) * b", 3, [](const Tensor& a, const Tensor&, const Tensor& b) { return cast(gt(a, 0), b.dtype()) * b; }},
   };
@@ -68,21 +71,26 @@ TEST(TensorFusion, ChainsAreOneKernelWithTheEagerBits) {
         for (const Chain& chain : chains()) {
           const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " " + chain.name + ", " + l.name;
           TensorData eager;
+          Strides eager_strides;
           {
             FusionMode off(false);
             const uint64_t before = launches(c);
-            eager = chain.run(l.a, l.w, l.b).to_data();
+            Tensor e = chain.run(l.a, l.w, l.b);
             EXPECT_EQ(launches(c) - before, uint64_t(chain.ops)) << what << ": eager, one launch per op";
+            eager = e.to_data();
+            eager_strides = e.strides();
           }
           FusionMode on(true);
           const uint64_t before = launches(c);
           Tensor fused = chain.run(l.a, l.w, l.b);
           EXPECT_TRUE(fused.pending()) << what;
           EXPECT_EQ(launches(c), before) << what << ": nothing runs before the value is needed";
-          TensorData got = fused.to_data();
+          fused.eval();
           EXPECT_EQ(launches(c) - before, 1u) << what << ": one launch for the chain";
+          TensorData got = fused.to_data();  // (a copy first, when the result is laid out transposed)
           EXPECT_EQ(got.shape, eager.shape) << what;
           EXPECT_EQ(got.bytes, eager.bytes) << what << ": the fused kernel rounds each step as the eager ops do";
+          EXPECT_EQ(fused.strides(), eager_strides) << what << ": laid out as the eager result";
         }
       }
     }
@@ -201,7 +209,9 @@ TEST(TensorFusion, ChainsRunWhenTheirValueIsNeeded) {
     c.sync();
     EXPECT_EQ(launches(c) - before, 1u) << dev.name() << ": sync runs the pending chain";
     EXPECT_FALSE(y.pending());
-    EXPECT_EQ(y.to_data().bytes.size(), size_t(35 * 4));
+    std::vector<double> want_y(ha.v.size());
+    for (size_t i = 0; i < want_y.size(); ++i) want_y[i] = double(float(float(ha.v[i] * 3) - 1));
+    expect_values(y, want_y, 0, dev.name() + " a * 3 - 1");
     EXPECT_EQ(launches(c) - before, 1u) << dev.name();
 
     // A view, a reduction, a row op: each runs the chain first and reads its memory.
@@ -209,13 +219,22 @@ TEST(TensorFusion, ChainsRunWhenTheirValueIsNeeded) {
     Tensor t = (a * 2).transpose();
     EXPECT_EQ(t.shape(), (Shape{7, 5}));
     EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+    std::vector<double> want_t(ha.v.size());
+    for (size_t i = 0; i < 7; ++i) {
+      for (size_t j = 0; j < 5; ++j) want_t[i * 5 + j] = double(float(ha.v[j * 7 + i] * 2));
+    }
+    expect_values(t, want_t, 0, dev.name() + " (a * 2).transpose()");
     Tensor s = sum(a + 1, {1});
     std::vector<double> want(5, 0);
     for (size_t i = 0; i < ha.v.size(); ++i) want[i / 7] += double(float(ha.v[i] + 1));
     expect_values(s, want, 1e-5, dev.name() + " sum(a + 1)");
     Tensor p = softmax(a * 0.5, -1);
-    EXPECT_EQ(p.shape(), (Shape{5, 7}));
-    EXPECT_EQ(p.to_data().bytes.size(), size_t(35 * 4));
+    TensorData want_p;
+    {
+      FusionMode off(false);
+      want_p = softmax(a * 0.5, -1).to_data();
+    }
+    EXPECT_EQ(p.to_data().bytes, want_p.bytes) << dev.name() << " softmax(a * 0.5)";
   }
 }
 
@@ -235,6 +254,66 @@ TEST(TensorFusion, ChainsRunBeforeTheirInputsAreOverwritten) {
   }
 }
 
+// A chain that reads a tensor through a step that has already run (stored by an earlier chain, or
+// kept and read) still runs before that tensor is overwritten.
+TEST(TensorFusion, ChainsReadingRunStepsRunBeforeTheyAreOverwritten) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    Tensor a = Tensor::from_data<float>(c, {1, 2, 3, 4}, {4});
+    Tensor zeros = Tensor::from_data<float>(c, {0, 0, 0, 0}, {4});
+    Tensor h = a * 2;
+    Tensor y = h + 1;
+    h.eval();
+    assign(h, zeros);
+    EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3, 5, 7, 9})) << dev.name();
+
+    Tensor h2 = a * 2;
+    Tensor y1 = h2 + 1, y2 = h2 * 3;
+    y1.eval();  // stores h2 as y1's second output
+    assign(h2, zeros);
+    EXPECT_EQ(y2.to_vector<float>(), (std::vector<float>{6, 12, 18, 24})) << dev.name();
+  }
+}
+
+// A tensor given by std::move and lent in the same call is read, not taken from under itself.
+TEST(TensorFusion, ATensorGivenAndLentInOneCall) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (bool fused : {false, true}) {
+      FusionMode mode(fused);
+      const std::string what = dev.name() + (fused ? " fused" : " eager");
+      Tensor z = Tensor::from_data<float>(c, {1, 2, 3, 4}, {4});
+      Tensor sq = std::move(z) * z;
+      EXPECT_EQ(sq.to_vector<float>(), (std::vector<float>{1, 4, 9, 16})) << what;
+      Tensor p = Tensor::from_data<float>(c, {1, 2, 3, 4}, {4}) + 1;  // pending when fused
+      Tensor q = std::move(p) * p + 1;
+      EXPECT_EQ(q.to_vector<float>(), (std::vector<float>{5, 10, 17, 26})) << what;
+      Tensor x = Tensor::from_data<float>(c, {1, -2, 3, -4}, {4});
+      Tensor m = gt(x, 0);
+      EXPECT_EQ(where(m, std::move(x), x).to_vector<float>(), (std::vector<float>{1, -2, 3, -4})) << what;
+    }
+  }
+}
+
+// A chain holds the tensors given to it; past twice its result's bytes it runs, so that a loop
+// over large temporaries keeps a few alive, not all.
+TEST(TensorFusion, GivenTemporariesDoNotPileUp) {
+  Client c = Device::cpu().client();
+  FusionMode on(true);
+  const int64_t n = int64_t(1) << 20;  // 4 MiB of f32
+  std::vector<float> ones(size_t(n), 1.f);
+  Tensor acc = Tensor::from_data(c, ones, {n});
+  const uint64_t base = c.stats().memory.in_use_bytes;
+  uint64_t peak = 0;
+  for (int i = 0; i < 40; ++i) {
+    acc = std::move(acc) + Tensor::from_data(c, ones, {n});
+    peak = std::max(peak, c.stats().memory.in_use_bytes);
+  }
+  EXPECT_EQ(acc.to_vector<float>()[size_t(n - 1)], 41.f);
+  EXPECT_LE(peak - base, uint64_t(4 * 4 * n)) << "at most a few 4 MiB temporaries alive at once";
+}
+
 // Every error of an op is raised at its call, not when the chain runs; nothing is taken from the
 // caller and nothing runs.
 TEST(TensorFusion, ErrorsComeAtTheCall) {
@@ -252,6 +331,15 @@ TEST(TensorFusion, ErrorsComeAtTheCall) {
     expect_error([&] { (void)(ints * 2.5); }, "tensor.bad_scalar");
     expect_error([&] { (void)exp(ints + 1); }, "tensor.unsupported_dtype");
     EXPECT_EQ(launches(c), before) << dev.name();
+    // What only a launch can refuse (a walk of more dims than a kernel takes) runs at the call.
+    Shape deep(17, 1);
+    deep.back() = 2;
+    Tensor d = Tensor::empty(c, deep, DType::F32);
+    expect_error([&] { (void)(d + 1); }, "tensor.too_large");
+    Shape nine(9, 2);
+    Tensor rowm = Tensor::empty(c, nine, DType::F32);
+    Tensor rev = Tensor::empty(c, nine, DType::F32).permute({8, 7, 6, 5, 4, 3, 2, 1, 0});
+    expect_error([&] { (void)(rowm + rev); }, "tensor.too_large");
   }
 }
 
