@@ -265,13 +265,14 @@ Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const
   return c;
 }
 
-void launch_walk(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
-                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results) {
-  if (out_types.empty() || out_types.size() > kMaxWalkOutputs || inputs.size() + out_types.size() + 1 > kMaxWalkParams) {
-    throw Error("tensor.too_large", std::string(op) + ": a walk's kernel takes at most " + std::to_string(kMaxWalkParams) +
-                                        " parameters (inputs, at most 4 outputs, the count); this one needs " +
-                                        std::to_string(inputs.size() + out_types.size() + 1));
-  }
+namespace {
+
+// launch_walk for at most kParams parameters: the argument lists live on the stack, sized for the
+// call (an eager op's six, not a fused chain's sixteen: clearing the larger lists was a third of
+// an eager op's host time).
+template <size_t kParams>
+void launch_walk_in(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
+                    std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results) {
   // Where output 0 goes: a destination, a given input's memory, else new memory in the voted order.
   int into = -1;
   for (size_t i = 0; i < inputs.size() && into < 0 && !rule.row_major && !rule.dest; ++i) {
@@ -305,7 +306,7 @@ void launch_walk(const char* op, const Client& client, std::span<Operand> inputs
   if (count == 0) return deliver();
 
   // The walk over the result in its memory order, with dims folded where every tensor allows.
-  std::array<tensor::Dims, kMaxWalkParams> strides;
+  std::array<tensor::Dims, kParams> strides;
   size_t n_strides = 0;
   for (const Operand& o : inputs) {
     if (!o.is_scalar()) strides[n_strides++] = tensor::broadcast_strides(o.tensor().shape(), o.tensor().strides(), shape);
@@ -319,7 +320,7 @@ void launch_walk(const char* op, const Client& client, std::span<Operand> inputs
   uint32_t units = tensor::checked_u32(count, op, "elements");
   // The arguments, which live until the launch returns: handles for a contiguous walk (vectors of
   // `width` elements, no index arithmetic), tensor bindings otherwise.
-  constexpr size_t kMaxArgs = kMaxWalkParams;
+  constexpr size_t kMaxArgs = kParams;
   std::array<Handle, kMaxArgs> handles;
   std::array<TensorBinding, kMaxArgs> bindings;
   std::array<Arg, kMaxArgs> args = placeholder_args(std::make_index_sequence<kMaxArgs>());
@@ -371,6 +372,20 @@ void launch_walk(const char* op, const Client& client, std::span<Operand> inputs
   args[n_args++] = Arg(units);
   launch(client, kernel(rank, width), tensor::linear_config(units), std::span<const Arg>(args.data(), n_args));
   deliver();
+}
+
+}  // namespace
+
+void launch_walk(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
+                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results) {
+  const size_t params = inputs.size() + out_types.size() + 1;
+  if (out_types.empty() || out_types.size() > kMaxWalkOutputs || params > kMaxWalkParams) {
+    throw Error("tensor.too_large", std::string(op) + ": a walk's kernel takes at most " + std::to_string(kMaxWalkParams) +
+                                        " parameters (inputs, at most 4 outputs, the count); this one needs " +
+                                        std::to_string(params));
+  }
+  if (params <= 6) return launch_walk_in<6>(op, client, inputs, shape, out_types, rule, kernel, results);
+  launch_walk_in<kMaxWalkParams>(op, client, inputs, shape, out_types, rule, kernel, results);
 }
 
 Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& rule, const Checked& checked) {
