@@ -530,6 +530,7 @@ TypeResult rule_tile_block_id(const TypeQuery& q) {
 }
 
 // mma.sync a, a_offset, b, b_offset, acc {shape = [m, n, k], dims = [wm, wn], strides = [lda, ldb]}
+// (strides = [lda, ldb, 1]: b is stored as its columns, an n x k tile with rows ldb apart)
 TypeResult rule_mma_sync(const TypeQuery& q) {
   const Type &a = q.operands[0], &b = q.operands[2], &acc = q.operands[4];
   if (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 || b.width != 1 ||
@@ -541,13 +542,15 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
   }
   std::vector<int64_t> shape = ints_attr(q, AttrKey::Shape), warps = ints_attr(q, AttrKey::Dims),
                        pitch = ints_attr(q, AttrKey::Strides);
-  if (shape.size() != 3 || warps.size() != 2 || pitch.size() != 2) {
-    return error("needs shape = [m, n, k], dims = [wm, wn] (warps) and strides = [lda, ldb]");
+  if (shape.size() != 3 || warps.size() != 2 || (pitch.size() != 2 && (pitch.size() != 3 || pitch[2] < 0 || pitch[2] > 1))) {
+    return error("needs shape = [m, n, k], dims = [wm, wn] (warps) and strides = [lda, ldb] (or [lda, ldb, 1]: b stored as columns)");
   }
   int64_t m = shape[0], n = shape[1], k = shape[2], wm = warps[0], wn = warps[1];
-  if (wm < 1 || wn < 1 || m % (16 * wm) != 0 || n % (8 * wn) != 0 || k % 16 != 0 || pitch[0] < k || pitch[1] < n ||
+  const bool b_columns = pitch.size() == 3 && pitch[2] == 1;
+  if (wm < 1 || wn < 1 || m % (16 * wm) != 0 || n % (8 * wn) != 0 || k % 16 != 0 || pitch[0] < k || pitch[1] < (b_columns ? k : n) ||
       (pitch[0] * 2) % 16 != 0 || (pitch[1] * 2) % 16 != 0) {
-    return error("takes m a multiple of 16 wm, n of 8 wn, k of 16, and row pitches of whole 16 bytes at least k and n");
+    return error("takes m a multiple of 16 wm, n of 8 wn, k of 16, and row pitches of whole 16 bytes at least k and n (k for b "
+                 "stored as columns)");
   }
   if (int64_t(acc.length) != (m / wm / 16) * (n / wn / 8) * 4) {
     return error("each unit holds " + std::to_string((m / wm / 16) * (n / wn / 8) * 4) + " accumulators, not " +

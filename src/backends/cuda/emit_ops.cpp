@@ -465,7 +465,8 @@ void Emitter::plane(const ir::Op& op) {
   }
 }
 
-// kiln_mma_sync<M, N, K, WM, WN, LDA, LDB>(&a[offset], &b[offset], acc): every unit of the cube
+// kiln_mma_sync<M, N, K, WM, WN, LDA, LDB[, true]>(&a[offset], &b[offset], acc) (true: b stored as
+// columns, the third of the Strides attribute set): every unit of the cube
 // calls it together; it reads the factors from shared memory and updates the unit's accumulators
 // in place (src/backends/cuda/device/mma.cuh, docs/decisions/019-tile-layer.md).
 void Emitter::matrix(const ir::Op& op) {
@@ -475,7 +476,7 @@ void Emitter::matrix(const ir::Op& op) {
   const auto& pitch = op.attr(ir::AttrKey::Strides)->ints;
   std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) + ", " +
                      std::to_string(warps[0]) + ", " + std::to_string(warps[1]) + ", " + std::to_string(pitch[0]) + ", " +
-                     std::to_string(pitch[1]);
+                     std::to_string(pitch[1]) + (pitch.size() > 2 && pitch[2] ? ", true" : "");
   line("kiln_mma_sync<" + args + ">(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "], &" + name(op.operands[2]) + "[" +
        name(op.operands[3]) + "], " + name(op.operands[4]) + ");");
 }

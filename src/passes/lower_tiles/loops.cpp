@@ -151,13 +151,25 @@ void Lowerer::plan_rings(const Op& op, const std::unordered_map<Value, const Op*
     if (l.kind != K::TileLoadAt || l.type.rank != 2) continue;
     CellAccess c = cell_access(l.operands[0]);
     if (c.pad != "zero" || c.vec * scalar_bytes(l.type.scalar) != 16) continue;
+    // Its users: products that take it as a factor, or transposes of it that a product takes as
+    // its b (stored as the tile's columns: x @ w.T reads w's rows).
+    std::vector<std::pair<const Op*, size_t>> products;
     bool ok = !users[l.result].empty();
-    std::optional<uint32_t> pitch;
     for (auto [user, at] : users[l.result]) {
-      if (user->kind != K::TileMma || at > 1) {
+      if (user->kind == K::TileMma && at <= 1) {
+        products.push_back({user, at});
+      } else if (user->kind == K::TileTranspose && !users[user->result].empty()) {
+        for (auto [product, b_at] : users[user->result]) {
+          ok = ok && product->kind == K::TileMma && b_at == 1;
+          products.push_back({product, b_at});
+        }
+      } else {
         ok = false;
-        break;
       }
+    }
+    std::optional<uint32_t> pitch;
+    for (auto [user, at] : products) {
+      if (!ok) break;
       const Type ta = k_.type_of(user->operands[0]), tb = k_.type_of(user->operands[1]);
       MmaPlan plan = plan_mma(ta.scalar, user->type.scalar, ta.shape[0], tb.shape[1], ta.shape[1]);
       uint32_t cols = l.type.shape[1];

@@ -64,11 +64,14 @@ struct Tiled {
   // A widening (tile.broadcast) not yet placed: it takes the layout its user wants.
   std::shared_ptr<Tiled> widen_of;
   // A factor a pipelined loop copied into shared memory (rows `pitch` elements apart, from element
-  // `offset` of `array`): mma reads it there; anything else reads it into registers.
+  // `offset` of `array`): mma reads it there; anything else reads it into registers. `columns`: what
+  // is stored is the tile's transpose (element (r, c) at c * pitch + r), as when a transposed view
+  // of a loaded tile is the factor.
   struct Staged {
     Value array;
     Value offset;
     uint32_t pitch;
+    bool columns = false;
   };
   std::optional<Staged> staged;
 };
@@ -166,7 +169,7 @@ class Lowerer {
   MmaPlan plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const;
   void mma(const Op& op);
   std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off, Value sb,
-                                   Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs);
+                                   Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs, bool b_columns);
   Value stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first = false);
 
   // ---- cells --------------------------------------------------------------------------------

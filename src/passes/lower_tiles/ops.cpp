@@ -78,6 +78,13 @@ void Lowerer::transpose(const Op& op) {
     tiles_[op.result] = r;
     return;
   }
+  // A staged factor stays where it is, read the other way round (mma reads a staged b stored as
+  // columns with plain ldmatrix).
+  if (src.staged && !src.widen_of) {
+    r.staged->columns = !src.staged->columns;
+    tiles_[op.result] = r;
+    return;
+  }
   if (!placed(src)) {
     r.widen_of.reset();
     r.staged.reset();
@@ -216,8 +223,14 @@ void Lowerer::mma(const Op& op) {
   uint32_t lda = plan.fragments ? kk + 8 : kk, ldb = plan.fragments ? n + 8 : n;
   // A factor a pipelined loop already copied into shared memory is read there; the others are
   // written into the scratch array (a at 0, b after it).
+  // b may be staged as its columns (the transposed view of a loaded tile: x @ w.T), rows of k
+  // padded alike; mma reads it so without moving it.
   const Tiled &fa = tile(op.operands[0]), &fb = tile(op.operands[1]);
-  bool a_ready = fa.staged && fa.staged->pitch == lda, b_ready = fb.staged && fb.staged->pitch == ldb;
+  const uint32_t ldb_columns = plan.fragments ? kk + 8 : kk;
+  bool a_ready = fa.staged && !fa.staged->columns && fa.staged->pitch == lda;
+  bool b_ready = fb.staged && (fb.staged->columns ? fb.staged->pitch == ldb_columns : fb.staged->pitch == ldb);
+  const bool b_columns = b_ready && fb.staged->columns;
+  if (b_columns) ldb = ldb_columns;
   uint64_t b_at = a_ready ? 0 : uint64_t(m) * lda;
   Value sa = a_ready ? fa.staged->array : stage(fa, 0, lda);
   Value a_off = a_ready ? fa.staged->offset : c32(0);
@@ -235,10 +248,10 @@ void Lowerer::mma(const Op& op) {
     emit(K::MmaSync, {sa, a_off, sb, b_off, local},
          {{AttrKey::Shape, AttrValue::of_ints({m, n, kk})},
           {AttrKey::Dims, AttrValue::of_ints({plan.wm, plan.wn})},
-          {AttrKey::Strides, AttrValue::of_ints({lda, ldb})}});
+          {AttrKey::Strides, b_columns ? AttrValue::of_ints({lda, ldb, 1u}) : AttrValue::of_ints({lda, ldb})}});
     for (size_t j = 0; j < acc.size(); ++j) results.push_back(emit(K::Load, {local, c32(j)}));
   } else {
-    results = exact_product(acc, lc, sa, a_off, sb, b_off, lda, ldb, kk, cs);
+    results = exact_product(acc, lc, sa, a_off, sb, b_off, lda, ldb, kk, cs, b_columns);
   }
   Tiled r;
   r.type = op.type;
@@ -249,7 +262,8 @@ void Lowerer::mma(const Op& op) {
 
 // for k in [0, K): acc_j += a[i_j, k] * b[k, j_j], the products in the accumulator's type.
 std::vector<Value> Lowerer::exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off,
-                                          Value sb, Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs) {
+                                          Value sb, Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs,
+                                          bool b_columns) {
   Value row = unit_coord(lc, 0), col = unit_coord(lc, 1);
   std::vector<Value> inits = {c32(0), c32(kk), c32(1)};
   inits.insert(inits.end(), acc.begin(), acc.end());
@@ -266,13 +280,14 @@ std::vector<Value> Lowerer::exact_product(const std::vector<Value>& acc, const L
   }
   b_.enter(body);
   Value arow = add(mul(row, c32(lda)), a_off);
-  Value bcol = add(col, b_off);
-  Value krow = mul(k, c32(ldb));
+  // b[k, j] at k * ldb + j, or, stored as columns, at j * ldb + k.
+  Value bcol = b_columns ? add(mul(col, c32(ldb)), b_off) : add(col, b_off);
+  Value krow = b_columns ? k : mul(k, c32(ldb));
   std::vector<Value> next;
   for (size_t j = 0; j < acc.size(); ++j) {
     uint32_t i0 = slot_coord(lc, j, 0), j0 = slot_coord(lc, j, 1);
     Value av = emit(K::Load, {sa, add(add(arow, c32(uint64_t(i0) * lda)), k)});
-    Value bv = emit(K::Load, {sb, add(add(krow, bcol), c32(j0))});
+    Value bv = emit(K::Load, {sb, add(add(krow, bcol), c32(b_columns ? uint64_t(j0) * ldb : j0))});
     if (k_.type_of(av).scalar != cs) {
       av = emit(K::Cast, {av}, {}, Type::scalar_of(cs));
       bv = emit(K::Cast, {bv}, {}, Type::scalar_of(cs));

@@ -116,7 +116,7 @@ std::vector<Value> Lowerer::relayout(const Tiled& t, const Layout& want) {
 
 // Each unit reads its slots of a staged factor (the pipeline's wait and barrier came before).
 std::vector<Value> Lowerer::read_staged(const Tiled::Staged& st, const Layout& want) {
-  std::array<uint32_t, 4> stride = {st.pitch, 1, 0, 0};
+  std::array<uint32_t, 4> stride = st.columns ? std::array<uint32_t, 4>{1, st.pitch, 0, 0} : std::array<uint32_t, 4>{st.pitch, 1, 0, 0};
   Value base = add(st.offset, unit_linear(want, stride));
   std::vector<Value> out;
   for (size_t j = 0; j < want.slots(); ++j)

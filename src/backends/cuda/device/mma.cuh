@@ -1,9 +1,9 @@
 // ---- tile products on tensor cores (mma.sync m16n8k16 over shared-memory factors) ----
 #pragma once
 #include "types.cuh"
-// kiln_mma_sync<M, N, K, WM, WN, LDA, LDB>(a, b, acc): acc += A x B for an M x K tile A and a
-// K x N tile B, both row-major in shared memory (row pitches LDA and LDB elements), split over the
-// cube's WM x WN warps. lower_tiles emits the call (docs/decisions/019-tile-layer.md) and mirrors
+// kiln_mma_sync<M, N, K, WM, WN, LDA, LDB, BCOLS>(a, b, acc): acc += A x B for an M x K tile A
+// and a K x N tile B, both row-major in shared memory (row pitches LDA and LDB elements; with
+// BCOLS, B is stored as its N x K transpose), split over the cube's WM x WN warps. lower_tiles emits the call (docs/decisions/019-tile-layer.md) and mirrors
 // the accumulator layout below in its own index math, so the two must never drift apart.
 //
 // Who calls: all U = 32 * WM * WN units of the cube together, in uniform control flow (mma.sync and
@@ -28,6 +28,11 @@
 //   matrix transposed, which is that. Lane l points at k row l % 16, column (l / 16) * 8: matrices
 //   0 and 1 are b0, b1 of one n-tile, matrices 2 and 3 of the next. An odd last n-tile takes .x2
 //   (lanes 0-15's addresses).
+// - ldmatrix ... .x4 (B stored as columns, BCOLS: an N x K tile, row pitch LDB, the transposed view
+//   of a factor read as it is stored): each 8 x 8 matrix is 8 columns n by 8 k, so plain ldmatrix
+//   hands each lane column g, k 2t..2t+1: mma's b0 (and b1 for k 8..15). Lane l points at column
+//   (l % 8) + (l / 16) * 8, k ((l / 8) % 2) * 8: matrices 0 and 1 are b0, b1 of one n-tile, 2 and 3
+//   of the next.
 // - mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32: d = a x b + c on one 16 x 8
 //   tile, products exact and sums in f32; c0..c3 are the unit's four slots of that tile.
 // The fragments of step k+1 are loaded before the products of step k issue (two register sets),
@@ -54,6 +59,10 @@ KILN_DEV void kiln_ldmatrix_x4(u32 (&r)[4], u32 addr) {
 KILN_DEV void kiln_ldmatrix_x4_trans(u32 (&r)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+KILN_DEV void kiln_ldmatrix_x2(u32 (&r)[2], u32 addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
 }
 KILN_DEV void kiln_ldmatrix_x2_trans(u32 (&r)[2], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
@@ -97,28 +106,38 @@ template <int MT, int NT> struct kiln_mma_frags {
 // Loads step ks's fragments. a_lane and b_lane are the shared addresses this lane points ldmatrix
 // at for step 0 (its row and column within the warp's first block); steps and blocks move by
 // constant byte offsets from there.
-template <int MT, int NT, int LDA, int LDB>
+template <int MT, int NT, int LDA, int LDB, bool BCOLS>
 KILN_DEV void kiln_mma_load(kiln_mma_frags<MT, NT>& f, u32 a_lane, u32 b_lane, int ks) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) kiln_ldmatrix_x4(f.a[mt], a_lane + (u32)((mt * 16 * LDA + ks * 16) * 2));
 #pragma unroll
   for (int nt = 0; nt + 1 < NT; nt += 2) {
     u32 r[4];
-    kiln_ldmatrix_x4_trans(r, b_lane + (u32)((ks * 16 * LDB + nt * 8) * 2));
+    if constexpr (BCOLS) {
+      kiln_ldmatrix_x4(r, b_lane + (u32)((nt * 8 * LDB + ks * 16) * 2));
+    } else {
+      kiln_ldmatrix_x4_trans(r, b_lane + (u32)((ks * 16 * LDB + nt * 8) * 2));
+    }
     f.b[nt][0] = r[0]; f.b[nt][1] = r[1];
     f.b[nt + 1][0] = r[2]; f.b[nt + 1][1] = r[3];
   }
-  if constexpr (NT % 2 == 1) kiln_ldmatrix_x2_trans(f.b[NT - 1], b_lane + (u32)((ks * 16 * LDB + (NT - 1) * 8) * 2));
+  if constexpr (NT % 2 == 1) {
+    if constexpr (BCOLS) {
+      kiln_ldmatrix_x2(f.b[NT - 1], b_lane + (u32)(((NT - 1) * 8 * LDB + ks * 16) * 2));
+    } else {
+      kiln_ldmatrix_x2_trans(f.b[NT - 1], b_lane + (u32)((ks * 16 * LDB + (NT - 1) * 8) * 2));
+    }
+  }
 }
 
 // The shape requirements, and this lane's ldmatrix addresses for step 0.
-template <int M, int N, int K, int WM, int WN, int LDA, int LDB, class T>
+template <int M, int N, int K, int WM, int WN, int LDA, int LDB, bool BCOLS, class T>
 KILN_DEV void kiln_mma_lane_addrs(const T* a, const T* b, u32& a_lane, u32& b_lane) {
   static_assert(kiln_same_type<T, bf16>::value || kiln_same_type<T, f16>::value, "kiln_mma_sync multiplies bf16 or f16");
   static_assert(WM > 0 && WN > 0 && M % (16 * WM) == 0, "each warp row takes a whole number of 16-row m-tiles");
   static_assert(N % (8 * WN) == 0, "each warp column takes a whole number of 8-column n-tiles");
   static_assert(K % 16 == 0, "k steps by 16");
-  static_assert(LDA >= K && LDB >= N, "a row pitch is at least the row");
+  static_assert(LDA >= K && LDB >= (BCOLS ? K : N), "a row pitch is at least the row");
   // ldmatrix reads each 8-element row as one 16-byte access: every row must start 16-byte aligned
   // (the tiles' bases too, which the caller's shared layout provides).
   static_assert((LDA * 2) % 16 == 0 && (LDB * 2) % 16 == 0, "row pitches must be multiples of 16 bytes (8 elements)");
@@ -126,21 +145,26 @@ KILN_DEV void kiln_mma_lane_addrs(const T* a, const T* b, u32& a_lane, u32& b_la
   const int wm = warp / WN, wn = warp % WN;
   const int r = lane % 16, c = (lane / 16) * 8;
   a_lane = kiln_smem_addr(a + (wm * (M / WM) + r) * LDA + c);
-  b_lane = kiln_smem_addr(b + r * LDB + wn * (N / WN) + c);
+  if constexpr (BCOLS) {
+    b_lane = kiln_smem_addr(b + (wn * (N / WN) + lane % 8 + (lane / 16) * 8) * LDB + ((lane / 8) % 2) * 8);
+  } else {
+    b_lane = kiln_smem_addr(b + r * LDB + wn * (N / WN) + c);
+  }
 }
 
 // Acc is f32 (bf16 or f16 factors) or f16 (f16 factors summed in f16), in the same slot layout.
-template <int M, int N, int K, int WM, int WN, int LDA, int LDB, class T, class Acc>
+// BCOLS: b is stored as its columns (an N x K tile, rows LDB apart), as a transposed view is.
+template <int M, int N, int K, int WM, int WN, int LDA, int LDB, bool BCOLS = false, class T, class Acc>
 KILN_DEV void kiln_mma_sync(const T* a, const T* b, Acc* acc) {
 #if __CUDA_ARCH__ >= 800
   constexpr int MT = M / WM / 16, NT = N / WN / 8, KS = K / 16;
   u32 a_lane, b_lane;
-  kiln_mma_lane_addrs<M, N, K, WM, WN, LDA, LDB>(a, b, a_lane, b_lane);
+  kiln_mma_lane_addrs<M, N, K, WM, WN, LDA, LDB, BCOLS>(a, b, a_lane, b_lane);
   kiln_mma_frags<MT, NT> f[2];
-  kiln_mma_load<MT, NT, LDA, LDB>(f[0], a_lane, b_lane, 0);
+  kiln_mma_load<MT, NT, LDA, LDB, BCOLS>(f[0], a_lane, b_lane, 0);
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
-    if (ks + 1 < KS) kiln_mma_load<MT, NT, LDA, LDB>(f[(ks + 1) % 2], a_lane, b_lane, ks + 1);
+    if (ks + 1 < KS) kiln_mma_load<MT, NT, LDA, LDB, BCOLS>(f[(ks + 1) % 2], a_lane, b_lane, ks + 1);
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
