@@ -168,6 +168,11 @@ std::vector<autotune::Candidate> matmul_candidates(const MatmulPlan& p, const Te
   return c;
 }
 
+bool naive_is_tuned(const MatmulPlan& p, size_t tiles) {
+  constexpr int64_t kLargeProduct = int64_t(1) << 24;  // multiply-adds
+  return tiles == 0 || p.products() * p.rows * p.n * p.k < kLargeProduct;
+}
+
 }  // namespace tensor
 
 namespace {
@@ -250,6 +255,10 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs, std::string_view variant) {
   if (p.k == 0) {  // no products: zeros, which the naive kernel writes
     c.back().run();
   } else if (variant.empty()) {
+    if (!tensor::naive_is_tuned(p, c.size() - 1)) {  // naive is last
+      c.pop_back();
+      if (fallback >= c.size()) fallback = 0;
+    }
     autotune::run(lhs.client(), matmul_key(p, c), c, fallback);
   } else {
     c[chosen].run();

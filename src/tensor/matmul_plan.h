@@ -34,6 +34,12 @@ MatmulPlan plan_matmul(const Tensor& lhs, const Tensor& rhs, const Shape& out_sh
 std::vector<autotune::Candidate> matmul_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& rhs,
                                                    const Tensor* out, size_t* fallback);
 
+// Whether autotune times the naive kernel for this plan beside `tiles` tile products: only where
+// it may win (no tile product applies, or fewer than 2^24 multiply-adds). Past that it loses by two
+// orders of magnitude, and its untimed warm-up alone was most of a cold tuning (2.25 s of 5.6 s
+// at 8192^3 with a transposed rhs). matmul(a, b, "naive") still runs it at any size.
+bool naive_is_tuned(const MatmulPlan& p, size_t tiles);
+
 // The tile layer's products that can compute the plan (src/tensor/matmul_tile.cpp); `preferred`
 // is set to the one to run untuned, when one is added.
 void add_tile_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& rhs, const Tensor* out,

@@ -9,6 +9,7 @@
 
 #include "kiln/autotune.h"
 #include "support.h"
+#include "tensor/matmul_plan.h"
 
 namespace kiln::test {
 namespace {
@@ -222,6 +223,22 @@ TEST(TensorMatmul, AnUnknownVariantIsRefusedWithTheOnesThereAre) {
 
 // The default matmul tunes a key once, stores it, and answers from memory afterwards; its result
 // is the winner's, checked against the host.
+// Autotune times the naive kernel only where it may win: small products, or where no tile product
+// applies; a large product tunes its tile products alone.
+TEST(TensorMatmul, NaiveIsTimedOnlyWhereItMayWin) {
+  Client c = Device::cpu().client();
+  auto plan = [&](const Shape& a, const Shape& b) {
+    Tensor x = Tensor::empty(c, a, DType::BF16), y = Tensor::empty(c, b, DType::BF16);
+    Shape out = a;
+    out.back() = b.back();
+    return tensor::plan_matmul(x, y, out);
+  };
+  EXPECT_TRUE(tensor::naive_is_tuned(plan({64, 96}, {96, 48}), 2)) << "small: every variant is timed";
+  EXPECT_FALSE(tensor::naive_is_tuned(plan({512, 256}, {256, 128}), 4)) << "2^24 multiply-adds, tile products apply";
+  EXPECT_FALSE(tensor::naive_is_tuned(plan({8, 256, 64}, {64, 256}), 4)) << "a batch counts whole";
+  EXPECT_TRUE(tensor::naive_is_tuned(plan({512, 256}, {256, 128}), 0)) << "no tile product: naive is all there is";
+}
+
 TEST(TensorMatmul, AutotunedOnceThenRemembered) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("kiln-matmul-autotune-" + std::to_string(::getpid()));
