@@ -386,10 +386,21 @@ TEST(TensorFusion, IntegerChainsAndWideChains) {
       for (size_t k = 1; k < many.size(); ++k) acc = acc + many[k];
       want_sum = acc.to_data();
     }
+    TensorData want_b;
+    {
+      FusionMode off(false);
+      want_b = (where(gt(i, 0), i * 2, i - 1) + 3).to_data();
+    }
     FusionMode on(true);
     const uint64_t before = launches(c);
     EXPECT_EQ(where(gt(i % 7, 2), max(i * 3, -20), -i).to_data().bytes, want_i.bytes) << dev.name();
     EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+    // A bool tensor that has its value, read by a chain (one byte an element, beside i32 ones).
+    Tensor m = gt(i, 0);
+    m.eval();
+    const uint64_t with_mask = launches(c);
+    EXPECT_EQ((where(m, i * 2, i - 1) + 3).to_data().bytes, want_b.bytes) << dev.name();
+    EXPECT_EQ(launches(c) - with_mask, 1u) << dev.name();
     const uint64_t wide = launches(c);
     Tensor acc = many[0];
     for (size_t k = 1; k < many.size(); ++k) acc = acc + many[k];
