@@ -102,6 +102,35 @@ TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
   EXPECT_NE(l.source.find("__launch_bounds__(128)"), std::string::npos);
 }
 
+// x @ w.T: a loaded tile of w whose transpose is the product's b stays in its ring as loaded (two
+// rings, copied by cp.async, no scratch array that registers would fill), and the product reads it
+// as columns: kiln_mma_sync<..., true>, mma.sync strides [lda, ldb, 1].
+TEST(TileCudaSource, ATransposedFactorIsPipelinedAsStored) {
+  Traced t = trace("x_wt", In<bf16>(cells({256, 256}, {128, 32}).along({0, free_axis})),
+                   In<bf16>(cells({256, 256}, {128, 32}).along({1, free_axis})), Out<float>(cells({256, 256}, {128, 128})),
+                   [](Param<bf16> x, Param<bf16> w, Param<float> c) {
+                     tile::Var<float> acc = zeros<float>({128, 128});
+                     For(d_range(0, 256 / 32).prefetch_stages(3), [&](Index k) {
+                       acc = mma(load_at(x, {k}), load_at(w, {k}).transpose(), acc.get());
+                     });
+                     store_cell(c, acc);
+                   });
+  Lowered l = lower_for_sm90(t);
+  EXPECT_NE(l.source.find("kiln_mma_sync<128, 128, 32, 2, 2, 40, 40, true>"), std::string::npos) << l.source.substr(0, 6000);
+  int64_t rings = 0, copies = 0;
+  for (const ir::Op& op : l.kernel.body.ops) {
+    if (op.kind != ir::OpKind::SharedAlloc || op.type.scalar != ir::Scalar::BF16) continue;
+    ++rings;
+    EXPECT_EQ(op.type.length, 3u * 128 * 40) << "three slots of 128 rows of 32 (padded to 40): a ring";
+  }
+  for (const ir::Op& op : l.kernel.body.ops) {
+    if (op.kind != ir::OpKind::For) continue;
+    for (const ir::Op& in : op.regions[0].ops) copies += in.kind == ir::OpKind::CopyAsync;
+  }
+  EXPECT_EQ(rings, 2) << "a ring for each factor, and no bf16 scratch";
+  EXPECT_GT(copies, 0);
+}
+
 // The position of the first op of `kind` in the pipelined loop's body (-1: none).
 int position_in_loop(const ir::Kernel& k, ir::OpKind kind) {
   for (const ir::Op& op : k.body.ops) {
