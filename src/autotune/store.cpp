@@ -44,9 +44,16 @@ std::string device_tag(std::string_view runtime, const DeviceInfo& info) {
   return tag;
 }
 
+// FNV-1a is sequential: hashing a name and then "\n" is hashing the name with its line end.
 std::string candidate_checksum(const std::vector<std::string>& names) {
   uint64_t h = common::fnv1a64(kFormat);
-  for (const std::string& n : names) h = common::fnv1a64(n + "\n", h);
+  for (const std::string& n : names) h = common::fnv1a64("\n", common::fnv1a64(n, h));
+  return common::hex16(h);
+}
+
+std::string candidate_checksum(std::span<const Candidate> candidates) {
+  uint64_t h = common::fnv1a64(kFormat);
+  for (const Candidate& c : candidates) h = common::fnv1a64("\n", common::fnv1a64(c.name, h));
   return common::hex16(h);
 }
 

@@ -4,10 +4,12 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kiln/autotune.h"
 #include "kiln/backend/device_info.h"
 
 namespace kiln::autotune {
@@ -24,6 +26,7 @@ std::string device_tag(std::string_view runtime, const DeviceInfo& info);
 
 // The checksum of a candidate set: of the names, in order.
 std::string candidate_checksum(const std::vector<std::string>& names);
+std::string candidate_checksum(std::span<const Candidate> candidates);
 
 // One device's results file, KILN_CACHE_DIR/autotune/<tag>.json.
 class ResultFile {

@@ -40,6 +40,23 @@ State& state() {
   return s;
 }
 
+// device_tag() for the client's device, made once per device: it is on every tuned call's path.
+std::string cached_device_tag(const Client& client) {
+  struct Entry {
+    std::string runtime, name, architecture, tag;
+  };
+  static std::mutex m;
+  static auto* entries = new std::vector<Entry>();  // lives to exit, as the state does
+  const DeviceInfo& info = client.device().info();
+  const std::string_view runtime = client.runtime_name();
+  std::lock_guard lock(m);
+  for (const Entry& e : *entries) {
+    if (e.runtime == runtime && e.name == info.name && e.architecture == info.architecture) return e.tag;
+  }
+  entries->push_back({std::string(runtime), info.name, info.architecture, device_tag(runtime, info)});
+  return entries->back().tag;
+}
+
 Mode mode_from_env() {
   const char* v = std::getenv("KILN_AUTOTUNE");
   if (!v || !*v) return Mode::on;
@@ -203,10 +220,8 @@ size_t run(const Client& client, const Key& key, std::span<const Candidate> cand
     candidates[fallback].run();
     return fallback;
   }
-  std::vector<std::string> names;
-  for (const Candidate& c : candidates) names.push_back(c.name);
-  const std::string checksum = candidate_checksum(names);
-  const std::string tag = device_tag(client.runtime_name(), client.device().info());
+  const std::string checksum = candidate_checksum(candidates);
+  const std::string tag = cached_device_tag(client);
   const std::string text = key.text();
   const std::string slot = tag + "\n" + text;
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <mutex>
 
 #include "kiln/autotune.h"
 #include "kiln/runtime/launch.h"
@@ -43,6 +44,11 @@ struct RowSpec {
   std::string key() const {
     return std::string("tensor_") + name_of(op) + "/" + std::string(ir::scalar_name(dtype)) + "/" + std::to_string(outer_rank) +
            (weight ? "/w" : "") + (bias ? "/b" : "") + "/u" + std::to_string(units) + "/r" + std::to_string(resident);
+  }
+  // The same facts packed, for the lookup on every call.
+  uint64_t packed() const {
+    return uint64_t(op) | uint64_t(dtype) << 4 | uint64_t(outer_rank) << 12 | uint64_t(weight) << 20 | uint64_t(bias) << 21 |
+           uint64_t(units) << 22 | uint64_t(uint32_t(resident)) << 40;
   }
 };
 
@@ -202,6 +208,54 @@ ir::Kernel record_row(const RowSpec& s) {
   return k;
 }
 
+// The kernel of `spec`, recorded the first time; later calls find it by its packed facts, without
+// building its key's text.
+KernelRef row_kernel(const RowSpec& spec) {
+  static std::mutex mutex;
+  static auto* kernels = new std::vector<std::pair<uint64_t, KernelRef>>();  // lives to exit, as the kernels do
+  const uint64_t key = spec.packed();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [k, ref] : *kernels) {
+      if (k == key) return ref;
+    }
+  }
+  KernelRef ref = tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
+  std::lock_guard<std::mutex> lock(mutex);
+  kernels->emplace_back(key, ref);
+  return ref;
+}
+
+// What every candidate of one call launches with: they run while row_op does (autotune runs them
+// before it returns), so each captures a pointer to this and its own cube shape.
+struct RowLaunch {
+  RowSpec spec;
+  TensorBinding in, out, weight, bias;
+  uint32_t cols = 0, rows = 0;
+  DType acc = DType::F32;
+  double eps = 0;
+  Client client{nullptr};
+
+  void run(uint32_t units, int resident) const {
+    RowSpec s = spec;
+    s.units = units;
+    s.resident = resident;
+    KernelRef kernel = row_kernel(s);
+    std::array<Arg, 6> args{Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in)};
+    size_t n = 0;
+    args[n++] = Arg(in);
+    if (s.weight) args[n++] = Arg(weight);
+    if (s.bias) args[n++] = Arg(bias);
+    args[n++] = Arg(out);
+    args[n++] = Arg(cols);
+    if (s.op == RowOp::LayerNorm) args[n++] = acc == DType::F64 ? Arg(eps) : Arg(float(eps));
+    LaunchConfig config;
+    config.dim = CubeDim{units};
+    config.count = CubeCount{rows};
+    launch(client, kernel, config, std::span<const Arg>(args.data(), n));
+  }
+};
+
 Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, const Tensor& bias, double eps) {
   const char* name = name_of(op);
   if (!x.defined()) throw Error("tensor.undefined", std::string(name) + ": the tensor is empty (moved from, or never set)");
@@ -249,35 +303,26 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   int64_t rows = 1;
   for (int64_t v : walk.shape) rows *= v;
 
-  TensorBinding bin = tensor::binding(x.handle(), shape, in_strides, name), bout = tensor::binding(out.handle(), shape, out_strides, name);
-  TensorBinding bw, bb;
-  if (weight.defined()) bw = tensor::binding(weight.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{weight.strides()[0]}, name);
-  if (bias.defined()) bb = tensor::binding(bias.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{bias.strides()[0]}, name);
-  const uint32_t n_cols = tensor::checked_u32(cols, name, "elements in a row"), n_rows = tensor::checked_u32(rows, name, "rows");
-  const DType acc = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
-  const Client client = x.client();
+  RowLaunch l;
+  l.spec = RowSpec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined(), 256, 0};
+  l.in = tensor::binding(x.handle(), shape, in_strides, name);
+  l.out = tensor::binding(out.handle(), shape, out_strides, name);
+  if (weight.defined()) l.weight = tensor::binding(weight.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{weight.strides()[0]}, name);
+  if (bias.defined()) l.bias = tensor::binding(bias.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{bias.strides()[0]}, name);
+  l.cols = tensor::checked_u32(cols, name, "elements in a row");
+  l.rows = tensor::checked_u32(rows, name, "rows");
+  l.acc = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  l.eps = eps;
+  l.client = x.client();
   // The candidates: streaming with 256 units; resident with 128 to 1024 units where a unit's
   // share of the row fits its registers. The set and the names depend on the row length's bucket
   // alone (autotune's key), so that every length of a bucket shares one result; the kernels are
-  // recorded per exact share.
+  // recorded per exact share, and looked up only by the candidate that runs.
   std::vector<autotune::Candidate> candidates;
+  candidates.reserve(5);
   auto add_candidate = [&](uint32_t units, int resident) {
-    RowSpec spec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined(), units, resident};
-    std::string label = (resident ? "resident " : "streaming ") + std::to_string(units);
-    // The kernel is looked up (recorded the first time) only by the candidate that runs.
-    candidates.push_back({label, [=] {
-                            KernelRef kernel = tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
-                            std::vector<Arg> args = {bin};
-                            if (spec.weight) args.emplace_back(bw);
-                            if (spec.bias) args.emplace_back(bb);
-                            args.emplace_back(bout);
-                            args.emplace_back(n_cols);
-                            if (op == RowOp::LayerNorm) args.emplace_back(acc == DType::F64 ? Arg(eps) : Arg(float(eps)));
-                            LaunchConfig config;
-                            config.dim = CubeDim{units};
-                            config.count = CubeCount{n_rows};
-                            launch(client, kernel, config, std::span<const Arg>(args));
-                          }});
+    candidates.push_back({(resident ? "resident " : "streaming ") + std::to_string(units),
+                          [work = &l, units, resident] { work->run(units, resident); }});
   };
   const int64_t cols_bucket = autotune::bucket(cols);
   for (uint32_t units : {128u, 256u, 512u, 1024u}) {
@@ -290,7 +335,7 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   const std::string facts = std::string(ir::scalar_name(x.dtype())) + " cols " + std::to_string(autotune::bucket(cols)) +
                             " rows " + std::to_string(autotune::bucket(rows)) + (weight.defined() ? " weight" : "") +
                             (bias.defined() ? " bias" : "") + (in_strides.back() == 1 ? "" : " strided");
-  autotune::run(client, autotune::Key{name, facts}, candidates, 0);
+  autotune::run(l.client, autotune::Key{name, facts}, candidates, 0);
   return out;
 }
 
