@@ -44,13 +44,7 @@ std::string device_tag(std::string_view runtime, const DeviceInfo& info) {
   return tag;
 }
 
-// FNV-1a is sequential: hashing a name and then "\n" is hashing the name with its line end.
-std::string candidate_checksum(const std::vector<std::string>& names) {
-  uint64_t h = common::fnv1a64(kFormat);
-  for (const std::string& n : names) h = common::fnv1a64("\n", common::fnv1a64(n, h));
-  return common::hex16(h);
-}
-
+// Each name and its line end ("name\n"), hashed in turn: FNV-1a runs on where it stopped.
 std::string candidate_checksum(std::span<const Candidate> candidates) {
   uint64_t h = common::fnv1a64(kFormat);
   for (const Candidate& c : candidates) h = common::fnv1a64("\n", common::fnv1a64(c.name, h));

@@ -25,7 +25,6 @@ struct Result {
 std::string device_tag(std::string_view runtime, const DeviceInfo& info);
 
 // The checksum of a candidate set: of the names, in order.
-std::string candidate_checksum(const std::vector<std::string>& names);
 std::string candidate_checksum(std::span<const Candidate> candidates);
 
 // One device's results file, KILN_CACHE_DIR/autotune/<tag>.json.

@@ -105,24 +105,34 @@ KernelRef kernel_for(OpInfo& info, const KernelFacts& f) {
   return ref;
 }
 
-// The vector width of a contiguous walk: up to 16 bytes and 4 lanes of the widest element, while
-// the count and every view's start allow whole vectors.
-int contiguous_width(std::span<Operand> inputs, int into, std::span<const Tensor* const> outs, int64_t count) {
+// The widest vector a walk's tensors may be read in: 16 bytes of the widest element, at most 4
+// lanes.
+int widest_vector(std::span<Operand> inputs, std::span<const Tensor* const> outs) {
   int bytes = 1;
   for (const Operand& o : inputs) {
     if (!o.is_scalar()) bytes = std::max(bytes, ir::scalar_bytes(o.tensor().dtype()));
   }
   for (const Tensor* t : outs) bytes = std::max(bytes, ir::scalar_bytes(t->dtype()));
-  auto aligned = [](const Tensor& t, int w) { return t.handle().address() % uint64_t(w * ir::scalar_bytes(t.dtype())) == 0; };
-  int width = std::min(4, 16 / bytes);
-  for (; width > 1; width /= 2) {
-    bool ok = count % width == 0;
-    for (const Tensor* t : outs) ok = ok && aligned(*t, width);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      ok = ok && (inputs[i].is_scalar() || int(i) == into || aligned(inputs[i].tensor(), width));
-    }
-    if (ok) break;
+  return std::min(4, 16 / bytes);
+}
+
+// Whether every view (but input `skip`, which is output 0's memory) starts on a vector of `width`.
+bool starts_aligned(std::span<Operand> inputs, int skip, std::span<const Tensor* const> outs, int width) {
+  auto aligned = [&](const Tensor& t) { return t.handle().address() % uint64_t(width * ir::scalar_bytes(t.dtype())) == 0; };
+  for (const Tensor* t : outs) {
+    if (!aligned(*t)) return false;
   }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].is_scalar() && int(i) != skip && !aligned(inputs[i].tensor())) return false;
+  }
+  return true;
+}
+
+// The vector width of a contiguous walk: the widest whose lanes the count and every view's start
+// allow.
+int contiguous_width(std::span<Operand> inputs, int into, std::span<const Tensor* const> outs, int64_t count) {
+  int width = widest_vector(inputs, outs);
+  while (width > 1 && !(count % width == 0 && starts_aligned(inputs, into, outs, width))) width /= 2;
   return width;
 }
 
@@ -134,22 +144,16 @@ int inner_width(const tensor::Walk& walk, std::span<Operand> inputs, std::span<c
   for (size_t o = 0; o < walk.operands; ++o) {
     if (walk.strides[o][last] != 1) return 1;
   }
-  int bytes = 1;
-  for (const Operand& o : inputs) {
-    if (!o.is_scalar()) bytes = std::max(bytes, ir::scalar_bytes(o.tensor().dtype()));
-  }
-  for (const Tensor* t : outs) bytes = std::max(bytes, ir::scalar_bytes(t->dtype()));
-  auto aligned = [](const Tensor& t, int w) { return t.handle().address() % uint64_t(w * ir::scalar_bytes(t.dtype())) == 0; };
-  for (int width = std::min(4, 16 / bytes); width > 1; width /= 2) {
+  auto whole = [&](int width) {
     bool ok = walk.shape[last] % width == 0;
     for (size_t o = 0; o < walk.operands; ++o) {
       for (size_t d = 0; d < last; ++d) ok = ok && walk.strides[o][d] % width == 0;
     }
-    for (const Tensor* t : outs) ok = ok && aligned(*t, width);
-    for (const Operand& o : inputs) ok = ok && (o.is_scalar() || aligned(o.tensor(), width));
-    if (ok) return width;
-  }
-  return 1;
+    return ok && starts_aligned(inputs, -1, outs, width);
+  };
+  int width = widest_vector(inputs, outs);
+  while (width > 1 && !whole(width)) width /= 2;
+  return width;
 }
 
 // A tensor's handle seen in vectors of `width`: its bytes cut to whole vectors (a view's handle
@@ -337,35 +341,30 @@ void launch_walk_in(const char* op, const Client& client, std::span<Operand> inp
       args[n_args] = Arg(handles[n_args] = exact(*t, count));
       ++n_args;
     }
-  } else if (const int w = inner_width(walk, inputs, out_list); w > 1) {
-    // Vectors along the innermost dim: the walk's lengths and strides in vectors.
-    rank = int(walk.shape.size());
-    width = w;
-    units /= uint32_t(w);
-    const size_t last = walk.shape.size() - 1;
-    walk.shape[last] /= w;
-    for (size_t o = 0; o < walk.operands; ++o) {
-      for (size_t d = 0; d < last; ++d) walk.strides[o][d] /= w;
-    }
-    size_t next = 0;
-    for (const Operand& o : inputs) {
-      args[n_args] = o.is_scalar() ? Arg(o.scalar())
-                                   : Arg(bindings[n_args] = tensor::binding(in_vectors(o.tensor(), w), walk.shape, walk.strides[next++], op));
-      ++n_args;
-    }
-    for (const Tensor* t : out_list) {
-      args[n_args] = Arg(bindings[n_args] = tensor::binding(in_vectors(*t, w), walk.shape, walk.strides[next++], op));
-      ++n_args;
-    }
   } else {
+    // Strided: vectors along the innermost dim where every tensor allows (the walk's lengths and
+    // strides then count vectors), else one element a unit.
     rank = int(walk.shape.size());
+    const int w = inner_width(walk, inputs, out_list);
+    if (w > 1) {
+      width = w;
+      units /= uint32_t(w);
+      const size_t last = walk.shape.size() - 1;
+      walk.shape[last] /= w;
+      for (size_t o = 0; o < walk.operands; ++o) {
+        for (size_t d = 0; d < last; ++d) walk.strides[o][d] /= w;
+      }
+    }
+    auto bind = [&](const Tensor& t, size_t next) {
+      return tensor::binding(w > 1 ? in_vectors(t, w) : t.handle(), walk.shape, walk.strides[next], op);
+    };
     size_t next = 0;
     for (const Operand& o : inputs) {
-      args[n_args] = o.is_scalar() ? Arg(o.scalar()) : Arg(bindings[n_args] = tensor::binding(o.tensor().handle(), walk.shape, walk.strides[next++], op));
+      args[n_args] = o.is_scalar() ? Arg(o.scalar()) : Arg(bindings[n_args] = bind(o.tensor(), next++));
       ++n_args;
     }
     for (const Tensor* t : out_list) {
-      args[n_args] = Arg(bindings[n_args] = tensor::binding(t->handle(), walk.shape, walk.strides[next++], op));
+      args[n_args] = Arg(bindings[n_args] = bind(*t, next++));
       ++n_args;
     }
   }
@@ -551,7 +550,7 @@ void assign(const Tensor& dest, const Tensor& value) {
   }
   // Pending chains that read the destination's memory run first: they were recorded before this
   // write, and must see the values from before it.
-  if (tensor::live_steps() > 0) tensor::flush_readers(dest.handle().memory_id());
+  tensor::flush_readers(dest.handle().memory_id());
   // A value over the destination's own memory (a shifted view of it) is copied out first: the copy
   // kernel's units would otherwise read elements that others have already written.
   if (value.handle().memory_id() == dest.handle().memory_id()) {

@@ -49,7 +49,7 @@ constexpr int kMaxOperands = 96;
 // does not keep every x alive.
 constexpr int64_t kMinTakenBytes = int64_t(1) << 20;
 
-std::atomic<size_t> g_live_steps{0};
+std::atomic<size_t> g_live_steps{0};  // steps not yet destroyed: sync and assign skip the registry at 0
 
 // Held while steps are recorded or run: steps are shared between tensors, which may live on
 // several threads. Recursive: a run may need an earlier step run first.
@@ -308,7 +308,8 @@ template <class Wanted>
 void run_pending(Wanted wanted) {
   if (g_live_steps.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::recursive_mutex> lock(fusion_mutex());
-  std::vector<std::weak_ptr<Pending>> steps = registry().steps;  // a run records no steps, but prunes
+  // Read in place: a run records no steps, so the list does not change under it.
+  const std::vector<std::weak_ptr<Pending>>& steps = registry().steps;
   std::exception_ptr first;
   for (size_t i = steps.size(); i-- > 0;) {
     std::shared_ptr<Pending> p = steps[i].lock();
@@ -331,8 +332,6 @@ void run_client(uint64_t client_id) {
 
 Pending::Pending() { g_live_steps.fetch_add(1, std::memory_order_relaxed); }
 Pending::~Pending() { g_live_steps.fetch_sub(1, std::memory_order_relaxed); }
-
-size_t live_steps() { return g_live_steps.load(std::memory_order_relaxed); }
 
 Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& checked) {
   static const bool runner = (runtime::set_deferred_runner(&run_client), true);

@@ -47,9 +47,6 @@ struct Pending {
   Tensor result;
 };
 
-// Steps alive now (not yet destroyed): sync and assign skip the registry while there are none.
-size_t live_steps();
-
 // The op's call as a pending tensor (fusion on; the call is checked). Operands given by std::move
 // are taken into the step.
 Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& checked);

@@ -201,7 +201,7 @@ TEST_F(Autotune, AStoredWinnerMissingFromTheSetTunesAgain) {
   std::string tag = autotune::device_tag("cpu", client.device().info());
   std::vector<autotune::Candidate> c = {sleeper("slow", 3000us), sleeper("fast", 200us)};
   // A file naming a winner the set lacks, under the set's own checksum (a hand-edited file).
-  autotune::ResultFile(tag).put(key.text(), {autotune::candidate_checksum({"slow", "fast"}), "gone", {}});
+  autotune::ResultFile(tag).put(key.text(), {autotune::candidate_checksum(std::vector<autotune::Candidate>{{"slow", {}}, {"fast", {}}}), "gone", {}});
   EXPECT_EQ(autotune::run(client, key, c), 1u);
   EXPECT_EQ(autotune::stats().tunings, 1u);
 }
