@@ -47,7 +47,8 @@ std::string cached_device_tag(const Client& client) {
   };
   static std::mutex m;
   static auto* entries = new std::vector<Entry>();  // lives to exit, as the state does
-  const DeviceInfo& info = client.device().info();
+  const Device device = client.device();  // held: info() refers into it (GCC 13 warns otherwise)
+  const DeviceInfo& info = device.info();
   const std::string_view runtime = client.runtime_name();
   std::lock_guard lock(m);
   for (const Entry& e : *entries) {

@@ -207,7 +207,7 @@ DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
   return n_votes > 0 ? votes[best].first : tensor::row_major_order(shape.size());
 }
 
-Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule) {
+void check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule, Checked& c) {
   const char* op = info.name;
   // The element type: the tensors' (which must agree); numbers take it.
   const Tensor* first = nullptr;
@@ -239,12 +239,11 @@ Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const
   if (info.condition_first && operands[0].tensor().client().id() != first->client().id()) {
     throw Error("tensor.device_mismatch", std::string(op) + ": the condition and the values belong to different clients (devices)");
   }
-  Checked c;
   c.in = first->dtype();
   check_dtype(op, c.in, info.needs);
   c.out = rule.dtype ? *rule.dtype : info.to_bool ? DType::Bool : c.in;
   if (rule.dtype) tensor::check_supported(op, c.out);
-  c.client = first->client();
+  c.client = &first->client();
   // A number must keep its value in the element type (no 2.5 into an i32 tensor, no 300 into u8).
   for (const Operand& o : operands) {
     ScalarValue converted;
@@ -256,20 +255,34 @@ Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const
     }
   }
 
-  // The result's shape: the operands' broadcast.
-  c.shape = first->shape();
+  // The result's shape: the operands' broadcast (an operand's own when they share it).
+  c.shape = &first->shape();
   for (const Operand& o : operands) {
-    if (!o.is_scalar() && o.tensor().shape() != c.shape) c.shape = tensor::broadcast_shapes(c.shape, o.tensor().shape(), op);
+    if (o.is_scalar() || o.tensor().shape() == *c.shape) continue;
+    c.broadcast = tensor::broadcast_shapes(*c.shape, o.tensor().shape(), op);
+    c.shape = &c.broadcast;
   }
-  if (rule.dest && tensor::broadcast_shapes(c.shape, rule.dest->shape(), op) != rule.dest->shape()) {
-    throw Error("tensor.shape_mismatch", std::string(op) + ": a value of shape " + to_string(c.shape) +
+  if (rule.dest && tensor::broadcast_shapes(*c.shape, rule.dest->shape(), op) != rule.dest->shape()) {
+    throw Error("tensor.shape_mismatch", std::string(op) + ": a value of shape " + to_string(*c.shape) +
                                              " does not broadcast to the destination's shape " + to_string(rule.dest->shape()));
   }
-  if (rule.dest) c.shape = rule.dest->shape();
-  return c;
+  if (rule.dest) c.shape = &rule.dest->shape();
 }
 
 namespace {
+
+// Whether every tensor of the call is row-major with no gaps and has the result's shape (the
+// common case): the walk is then one contiguous run, found without the layout arithmetic of a
+// general walk. Not for a pending operand, whose vote is its recorded order, nor a recorded order.
+bool all_row_major(std::span<Operand> inputs, const Shape& shape, const ResultRule& rule) {
+  if (rule.order || (rule.dest && !rule.dest->is_contiguous())) return false;
+  for (const Operand& o : inputs) {
+    if (o.is_scalar()) continue;
+    const Tensor& t = o.tensor();
+    if (t.pending() || t.shape() != shape || !t.is_contiguous()) return false;
+  }
+  return true;
+}
 
 // launch_walk for at most kParams parameters: the argument lists live on the stack, sized for the
 // call (an eager op's six, not a fused chain's sixteen: clearing the larger lists was a third of
@@ -277,60 +290,75 @@ namespace {
 template <size_t kParams>
 void launch_walk_in(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
                     std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results) {
+  const bool flat = all_row_major(inputs, shape, rule);
   // Where output 0 goes: a destination, a given input's memory, else new memory in the voted order.
   int into = -1;
   for (size_t i = 0; i < inputs.size() && into < 0 && !rule.row_major && !rule.dest; ++i) {
     const Operand& o = inputs[i];
-    if (!o.is_scalar() && o.owned() && o.tensor().can_mut() && o.tensor().shape() == shape &&
-        o.tensor().dtype() == out_types[0] && !tensor::self_overlapping(o.tensor().shape(), o.tensor().strides())) {
+    if (!o.is_scalar() && o.owned() && o.tensor().can_mut() && o.tensor().shape() == shape && o.tensor().dtype() == out_types[0] &&
+        (flat || !tensor::self_overlapping(o.tensor().shape(), o.tensor().strides()))) {
       into = int(i);
     }
   }
   tensor::DimOrder order;
-  Tensor fresh;  // new memory, when output 0 goes to neither a destination nor an input
+  std::optional<Tensor> fresh;  // new memory, when output 0 goes to neither a destination nor an input
   if (!rule.dest && into < 0) {
-    order = rule.row_major ? row_major_order(shape.size()) : rule.order ? *rule.order : voted_order(inputs, shape);
+    order = rule.row_major || flat ? row_major_order(shape.size()) : rule.order ? *rule.order : voted_order(inputs, shape);
     fresh = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_types[0]);
   }
-  const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].tensor() : fresh;
-  if (rule.dest || into >= 0) order = tensor::memory_order(out.shape(), out.strides());
-  std::array<Tensor, kMaxWalkOutputs> more;  // outputs 1.., laid out as output 0
+  const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].tensor() : *fresh;
+  if (flat) {
+    order = row_major_order(shape.size());
+  } else if (rule.dest || into >= 0) {
+    order = tensor::memory_order(out.shape(), out.strides());
+  }
+  std::array<std::optional<Tensor>, kMaxWalkOutputs> more;  // outputs 1.., laid out as output 0
   std::array<const Tensor*, kMaxWalkOutputs> outs{&out};
   for (size_t j = 1; j < out_types.size(); ++j) {
     more[j] = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_types[j]);
-    outs[j] = &more[j];
+    outs[j] = &*more[j];
   }
   const std::span<const Tensor* const> out_list(outs.data(), out_types.size());
-  // The results, an input's tensor taken only once nothing can fail any more.
+  // The results, an input's tensor taken only once nothing can fail any more. (Each branch moves:
+  // one conditional expression over a const destination would make a const value, and copy.)
   auto deliver = [&] {
-    results[0] = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].take() : std::move(fresh);
-    for (size_t j = 1; j < out_types.size(); ++j) results[j] = std::move(more[j]);
+    if (rule.dest) {
+      results[0] = *rule.dest;
+    } else if (into >= 0) {
+      results[0] = inputs[size_t(into)].take();
+    } else {
+      results[0] = std::move(*fresh);
+    }
+    for (size_t j = 1; j < out_types.size(); ++j) results[j] = std::move(*more[j]);
   };
   const int64_t count = out.numel();
   if (count == 0) return deliver();
 
-  // The walk over the result in its memory order, with dims folded where every tensor allows.
-  std::array<tensor::Dims, kParams> strides;
-  size_t n_strides = 0;
-  for (const Operand& o : inputs) {
-    if (!o.is_scalar()) strides[n_strides++] = tensor::broadcast_strides(o.tensor().shape(), o.tensor().strides(), shape);
+  // The walk over the result in its memory order, with dims folded where every tensor allows; one
+  // contiguous run when every tensor is row-major.
+  std::optional<tensor::Walk> walk;
+  if (!flat) {
+    std::array<tensor::Dims, kParams> strides;
+    size_t n_strides = 0;
+    for (const Operand& o : inputs) {
+      if (!o.is_scalar()) strides[n_strides++] = tensor::broadcast_strides(o.tensor().shape(), o.tensor().strides(), shape);
+    }
+    for (const Tensor* t : out_list) strides[n_strides++] = tensor::Dims(t->strides());
+    walk = tensor::Walk::in_order(shape, std::span<const tensor::Dims>(strides.data(), n_strides), order);
+    walk->fold();
   }
-  for (const Tensor* t : out_list) strides[n_strides++] = tensor::Dims(t->strides());
-  tensor::Walk walk = tensor::Walk::in_order(shape, std::span<const tensor::Dims>(strides.data(), n_strides), order);
-  walk.fold();
-  bool contiguous = walk.shape.size() == 1;
-  for (size_t o = 0; o < walk.operands; ++o) contiguous = contiguous && walk.strides[o][0] == 1;
+  bool contiguous = flat || walk->shape.size() == 1;
+  for (size_t o = 0; !flat && o < walk->operands; ++o) contiguous = contiguous && walk->strides[o][0] == 1;
 
   uint32_t units = tensor::checked_u32(count, op, "elements");
   // The arguments, which live until the launch returns: handles for a contiguous walk (vectors of
   // `width` elements, no index arithmetic), tensor bindings otherwise.
   constexpr size_t kMaxArgs = kParams;
-  std::array<Handle, kMaxArgs> handles;
-  std::array<TensorBinding, kMaxArgs> bindings;
   std::array<Arg, kMaxArgs> args = placeholder_args(std::make_index_sequence<kMaxArgs>());
   size_t n_args = 0;
   int rank = 1, width = 0;
   if (contiguous) {
+    std::array<Handle, kMaxArgs> handles;
     width = contiguous_width(inputs, into, out_list, count);
     units /= uint32_t(width);
     for (const Operand& o : inputs) {
@@ -341,32 +369,35 @@ void launch_walk_in(const char* op, const Client& client, std::span<Operand> inp
       args[n_args] = Arg(handles[n_args] = exact(*t, count));
       ++n_args;
     }
-  } else {
-    // Strided: vectors along the innermost dim where every tensor allows (the walk's lengths and
-    // strides then count vectors), else one element a unit.
-    rank = int(walk.shape.size());
-    const int w = inner_width(walk, inputs, out_list);
-    if (w > 1) {
-      width = w;
-      units /= uint32_t(w);
-      const size_t last = walk.shape.size() - 1;
-      walk.shape[last] /= w;
-      for (size_t o = 0; o < walk.operands; ++o) {
-        for (size_t d = 0; d < last; ++d) walk.strides[o][d] /= w;
-      }
+    args[n_args++] = Arg(units);
+    launch(client, kernel(rank, width), tensor::linear_config(units), std::span<const Arg>(args.data(), n_args));
+    return deliver();
+  }
+  // Strided: vectors along the innermost dim where every tensor allows (the walk's lengths and
+  // strides then count vectors), else one element a unit.
+  std::array<TensorBinding, kMaxArgs> bindings;
+  rank = int(walk->shape.size());
+  const int w = inner_width(*walk, inputs, out_list);
+  if (w > 1) {
+    width = w;
+    units /= uint32_t(w);
+    const size_t last = walk->shape.size() - 1;
+    walk->shape[last] /= w;
+    for (size_t o = 0; o < walk->operands; ++o) {
+      for (size_t d = 0; d < last; ++d) walk->strides[o][d] /= w;
     }
-    auto bind = [&](const Tensor& t, size_t next) {
-      return tensor::binding(w > 1 ? in_vectors(t, w) : t.handle(), walk.shape, walk.strides[next], op);
-    };
-    size_t next = 0;
-    for (const Operand& o : inputs) {
-      args[n_args] = o.is_scalar() ? Arg(o.scalar()) : Arg(bindings[n_args] = bind(o.tensor(), next++));
-      ++n_args;
-    }
-    for (const Tensor* t : out_list) {
-      args[n_args] = Arg(bindings[n_args] = bind(*t, next++));
-      ++n_args;
-    }
+  }
+  auto bind = [&](const Tensor& t, size_t next) {
+    return tensor::binding(w > 1 ? in_vectors(t, w) : t.handle(), walk->shape, walk->strides[next], op);
+  };
+  size_t next = 0;
+  for (const Operand& o : inputs) {
+    args[n_args] = o.is_scalar() ? Arg(o.scalar()) : Arg(bindings[n_args] = bind(o.tensor(), next++));
+    ++n_args;
+  }
+  for (const Tensor* t : out_list) {
+    args[n_args] = Arg(bindings[n_args] = bind(*t, next++));
+    ++n_args;
   }
   args[n_args++] = Arg(units);
   launch(client, kernel(rank, width), tensor::linear_config(units), std::span<const Arg>(args.data(), n_args));
@@ -396,7 +427,7 @@ Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& ru
   facts.condition = info.condition_first;
   for (size_t i = 0; i < operands.size(); ++i) facts.scalar[i] = operands[i].is_scalar();
   Tensor result;
-  launch_walk(info.name, checked.client, operands, checked.shape, std::span<const DType>(&checked.out, 1), rule,
+  launch_walk(info.name, *checked.client, operands, *checked.shape, std::span<const DType>(&checked.out, 1), rule,
               [&](int rank, int width) {
                 facts.rank = rank;
                 facts.width = width;
@@ -431,8 +462,9 @@ bool launch_may_refuse(std::span<Operand> operands, const Shape& shape) {
 // that writes by request (into a destination, or row-major memory) runs now, and so does one
 // whose walk may be too deep for a kernel, so that its error comes at the call.
 Tensor elementwise(OpInfo& info, std::span<Operand> operands, ResultRule rule = {}) {
-  tensor::Checked checked = tensor::check_elementwise(info, operands, rule);
-  if (!rule.dest && !rule.row_major && fusion::enabled() && !launch_may_refuse(operands, checked.shape)) {
+  tensor::Checked checked;
+  tensor::check_elementwise(info, operands, rule, checked);
+  if (!rule.dest && !rule.row_major && fusion::enabled() && !launch_may_refuse(operands, *checked.shape)) {
     return tensor::record_pending(info, operands, checked);
   }
   return tensor::run_eager(info, operands, rule, checked);

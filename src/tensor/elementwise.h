@@ -43,18 +43,27 @@ struct ResultRule {
 };
 
 // An op's call, checked: the operands' element type, the result's, the broadcast shape (the
-// destination's, for assign) and the client.
+// destination's, for assign) and the client. Both point into the call's operands where they can:
+// an op whose operands share one shape copies no shape, and takes no reference to the client.
+// They are valid until an operand is taken (a given tensor moved into a result or a step).
 struct Checked {
   DType in = DType::F32;
   DType out = DType::F32;
-  Shape shape;
-  Client client{nullptr};
+  const Shape* shape = nullptr;  // an operand's, the destination's, or `broadcast`
+  Shape broadcast;               // set when the operands' shapes differ
+  const Client* client = nullptr;
+
+  Checked() = default;
+  Checked(DType i, DType o, const Shape& s, const Client& c) : in(i), out(o), shape(&s), client(&c) {}
+  // Not copied: `shape` may point at this object's own `broadcast`.
+  Checked(const Checked&) = delete;
+  Checked& operator=(const Checked&) = delete;
 };
 
 // Every check of an elementwise call that does not need the operands' memory: defined tensors,
 // one element type and client, the op's dtypes, numbers that the element type holds, shapes that
 // broadcast (to the destination's). Throws the tensor.* errors.
-Checked check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule);
+void check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule, Checked& checked);
 
 // The order in which new memory lays out a result of `shape`: the one that the operands of that
 // shape agree on, weighed by their elements (a pending operand by the order recorded for it);

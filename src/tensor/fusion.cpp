@@ -355,7 +355,7 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
   };
   measure();
   int64_t count = 1;
-  for (int64_t d : checked.shape) count *= d;
+  for (int64_t d : *checked.shape) count *= d;
   const int64_t result_bytes = count * ir::scalar_bytes(checked.out);
   if (steps > kMaxSteps || uses > kMaxOperands || taken > std::max(2 * result_bytes, kMinTakenBytes)) {
     for (Operand& o : operands) {  // the operands' chains run first
@@ -367,9 +367,9 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
   p->op = &info;
   p->in = checked.in;
   p->out = checked.out;
-  p->shape = checked.shape;
-  p->order = voted_order(operands, checked.shape);
-  p->client = checked.client;
+  p->shape = *checked.shape;
+  p->order = voted_order(operands, *checked.shape);
+  p->client = *checked.client;
   p->steps = steps;
   p->operands = uses;
   p->taken_bytes = taken;
@@ -406,7 +406,10 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
     }
   }
   remember(p);
-  return Tensor(checked.client, checked.shape, checked.out, std::move(p));
+  // From the step's own copies: checked's shape and client may be a given operand's, taken above.
+  Client client = p->client;
+  Shape shape = p->shape;
+  return Tensor(std::move(client), std::move(shape), checked.out, std::move(p));
 }
 
 Tensor take_result(std::shared_ptr<Pending>& pending) {

@@ -36,7 +36,10 @@ class Operand {
   const Tensor& tensor() const { return given_ ? *given_ : *lent_; }
   // The tensor itself when given (taken from the caller only now, once the op has succeeded: a
   // failed op leaves the caller's tensor as it was), a copy sharing its memory when lent.
-  Tensor take() { return given_ ? std::move(*given_) : *lent_; }
+  Tensor take() {
+    if (given_) return std::move(*given_);
+    return *lent_;
+  }
   const ScalarValue& scalar() const { return scalar_; }
 
  private:
