@@ -134,6 +134,10 @@ struct KernelIdHash {
 // {launch.kind_mismatch} for another kind, {launch.type_mismatch} for another element (the runtime
 // checks arguments before it describes them, with messages about the arguments).
 KernelId make_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, std::span<const ParamDesc> params);
+// The same id without checking each descriptor against its parameter: for the runtime's launch,
+// whose descriptors are made from the signature itself once each argument has been checked
+// (bind_launch), so that a launch does not check every parameter twice.
+KernelId assemble_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, std::span<const ParamDesc> params);
 
 // The descriptors of a launch at `vector_width` that has no arguments: kinds, elements and widths
 // from the signature; tensors' ranks, comptime values and memory are the caller's to fill in.

@@ -89,6 +89,12 @@ void throw_arity(const KernelSignature& sig, size_t given) {
 
 KernelId make_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, std::span<const ParamDesc> params) {
   if (params.size() != sig.count) throw_arity(sig, params.size());
+  for (size_t i = 0; i < params.size(); ++i) check_desc(sig, facts, i, params[i]);
+  return assemble_kernel_id(sig, facts, params);
+}
+
+KernelId assemble_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, std::span<const ParamDesc> params) {
+  if (params.size() != sig.count) throw_arity(sig, params.size());
   KernelId id;  // returned in place (the launch path's caller gets it without a copy)
   id.type = sig.type;
   id.program = sig.program;
@@ -101,7 +107,6 @@ KernelId make_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, st
   id.fast_math = sig.fast_math;
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamDesc& d = params[i];
-    check_desc(sig, facts, i, d);
     if (d.kind == ParamKind::Comptime) {
       id.comptime[id.comptime_count++] = d.comptime;
       continue;

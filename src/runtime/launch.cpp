@@ -216,7 +216,7 @@ KernelId bind_launch(const ClientState& st, const KernelRef& kernel, const Launc
   facts.cube_dim = ir::Dim3{dim.x, dim.y, dim.z};
   facts.mode = config.mode;
   facts.vector_width = uint8_t(vector_size);
-  return make_kernel_id(sig, facts, std::span<const ParamDesc>(descs, args.size()));
+  return assemble_kernel_id(sig, facts, std::span<const ParamDesc>(descs, args.size()));
 }
 
 }  // namespace runtime

@@ -1,6 +1,6 @@
 // What a launch hands the cache and the backend: its KernelId and its arguments bound by kernel
 // parameter. bind_launch checks every argument against the kernel's signature and is the only
-// way the runtime makes either (the id itself through make_kernel_id).
+// way the runtime makes either (the id itself through assemble_kernel_id).
 #pragma once
 
 #include <array>

@@ -81,7 +81,7 @@ struct KernelFacts {
   }
 };
 
-KernelRef kernel_for(OpInfo& info, const KernelFacts& f) {
+const KernelRef& kernel_for(OpInfo& info, const KernelFacts& f) {
   const uint64_t key = f.key();
   {
     std::lock_guard<std::mutex> lock(info.mutex);
@@ -99,10 +99,12 @@ KernelRef kernel_for(OpInfo& info, const KernelFacts& f) {
     spec.kinds.push_back(f.scalar[i] ? tensor::OperandKind::Scalar : tensor::OperandKind::Tensor);
     spec.dtypes.push_back(i == 0 && f.condition ? DType::Bool : f.in);
   }
-  KernelRef ref = tensor::elementwise_kernel(spec);
+  const KernelRef& ref = tensor::elementwise_kernel(spec);
   std::lock_guard<std::mutex> lock(info.mutex);
-  info.kernels.emplace_back(key, ref);
-  return ref;
+  for (const auto& [k, kept] : info.kernels) {
+    if (k == key) return kept;  // another thread added it meanwhile
+  }
+  return info.kernels.emplace_back(key, ref).second;
 }
 
 // The widest vector a walk's tensors may be read in: 16 bytes of the widest element, at most 4
@@ -428,7 +430,7 @@ Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& ru
   for (size_t i = 0; i < operands.size(); ++i) facts.scalar[i] = operands[i].is_scalar();
   Tensor result;
   launch_walk(info.name, *checked.client, operands, *checked.shape, std::span<const DType>(&checked.out, 1), rule,
-              [&](int rank, int width) {
+              [&](int rank, int width) -> const KernelRef& {
                 facts.rank = rank;
                 facts.width = width;
                 return kernel_for(info, facts);

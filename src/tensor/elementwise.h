@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -21,7 +22,8 @@ namespace kiln::tensor {
 enum class Needs { Any, Numbers, Signed, Floats };
 
 // An op: its name, what it takes, what it computes, and the kernels recorded for it, by packed
-// facts (KernelFacts::key), searched in order (an op has a handful).
+// facts (KernelFacts::key), searched in order (an op has a handful; a deque, so that a launch may
+// hold a reference to one while another thread adds one).
 struct OpInfo {
   const char* name;
   Needs needs;
@@ -29,7 +31,7 @@ struct OpInfo {
   ElementFn fn;
   bool condition_first = false;  // operand 0 is a bool tensor, the others share the element type (where)
   std::mutex mutex;
-  std::vector<std::pair<uint64_t, KernelRef>> kernels;
+  std::deque<std::pair<uint64_t, KernelRef>> kernels;
 
   OpInfo(const char* n, Needs ne, bool b, ElementFn f) : name(n), needs(ne), to_bool(b), fn(std::move(f)) {}
 };
@@ -76,8 +78,9 @@ inline constexpr size_t kMaxWalkParams = size_t(kMaxParams);
 inline constexpr size_t kMaxWalkInputs = kMaxWalkParams - 2;
 inline constexpr size_t kMaxWalkOutputs = 4;
 
-// The kernel for a walk of `rank` dims (or, with width > 0, a contiguous walk in vectors).
-using WalkKernel = std::function<KernelRef(int rank, int width)>;
+// The kernel for a walk of `rank` dims (or, with width > 0, a contiguous walk in vectors), kept
+// to exit (a reference: a launch copies no KernelRef).
+using WalkKernel = std::function<const KernelRef&(int rank, int width)>;
 
 // Launches one kernel over the walk of `shape`: `inputs` (tensors broadcast to it, or numbers),
 // then one output per `out_types`. Output 0 goes where `rule` says, else into the memory of an

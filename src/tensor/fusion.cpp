@@ -276,7 +276,7 @@ void run(const std::shared_ptr<Pending>& root) {
   ResultRule rule;
   rule.order = &r.order;  // new memory laid out as the last op alone would have laid it out
   launch_walk(spec.name.c_str(), r.client, operands, r.shape, std::span<const DType>(out_types.data(), stored.size()), rule,
-              [&](int rank, int width) {
+              [&](int rank, int width) -> const KernelRef& {
                 spec.rank = rank;
                 spec.width = width;
                 return walk_kernel(spec);

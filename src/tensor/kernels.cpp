@@ -125,7 +125,7 @@ std::map<std::string, KernelRef>& registry() {
 }
 }  // namespace
 
-KernelRef cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record) {
+const KernelRef& cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex());
     auto it = registry().find(key);
@@ -159,11 +159,11 @@ std::string WalkSpec::key() const {
   return k;
 }
 
-KernelRef walk_kernel(const WalkSpec& spec) {
+const KernelRef& walk_kernel(const WalkSpec& spec) {
   return cached_kernel(spec.key(), [&] { return record_walk(spec); });
 }
 
-KernelRef elementwise_kernel(const ElementwiseSpec& spec) {
+const KernelRef& elementwise_kernel(const ElementwiseSpec& spec) {
   return cached_kernel(spec.key(), [&] {
     WalkSpec w;
     w.name = spec.name;

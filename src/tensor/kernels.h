@@ -61,13 +61,13 @@ struct WalkSpec {
 
 // The kernel of `spec`: parameters are the inputs, the outputs ("out", or "out0".. when there are
 // several) and the count, laid out as elementwise_kernel's.
-KernelRef walk_kernel(const WalkSpec& spec);
+const KernelRef& walk_kernel(const WalkSpec& spec);
 
 // The kernel of `spec`. Strided: parameters are the inputs (tensors of `rank`, or scalars), the
 // output (a tensor of `rank`) and the element count (u32); unit i computes the i-th element of the
 // walk (row-major over the output's shape) from each tensor operand's strides. Contiguous: the
 // tensors are buffers of vectors of `width` and the count is in vectors; unit i computes vector i.
-KernelRef elementwise_kernel(const ElementwiseSpec& spec);
+const KernelRef& elementwise_kernel(const ElementwiseSpec& spec);
 
 // Helpers for recording the library's kernels.
 // A constant of type d: v as a float for float types, its integer value otherwise.
@@ -81,8 +81,9 @@ std::vector<dsl::ValueRef> coordinates(dsl::Tracer& t, const dsl::ValueRef& pos,
 dsl::ValueRef offset(dsl::Tracer& t, const dsl::ValueRef& tensor, const std::vector<dsl::ValueRef>& coords, int first,
                      dsl::ValueRef base);
 
-// The kernel kept under `key`, recording it with `record` the first time.
-KernelRef cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record);
+// The kernel kept under `key`, recording it with `record` the first time. Kept to exit: the
+// reference stays valid.
+const KernelRef& cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record);
 
 // Every kernel recorded so far, in key order: for the tests that compile them for CUDA.
 std::vector<KernelRef> recorded_kernels();
