@@ -275,9 +275,14 @@ namespace {
 
 // Whether every tensor of the call is row-major with no gaps and has the result's shape (the
 // common case): the walk is then one contiguous run, found without the layout arithmetic of a
-// general walk. Not for a pending operand, whose vote is its recorded order, nor a recorded order.
+// general walk. Not for a pending operand, whose vote is its recorded order, nor a recorded order,
+// nor an empty result (an empty tensor may be row-major by the rule and still overlap itself: a
+// stride 0 beside a dim of 0).
 bool all_row_major(std::span<Operand> inputs, const Shape& shape, const ResultRule& rule) {
   if (rule.order || (rule.dest && !rule.dest->is_contiguous())) return false;
+  for (int64_t d : shape) {
+    if (d == 0) return false;
+  }
   for (const Operand& o : inputs) {
     if (o.is_scalar()) continue;
     const Tensor& t = o.tensor();

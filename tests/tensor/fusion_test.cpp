@@ -19,12 +19,6 @@ uint64_t launches_of(const Client& c, const std::string& kernel) {
   return 0;
 }
 
-// Fusion on or off for one scope, whatever KILN_FUSION says.
-struct FusionMode {
-  explicit FusionMode(bool on) { fusion::set_enabled(on); }
-  ~FusionMode() { fusion::set_enabled(std::nullopt); }
-};
-
 // A chain over three operands, and how many ops it has.
 struct Chain {
   const char* name;

@@ -259,7 +259,10 @@ TEST(TensorOps, CastConvertsEveryPair) {
 uint64_t launch_count(const Client& c) { return c.stats().launches; }
 
 TEST(TensorInPlace, AGivenOperandTakesTheResultWhenItCan) {
+  for (bool fused : {true, false})
   for (const Device& dev : devices()) {
+    FusionMode mode(fused);
+    SCOPED_TRACE(dev.name() + (fused ? ", fused" : ", fusion off"));
     Client c = dev.client();
     HostTensor ha = random_host(DType::F32, {4, 5}, 1), hb = random_host(DType::F32, {4, 5}, 2), hr = random_host(DType::F32, {5}, 3);
     std::vector<double> sum;
@@ -315,6 +318,15 @@ TEST(TensorInPlace, AGivenOperandTakesTheResultWhenItCan) {
     Tensor e = exp(std::move(x));
     EXPECT_EQ(e.handle().memory_id(), x_mem);
     EXPECT_EQ(launch_count(c) - before, 1u);
+
+    // Given, empty and expanded (stride 0 beside a dim of 0: row-major by the rule, yet it reaches
+    // its one position twice over): new memory, which a later assign may write.
+    Tensor empty = Tensor::empty(c, {1, 0}, DType::F32).expand({2, 0});
+    const uint64_t empty_mem = empty.handle().memory_id();
+    Tensor z = std::move(empty) + 1;
+    EXPECT_NE(z.handle().memory_id(), empty_mem);
+    EXPECT_EQ(z.shape(), (Shape{2, 0}));
+    assign(z, upload(c, DType::F32, HostTensor{{2, 0}, {}}));
   }
 }
 
@@ -343,7 +355,9 @@ namespace {
 // Contiguous views that start off a vector boundary, or end before their memory does: the vector
 // kernel narrows its width or its handle, and every element still comes out right.
 TEST(TensorOps, ContiguousViewsOffVectorBoundaries) {
+  for (bool fused : {true, false})
   for (const Device& dev : devices()) {
+    FusionMode mode(fused);
     Client c = dev.client();
     for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8}) {
       HostTensor h = random_host(t, {1001}, 77, 0, 9), g = random_host(t, {1001}, 78, 0, 9);
@@ -352,15 +366,17 @@ TEST(TensorOps, ContiguousViewsOffVectorBoundaries) {
         std::vector<double> want;
         for (int i = start; i < end; ++i) want.push_back(h.v[size_t(i)] + g.v[size_t(i)]);
         want = values(data_of(t, {int64_t(want.size())}, want));
-        const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " [" + std::to_string(start) + ", " +
-                                 std::to_string(end) + ")";
+        const std::string what = dev.name() + (fused ? " fused " : " eager ") + std::string(ir::scalar_name(t)) + " [" +
+                                 std::to_string(start) + ", " + std::to_string(end) + ")";
         expect_values(a.slice(0, start, end) + b.slice(0, start, end), want, tolerance(t), what);
         // In place into a slice given by move (its handle shows more than the walked elements).
         Tensor x = upload(c, t, h);
         Tensor part = x.slice(0, start, end);
         x = Tensor();  // part is the sole owner now
+        const uint64_t part_mem = part.handle().memory_id();
         Tensor r = std::move(part) + b.slice(0, start, end);
         expect_values(r, want, tolerance(t), what + " in place");
+        EXPECT_EQ(r.handle().memory_id(), part_mem) << what;
       }
     }
   }

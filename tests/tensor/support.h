@@ -1,5 +1,6 @@
-// What the tensor tests share: the devices to run on, fresh random tensors of any element type,
-// host copies of a view's values, and comparison with a tolerance by element type.
+// What the tensor tests share: the devices to run on, fusion on or off for a scope, fresh random
+// tensors of any element type, host copies of a view's values, and comparison with a tolerance by
+// element type.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,6 +24,16 @@ inline std::vector<Device> devices() {
   }
   return d;
 }
+
+// Fusion on or off for one scope, whatever KILN_FUSION says. With fusion on, a lone op runs at
+// its first use through a recorded order; off, at its call: the two take different paths through
+// the walk engine, so tests of layout and memory run both.
+struct FusionMode {
+  explicit FusionMode(bool on) { fusion::set_enabled(on); }
+  ~FusionMode() { fusion::set_enabled(std::nullopt); }
+  FusionMode(const FusionMode&) = delete;
+  FusionMode& operator=(const FusionMode&) = delete;
+};
 
 // `v` rounded to `t` and stored in its bytes.
 inline void put(DType t, unsigned char* p, double v) {
