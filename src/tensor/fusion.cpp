@@ -21,18 +21,33 @@ namespace fusion {
 
 namespace {
 std::atomic<int> g_override{-1};  // -1: KILN_FUSION decides; 0 off; 1 on
+// KILN_FUSION as last read: -1 not yet; 0 off; 1 on; 2 another word. Read once, not on every op:
+// getenv walks the whole environment, which costs an elementwise op more than recording it.
+std::atomic<int> g_from_env{-1};
+
+int read_mode() {
+  const char* v = std::getenv("KILN_FUSION");
+  if (!v || !*v || std::strcmp(v, "on") == 0) return 1;
+  return std::strcmp(v, "off") == 0 ? 0 : 2;
+}
 }  // namespace
 
 bool enabled() {
   const int o = g_override.load(std::memory_order_relaxed);
   if (o >= 0) return o == 1;
-  const char* v = std::getenv("KILN_FUSION");  // read each call: a program may set it as it runs
-  if (!v || !*v || std::strcmp(v, "on") == 0) return true;
-  if (std::strcmp(v, "off") == 0) return false;
-  throw Error("fusion.bad_mode", "KILN_FUSION is '" + std::string(v) + "'; it takes on or off");
+  int e = g_from_env.load(std::memory_order_relaxed);
+  if (e < 0) g_from_env.store(e = read_mode(), std::memory_order_relaxed);
+  if (e == 2) {
+    const char* v = std::getenv("KILN_FUSION");
+    throw Error("fusion.bad_mode", "KILN_FUSION is '" + std::string(v ? v : "") + "'; it takes on or off");
+  }
+  return e == 1;
 }
 
-void set_enabled(std::optional<bool> on) { g_override.store(on ? int(*on) : -1, std::memory_order_relaxed); }
+void set_enabled(std::optional<bool> on) {
+  g_override.store(on ? int(*on) : -1, std::memory_order_relaxed);
+  if (!on) g_from_env.store(-1, std::memory_order_relaxed);  // read KILN_FUSION again
+}
 
 }  // namespace fusion
 
@@ -263,9 +278,10 @@ void run(const std::shared_ptr<Pending>& root) {
     else if (inputs.given[k]) operands.emplace_back(std::move(x.tensor));
     else operands.emplace_back(static_cast<const Tensor&>(x.tensor));
   }
+  spec.steps.reserve(chain.steps.size());
   for (size_t i = 0; i < chain.steps.size(); ++i) {
     const Pending& p = *chain.steps[i];
-    spec.steps.push_back(WalkStep{p.op->name, &p.op->fn, p.out, inputs.args[i]});
+    spec.steps.push_back(WalkStep{p.op->name, &p.op->fn, p.out, std::move(inputs.args[i])});  // args are read no more
   }
   std::array<DType, kMaxWalkOutputs> out_types{};
   for (size_t j = 0; j < stored.size(); ++j) {

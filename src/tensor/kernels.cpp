@@ -144,18 +144,37 @@ std::vector<KernelRef> recorded_kernels() {
   return out;
 }
 
+// Bytes, not text: a fused chain's key is built on every run of the chain (48 steps of text were
+// 700 instructions an op of the chain). The name ends at a NUL, which no text key holds, so a
+// walk's key never equals another kernel's.
 std::string WalkSpec::key() const {
-  std::string k = name + "/" + std::to_string(rank) + "/w" + std::to_string(width);
+  size_t size = name.size() + 6 + 2 * kinds.size() + outputs.size();
+  for (const WalkStep& s : steps) size += s.op.size() + 3 + 2 * s.args.size();
+  std::string k;
+  k.reserve(size);
+  auto byte = [&](int v) { k.push_back(char(uint8_t(v))); };
+  k += name;
+  byte(0);
+  byte(rank);
+  byte(width);
+  byte(int(kinds.size()));  // the counts make the key a prefix code: no two specs share one
+  byte(int(steps.size()));
+  byte(int(outputs.size()));
   for (size_t i = 0; i < kinds.size(); ++i) {
-    k += kinds[i] == OperandKind::Tensor ? "/t" : "/s";
-    k += ir::scalar_name(dtypes[i]);
+    byte(int(kinds[i]));
+    byte(int(dtypes[i]));
   }
   for (const WalkStep& s : steps) {
-    k += "|" + s.op + ":" + std::string(ir::scalar_name(s.out));
-    for (int a : s.args) k += "," + std::to_string(a);
+    k += s.op;
+    byte(0);
+    byte(int(s.out));
+    byte(int(s.args.size()));
+    for (int a : s.args) {  // inputs (< 128) and steps (-1 .. -128): two bytes, little end first
+      byte(a & 0xff);
+      byte((a >> 8) & 0xff);
+    }
   }
-  k += "|out";
-  for (int o : outputs) k += "," + std::to_string(o);
+  for (int o : outputs) byte(o);
   return k;
 }
 

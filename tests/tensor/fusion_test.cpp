@@ -350,17 +350,22 @@ TEST(TensorFusion, Switch) {
   }
   const char* saved = std::getenv("KILN_FUSION");
   const std::string was = saved ? saved : "";
+  // The variable is read once, and again after set_enabled(std::nullopt).
   setenv("KILN_FUSION", "off", 1);
+  fusion::set_enabled(std::nullopt);
   EXPECT_FALSE(fusion::enabled());
   setenv("KILN_FUSION", "on", 1);
+  EXPECT_FALSE(fusion::enabled()) << "read once";
+  fusion::set_enabled(std::nullopt);
   EXPECT_TRUE(fusion::enabled());
   setenv("KILN_FUSION", "sometimes", 1);
+  fusion::set_enabled(std::nullopt);
   expect_error([] { (void)fusion::enabled(); }, "fusion.bad_mode");
   fusion::set_enabled(true);  // an override does not read the variable
   EXPECT_TRUE(fusion::enabled());
-  fusion::set_enabled(std::nullopt);
   if (saved) setenv("KILN_FUSION", was.c_str(), 1);
   else unsetenv("KILN_FUSION");
+  fusion::set_enabled(std::nullopt);
 }
 
 // Integer and bool chains, and a chain reading more tensors than one kernel takes (it runs in

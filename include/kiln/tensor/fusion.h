@@ -21,9 +21,10 @@
 namespace kiln::fusion {
 
 // KILN_FUSION (on when unset; a word other than on or off is an Error{fusion.bad_mode}), unless
-// set_enabled() has chosen.
+// set_enabled() has chosen. The variable is read at the first op, and again after
+// set_enabled(std::nullopt).
 bool enabled();
-// Overrides KILN_FUSION in this process; nullopt goes back to it.
+// Overrides KILN_FUSION in this process; nullopt goes back to it, reading it anew.
 void set_enabled(std::optional<bool> on);
 
 // Runs every pending chain of every client now (Client::sync runs its own client's).
