@@ -1,6 +1,6 @@
 // KernelId: everything that makes two launches of a kernel compile differently, and the one
-// function that builds it (make_kernel_id) from a kernel's signature and run-time descriptors of its
-// parameters. Equal ids share one compiled kernel; data and Scalar<T> arguments are not in it, so
+// function that assembles it (assemble_kernel_id; make_kernel_id checks the descriptors first) from
+// a kernel's signature and run-time descriptors of its parameters. Equal ids share one compiled kernel; data and Scalar<T> arguments are not in it, so
 // they never recompile. Decision 014 (kernel ids from descriptors) says what is in an id and why.
 #pragma once
 
@@ -127,7 +127,7 @@ struct KernelIdHash {
   size_t operator()(const KernelId& id) const { return static_cast<size_t>(id.hash); }
 };
 
-// The one place an id is assembled. `params` holds one descriptor per signature parameter, in
+// An id from descriptors, checked (assembled by assemble_kernel_id, below). `params` holds one descriptor per signature parameter, in
 // signature order: a comptime descriptor's value goes to the id's comptime list, every other one
 // becomes kernel parameter `ir_index` (its element, width and rank; aliasing from the memory
 // ranges). The descriptors must agree with the signature: Error{launch.arity} for another count,

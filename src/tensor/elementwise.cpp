@@ -275,11 +275,11 @@ namespace {
 
 // Whether every tensor of the call is row-major with no gaps and has the result's shape (the
 // common case): the walk is then one contiguous run, found without the layout arithmetic of a
-// general walk. Not for a pending operand, whose vote is its recorded order, nor a recorded order,
-// nor an empty result (an empty tensor may be row-major by the rule and still overlap itself: a
-// stride 0 beside a dim of 0).
+// general walk. Not for a pending operand, whose vote is its recorded order, nor a recorded order
+// other than row-major (a chain's run records one), nor an empty result (an empty tensor may be
+// row-major by the rule and still overlap itself: a stride 0 beside a dim of 0).
 bool all_row_major(std::span<Operand> inputs, const Shape& shape, const ResultRule& rule) {
-  if (rule.order || (rule.dest && !rule.dest->is_contiguous())) return false;
+  if ((rule.order && *rule.order != row_major_order(shape.size())) || (rule.dest && !rule.dest->is_contiguous())) return false;
   for (int64_t d : shape) {
     if (d == 0) return false;
   }
@@ -314,9 +314,9 @@ void launch_walk_in(const char* op, const Client& client, std::span<Operand> inp
     fresh = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_types[0]);
   }
   const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].tensor() : *fresh;
-  if (flat) {
+  if (flat && order.empty()) {
     order = row_major_order(shape.size());
-  } else if (rule.dest || into >= 0) {
+  } else if (!flat && (rule.dest || into >= 0)) {
     order = tensor::memory_order(out.shape(), out.strides());
   }
   std::array<std::optional<Tensor>, kMaxWalkOutputs> more;  // outputs 1.., laid out as output 0
@@ -418,7 +418,7 @@ void launch_walk(const char* op, const Client& client, std::span<Operand> inputs
   const size_t params = inputs.size() + out_types.size() + 1;
   if (out_types.empty() || out_types.size() > kMaxWalkOutputs || params > kMaxWalkParams) {
     throw Error("tensor.too_large", std::string(op) + ": a walk's kernel takes at most " + std::to_string(kMaxWalkParams) +
-                                        " parameters (inputs, at most 4 outputs, the count); this one needs " +
+                                        " parameters (inputs, at most " + std::to_string(kMaxWalkOutputs) + " outputs, the count); this one needs " +
                                         std::to_string(params));
   }
   if (params <= 6) return launch_walk_in<6>(op, client, inputs, shape, out_types, rule, kernel, results);

@@ -65,8 +65,10 @@ const KernelRef& walk_kernel(const WalkSpec& spec);
 
 // The kernel of `spec`. Strided: parameters are the inputs (tensors of `rank`, or scalars), the
 // output (a tensor of `rank`) and the element count (u32); unit i computes the i-th element of the
-// walk (row-major over the output's shape) from each tensor operand's strides. Contiguous: the
-// tensors are buffers of vectors of `width` and the count is in vectors; unit i computes vector i.
+// walk (row-major over the output's shape) from each tensor operand's strides; with width > 1, the
+// tensors are tensors of vectors along the innermost dim (strides count vectors) and unit i
+// computes the i-th vector. Contiguous (rank 1, width > 0): the tensors are buffers of vectors of
+// `width` and the count is in vectors; unit i computes vector i.
 const KernelRef& elementwise_kernel(const ElementwiseSpec& spec);
 
 // Helpers for recording the library's kernels.

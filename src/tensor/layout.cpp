@@ -73,7 +73,9 @@ Strides strides_in_order(const Shape& shape, const DimOrder& order) {
 }
 
 Walk Walk::in_order(std::span<const int64_t> shape, std::span<const Dims> strides, const DimOrder& order) {
-  if (strides.size() > kMaxOperands) throw Error("tensor.too_large", "an elementwise walk takes at most 16 tensors");
+  if (strides.size() > kMaxOperands) {
+    throw Error("tensor.too_large", "an elementwise walk takes at most " + std::to_string(kMaxOperands) + " tensors");
+  }
   Walk w;
   w.operands = strides.size();
   for (int i : order) {

@@ -255,10 +255,7 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs, std::string_view variant) {
   if (p.k == 0) {  // no products: zeros, which the naive kernel writes
     c.back().run();
   } else if (variant.empty()) {
-    if (!tensor::naive_is_tuned(p, c.size() - 1)) {  // naive is last
-      c.pop_back();
-      if (fallback >= c.size()) fallback = 0;
-    }
+    if (!tensor::naive_is_tuned(p, c.size() - 1)) c.pop_back();  // naive is last; the fallback is then a tile product
     autotune::run(lhs.client(), matmul_key(p, c), c, fallback);
   } else {
     c[chosen].run();

@@ -206,7 +206,7 @@ Lowerer::MmaPlan Lowerer::plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, 
   return p;
 }
 
-// c + a x b. The factors go to shared memory row-major (rows padded by 16 bytes on the
+// c + a x b. The factors go to shared memory row-major, b possibly as its columns (rows padded by 16 bytes on the
 // tensor-core path, so that ldmatrix's eight rows fall in different banks). On a CUDA GPU of
 // sm_80 or later, tensor cores multiply (mma.sync, through the device library); elsewhere each
 // unit accumulates its slots of c exactly over k in a run-time loop, in the order k = 0, 1, ...,
@@ -226,11 +226,10 @@ void Lowerer::mma(const Op& op) {
   // b may be staged as its columns (the transposed view of a loaded tile: x @ w.T), rows of k
   // padded alike; mma reads it so without moving it.
   const Tiled &fa = tile(op.operands[0]), &fb = tile(op.operands[1]);
-  const uint32_t ldb_columns = plan.fragments ? kk + 8 : kk;
   bool a_ready = fa.staged && !fa.staged->columns && fa.staged->pitch == lda;
-  bool b_ready = fb.staged && (fb.staged->columns ? fb.staged->pitch == ldb_columns : fb.staged->pitch == ldb);
+  bool b_ready = fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
   const bool b_columns = b_ready && fb.staged->columns;
-  if (b_columns) ldb = ldb_columns;
+  if (b_columns) ldb = lda;  // rows of k, padded as a's
   uint64_t b_at = a_ready ? 0 : uint64_t(m) * lda;
   Value sa = a_ready ? fa.staged->array : stage(fa, 0, lda);
   Value a_off = a_ready ? fa.staged->offset : c32(0);
