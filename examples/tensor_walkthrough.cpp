@@ -119,7 +119,7 @@ int main(int argc, char** argv) try {
   std::printf("--- y = gelu(t * 0.01 - 1): pending until read, then one fused kernel\n");
   Tensor y = gelu(t * 0.01 - 1);
   std::printf("y   shape=%s pending=%s\n", dims(y.shape()).c_str(), y.pending() ? "true" : "false");
-  std::printf("%s\n", launches.since().c_str());
+  std::printf("while y is pending: %s\n", launches.since().c_str());
   std::printf("y = %s\n", y.to_string().c_str());
   std::printf("%s\n", launches.since().c_str());
   show(mem, "y", y);

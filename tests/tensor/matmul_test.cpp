@@ -221,8 +221,6 @@ TEST(TensorMatmul, AnUnknownVariantIsRefusedWithTheOnesThereAre) {
   expect_values(matmul(thin, flat, "naive"), std::vector<double>(32 * 32, 0.0), 0, "k = 0 gives zeros");
 }
 
-// The default matmul tunes a key once, stores it, and answers from memory afterwards; its result
-// is the winner's, checked against the host.
 // Autotune times the naive kernel only where it may win: small products, or where no tile product
 // applies; a large product tunes its tile products alone.
 TEST(TensorMatmul, NaiveIsTimedOnlyWhereItMayWin) {
