@@ -97,7 +97,7 @@ ValueRef Tracer::emit_refs(OpKind kind, std::span<const ValueRef> operands, cons
     ids.push_back(use(o, kind).id);
     types.push_back(o.type);
   }
-  Type result = typed(kind, types, attrs, stated, ids.empty() ? ir::kNoValue : ids[0]);
+  Type result = typed(kind, types, attrs, stated, ir::written_array(kind, ids));
   ir::Value id = b_.emit(kind, ids, result, std::move(attrs));
   ++ops_;
   ValueRef r{id, result, serial_};

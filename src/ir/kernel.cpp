@@ -2,28 +2,12 @@
 #include "kiln/ir/kernel.h"
 
 #include <algorithm>
-#include <iterator>
 
 namespace kiln::ir {
 
-namespace {
-constexpr std::string_view kAttrNames[] = {
-#define KILN_X(e, text) text,
-    KILN_IR_ATTRS(KILN_X)
-#undef KILN_X
-};
-}  // namespace
-
-std::string_view attr_name(AttrKey k) { return kAttrNames[static_cast<size_t>(k)]; }
-
-bool parse_attr_key(std::string_view text, AttrKey& out) {
-  for (size_t i = 0; i < std::size(kAttrNames); ++i) {
-    if (kAttrNames[i] == text) {
-      out = static_cast<AttrKey>(i);
-      return true;
-    }
-  }
-  return false;
+Value Op::mask() const {
+  int m = info().mask_operand();
+  return m >= 0 && size_t(m) < operands.size() ? operands[size_t(m)] : kNoValue;
 }
 
 const AttrValue* Op::attr(AttrKey k) const {
@@ -101,8 +85,8 @@ void set_results(Op& op, std::span<const Value> results, const Kernel& k) {
 }
 
 std::span<const Value> loop_inits(const Op& op) {
-  if (op.kind == OpKind::For && op.operands.size() >= 3) return std::span<const Value>(op.operands).subspan(3);
-  if (op.kind == OpKind::While) return op.operands;
+  if (op.kind == OpKind::For) return op.operands_from(ops::For::inits);
+  if (op.kind == OpKind::While) return op.operands_from(ops::While::inits);
   return {};
 }
 
@@ -112,6 +96,20 @@ std::span<const Value> loop_carried_args(const Op& op) {
   if (op.kind == OpKind::For) return args.empty() ? args : args.subspan(1);
   if (op.kind == OpKind::While) return args;
   return {};
+}
+
+Value written_array(OpKind kind, std::span<const Value> operands) {
+  auto at = [&](size_t slot) { return slot < operands.size() ? operands[slot] : kNoValue; };
+  switch (kind) {
+    case OpKind::Store: return at(ops::Store::array);
+    case OpKind::CopyAsync: return at(ops::CopyAsync::shared);
+    case OpKind::VarStore: return at(ops::VarStore::var);
+    case OpKind::TileStore: return at(ops::TileStore::array);
+    case OpKind::TileStoreCell: return at(ops::TileStoreCell::view);
+    case OpKind::TileStoreSub: return at(ops::TileStoreSub::view);
+    case OpKind::MmaSync: return at(ops::MmaSync::acc);
+    default: return is_atomic(kind) ? at(ops::Atomic::array) : kNoValue;
+  }
 }
 
 size_t op_count(const Kernel& k) {

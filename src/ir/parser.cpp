@@ -376,6 +376,13 @@ class Parser {
     return AttrValue::of_int(v);
   }
 
+  // A padding value written as its name: `pad = neg_inf`.
+  AttrValue pad_value(const std::string& w) {
+    Pad p;
+    if (!parse_pad(w, p)) fail_at(token_, "a padding value is zero, neg_zero, pos_inf, neg_inf or nan, not '" + w + "'");
+    return AttrValue::of_pad(p);
+  }
+
   // `at` is where the constant's word is written (the type after it is read first).
   AttrValue constant_value(const std::string& w, const Type& t, size_t at) {
     if (t.scalar == Scalar::Bool) {
@@ -446,7 +453,7 @@ class Parser {
     } else {
       // An op that takes no operands (sync.cube, a break that carries nothing, ...) ends at its
       // name: a '%' after it starts the next line's op (`%3 = load ...`), not an operand.
-      bool operands = op.info().max_operands != 0 && peek('%') && (op.info().min_operands > 0 || !definition_follows());
+      bool operands = op.info().max_operands() != 0 && peek('%') && (op.info().min_operands() > 0 || !definition_follows());
       if (operands) {
         do {
           op.operands.push_back(value_ref());
@@ -566,6 +573,7 @@ class Parser {
         if (accept('=')) {
           if (peek('"')) v = AttrValue::of_string(string_literal());
           else if (peek('[')) v = int_array();
+          else if (attr_type(k) == AttrType::Pad) v = pad_value(raw_word());
           else v = attr_value(raw_word());
         }
         op.set_attr(k, v);

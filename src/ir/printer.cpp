@@ -108,6 +108,9 @@ class Printer {
 
   std::string attr_text(const Attr& a) {
     std::string name(attr_name(a.key));
+    if (attr_type(a.key) == AttrType::Pad && attr_value_fits(AttrType::Pad, a.value)) {
+      return name + " = " + std::string(to_string(static_cast<Pad>(a.value.i)));
+    }
     switch (a.value.tag) {
       case AttrValue::Tag::Bool: return a.value.i ? name : name + " = false";
       case AttrValue::Tag::Int: return name + " = " + std::to_string(a.value.i);

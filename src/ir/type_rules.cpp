@@ -16,30 +16,25 @@ std::string ts(const Type& t) { return to_string(t); }
 Type u32() { return Type::scalar_of(Scalar::U32); }
 Type boolean() { return Type::scalar_of(Scalar::Bool); }
 
-const AttrValue* find_attr(const TypeQuery& q, AttrKey key) {
-  for (const Attr& a : q.attrs) {
-    if (a.key == key) return &a.value;
-  }
-  return nullptr;
-}
-int64_t attr_int(const TypeQuery& q, AttrKey key, int64_t fallback) {
-  const AttrValue* v = find_attr(q, key);
-  return v ? v->i : fallback;
-}
-
 TypeResult ok(const Type& t) { return {t, {}}; }
 TypeResult none() { return {Type::none(), {}}; }
 TypeResult error(std::string why) { return {Type::none(), std::move(why)}; }
 
-// "operands have different types" when operands [first, first + count) differ; empty when not.
-std::string differing(const TypeQuery& q, size_t first, size_t count) {
-  for (size_t i = first + 1; i < first + count; ++i) {
-    if (!(q.operands[i] == q.operands[first])) {
-      return "operands have different types: " + ts(q.operands[first]) + " and " + ts(q.operands[i]);
-    }
+// "operands have different types" when the types differ; empty when not.
+std::string differing(std::span<const Type> types) {
+  for (const Type& t : types) {
+    if (!(t == types.front())) return "operands have different types: " + ts(types.front()) + " and " + ts(t);
   }
   return {};
 }
+std::string differing(const Type& a, const Type& b) {
+  const Type both[] = {a, b};
+  return differing(both);
+}
+
+// The type every operand of an op of like operands has (arith, bitwise, compare, math), once
+// `differing` found none that differs.
+const Type& common(const TypeQuery& q) { return q.operands.front(); }
 
 // --- values ---
 
@@ -52,16 +47,15 @@ bool value_fits(Scalar s, const AttrValue& v) {
 
 TypeResult rule_constant(const TypeQuery& q) {
   const Type& t = q.stated;
-  const AttrValue* v = find_attr(q, AttrKey::Value);
-  if (!v) return error("needs a value");
+  const AttrValue* v = q.attr(AttrKey::Value);
   if (!t.is_value()) return error("a constant is a scalar or vector value, not " + ts(t));
   if (!value_fits(t.scalar, *v)) return error("value does not match type " + ts(t));
   return ok(t);
 }
 
 TypeResult rule_arith(const TypeQuery& q) {
-  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
-  const Type& a = q.operands[0];
+  if (auto d = differing(q.operands); !d.empty()) return error(d);
+  const Type& a = common(q);
   if (q.operands.size() == 1) {
     if (a.scalar == Scalar::Bool || (q.kind == K::Neg && is_unsigned_int(a.scalar))) {
       return error("not defined on " + ts(a));
@@ -73,15 +67,15 @@ TypeResult rule_arith(const TypeQuery& q) {
 }
 
 TypeResult rule_fma(const TypeQuery& q) {
-  if (auto d = differing(q, 0, 3); !d.empty()) return error(d);
-  if (!q.operands[0].is_float()) return error("fma takes floats, not " + ts(q.operands[0]));
-  return ok(q.operands[0]);
+  if (auto d = differing(q.operands); !d.empty()) return error(d);
+  if (!common(q).is_float()) return error("fma takes floats, not " + ts(common(q)));
+  return ok(common(q));
 }
 
 // and, or, xor, not (integers or bools); shl, shr (integers).
 TypeResult rule_bitwise(const TypeQuery& q) {
-  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
-  const Type& a = q.operands[0];
+  if (auto d = differing(q.operands); !d.empty()) return error(d);
+  const Type& a = common(q);
   bool shift = q.kind == K::Shl || q.kind == K::Shr;
   if (!(a.is_int() || (!shift && a.is_bool()))) {
     return error("takes integers" + std::string(shift ? "" : " or bools") + ", not " + ts(a));
@@ -91,20 +85,20 @@ TypeResult rule_bitwise(const TypeQuery& q) {
 
 // Counts of bits: u32 per lane.
 TypeResult rule_bit_count(const TypeQuery& q) {
-  const Type& a = q.operands[0];
+  const Type& a = q.operand(ops::Unary::x);
   if (!a.is_int()) return error("takes integers, not " + ts(a));
   return ok(a.with_scalar(Scalar::U32));
 }
 
 TypeResult rule_compare(const TypeQuery& q) {
-  if (auto d = differing(q, 0, 2); !d.empty()) return error(d);
-  return ok(q.operands[0].with_scalar(Scalar::Bool));
+  if (auto d = differing(q.operands); !d.empty()) return error(d);
+  return ok(common(q).with_scalar(Scalar::Bool));
 }
 
 TypeResult rule_select(const TypeQuery& q) {
-  const Type& c = q.operands[0];
-  if (auto d = differing(q, 1, 2); !d.empty()) return error(d);
-  const Type& v = q.operands[1];
+  const Type& c = q.operand(ops::Select::condition);
+  const Type& v = q.operand(ops::Select::if_true);
+  if (auto d = differing(v, q.operand(ops::Select::if_false)); !d.empty()) return error(d);
   if (!c.is_bool() || (c.width != 1 && c.width != v.width)) {
     return error("the condition must be bool with 1 or " + std::to_string(v.width) + " lanes, is " + ts(c));
   }
@@ -112,7 +106,7 @@ TypeResult rule_select(const TypeQuery& q) {
 }
 
 TypeResult rule_cast(const TypeQuery& q) {
-  const Type& from = q.operands[0];
+  const Type& from = q.operand(ops::Unary::x);
   if (!q.stated.is_value() || q.stated.width != from.width) {
     return error("casts " + ts(from) + " to " + ts(q.stated) + ": lanes must agree");
   }
@@ -120,7 +114,7 @@ TypeResult rule_cast(const TypeQuery& q) {
 }
 
 TypeResult rule_bitcast(const TypeQuery& q) {
-  const Type& from = q.operands[0];
+  const Type& from = q.operand(ops::Unary::x);
   if (!q.stated.is_value() || q.stated.element_bytes() != from.element_bytes()) {
     return error("bitcasts " + ts(from) + " to " + ts(q.stated) + ": sizes must agree");
   }
@@ -129,50 +123,53 @@ TypeResult rule_bitcast(const TypeQuery& q) {
 
 // exp, log, sqrt, pow, ...: floats to the same type.
 TypeResult rule_float_math(const TypeQuery& q) {
-  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
-  if (!q.operands[0].is_float()) return error("takes floats, not " + ts(q.operands[0]));
-  return ok(q.operands[0]);
+  if (auto d = differing(q.operands); !d.empty()) return error(d);
+  if (!common(q).is_float()) return error("takes floats, not " + ts(common(q)));
+  return ok(common(q));
 }
 
 // isnan, isinf: floats to bool with the same lanes.
 TypeResult rule_float_predicate(const TypeQuery& q) {
-  if (!q.operands[0].is_float()) return error("takes floats, not " + ts(q.operands[0]));
-  return ok(q.operands[0].with_scalar(Scalar::Bool));
+  const Type& x = q.operand(ops::Unary::x);
+  if (!x.is_float()) return error("takes floats, not " + ts(x));
+  return ok(x.with_scalar(Scalar::Bool));
 }
 
 // --- vectors ---
 
 TypeResult rule_vector_construct(const TypeQuery& q) {
-  if (auto d = differing(q, 0, q.operands.size()); !d.empty()) return error(d);
-  if (!q.operands[0].is_scalar()) return error("takes scalars");
-  size_t n = q.operands.size();
+  std::span<const Type> lanes = q.operands_from(ops::VectorConstruct::lanes);
+  if (auto d = differing(lanes); !d.empty()) return error(d);
+  if (!lanes.front().is_scalar()) return error("takes scalars");
+  size_t n = lanes.size();
   if (n != 2 && n != 4 && n != 8 && n != 16) return error("takes 2, 4, 8 or 16 lanes, has " + std::to_string(n));
-  return ok(Type::vector_of(q.operands[0].scalar, static_cast<int>(n)));
+  return ok(Type::vector_of(lanes.front().scalar, static_cast<int>(n)));
 }
 
 std::string lane_outside(const TypeQuery& q, const Type& v) {
-  int64_t lane = attr_int(q, AttrKey::Lane, -1);
+  int64_t lane = q.get<AttrKey::Lane>(-1);
   if (lane < 0 || lane >= v.width) return "lane " + std::to_string(lane) + " is outside " + ts(v);
   return {};
 }
 
 TypeResult rule_vector_extract(const TypeQuery& q) {
-  const Type& v = q.operands[0];
+  const Type& v = q.operand(ops::Unary::x);
   if (!v.is_vector()) return error("takes a vector, not " + ts(v));
   if (auto e = lane_outside(q, v); !e.empty()) return error(e);
   return ok(Type::scalar_of(v.scalar));
 }
 
 TypeResult rule_vector_insert(const TypeQuery& q) {
-  const Type& v = q.operands[0];
+  const Type& v = q.operand(ops::VectorInsert::vector);
+  const Type& x = q.operand(ops::VectorInsert::value);
   if (!v.is_vector()) return error("takes a vector, not " + ts(v));
-  if (!(q.operands[1] == Type::scalar_of(v.scalar))) return error("inserts " + ts(q.operands[1]) + " into " + ts(v));
+  if (!(x == Type::scalar_of(v.scalar))) return error("inserts " + ts(x) + " into " + ts(v));
   if (auto e = lane_outside(q, v); !e.empty()) return error(e);
   return ok(v);
 }
 
 TypeResult rule_vector_splat(const TypeQuery& q) {
-  const Type& s = q.operands[0];
+  const Type& s = q.operand(ops::Unary::x);
   if (!s.is_scalar()) return error("splats a scalar, not " + ts(s));
   if (!q.stated.is_vector() || q.stated.scalar != s.scalar) return error("result must be a vector of " + ts(s));
   return ok(q.stated);
@@ -181,7 +178,7 @@ TypeResult rule_vector_splat(const TypeQuery& q) {
 // --- launch builtins and arrays ---
 
 TypeResult rule_builtin(const TypeQuery& q) {
-  if (const AttrValue* a = find_attr(q, AttrKey::Axis); a && (a->i < 0 || a->i > 2)) {
+  if (const AttrValue* a = q.attr(AttrKey::Axis); a && (a->i < 0 || a->i > 2)) {
     return error("axis must be 0, 1 or 2");
   }
   return ok(u32());
@@ -190,9 +187,9 @@ TypeResult rule_builtin(const TypeQuery& q) {
 TypeResult rule_length(const TypeQuery&) { return ok(u32()); }
 
 TypeResult rule_tensor_dim(const TypeQuery& q) {
-  const Type& a = q.operands[0];
+  const Type& a = q.operand(ops::Array::array);
   if (a.kind != TypeKind::Tensor) return error("takes a tensor, not " + ts(a));
-  int64_t dim = attr_int(q, AttrKey::Dim, -1);
+  int64_t dim = q.get<AttrKey::Dim>(-1);
   if (dim < 0 || dim >= a.rank) {
     return error("dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(a.rank));
   }
@@ -201,35 +198,34 @@ TypeResult rule_tensor_dim(const TypeQuery& q) {
 
 // --- memory ---
 
-// What every load, store and atomic shares: the value operands [2, 2 + values) are elements of
-// the array; a write needs a writable array; `checked` is for global arrays only.
-std::string array_access(const TypeQuery& q, bool writes, size_t values) {
-  const Type& a = q.operands[0];
+// What every load, store and atomic shares: the values it writes are elements of the array; a
+// write needs a writable array; `checked` is for global arrays only.
+std::string array_access(const TypeQuery& q, const Type& a, bool writes, std::span<const Type> values) {
   if (writes && a.is_global() && a.access == Access::ReadOnly) {
     return "writes read-only " + ts(a) + (q.array_name.empty() ? "" : " '" + std::string(q.array_name) + "'");
   }
-  for (size_t i = 0; i < values; ++i) {
-    if (!(q.operands[2 + i] == a.element())) {
-      return "value has type " + ts(q.operands[2 + i]) + ", the array holds " + ts(a.element());
-    }
+  for (const Type& v : values) {
+    if (!(v == a.element())) return "value has type " + ts(v) + ", the array holds " + ts(a.element());
   }
-  if (attr_int(q, AttrKey::Checked, 0) != 0 && !a.is_global()) return "only global buffer accesses carry 'checked'";
+  if (q.get<AttrKey::Checked>() && !a.is_global()) return "only global buffer accesses carry 'checked'";
   return {};
 }
 
 TypeResult rule_load(const TypeQuery& q) {
-  if (auto e = array_access(q, false, 0); !e.empty()) return error(e);
-  return ok(q.operands[0].element());
+  const Type& a = q.operand(ops::Load::array);
+  if (auto e = array_access(q, a, false, {}); !e.empty()) return error(e);
+  return ok(a.element());
 }
 
 TypeResult rule_store(const TypeQuery& q) {
-  if (auto e = array_access(q, true, 1); !e.empty()) return error(e);
+  const Type value[] = {q.operand(ops::Store::value)};
+  if (auto e = array_access(q, q.operand(ops::Store::array), true, value); !e.empty()) return error(e);
   return none();
 }
 
 TypeResult rule_shared_alloc(const TypeQuery& q) {
   if (q.stated.kind != TypeKind::Shared || q.stated.length == 0) return error("result must be a shared array of length > 0");
-  if (const AttrValue* g = find_attr(q, AttrKey::Overlay); g && (g->tag != AttrValue::Tag::Int || g->i < 0)) {
+  if (q.get<AttrKey::Overlay>(0) < 0) {
     return error("overlay must be a group number, 0 or greater");
   }
   return ok(q.stated);
@@ -243,7 +239,7 @@ TypeResult rule_local_alloc(const TypeQuery& q) {
 bool is_atomic_int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; }
 
 TypeResult rule_atomic(const TypeQuery& q) {
-  const Type& a = q.operands[0];
+  const Type& a = q.operand(ops::Atomic::array);
   if (!(a.is_global() || a.kind == TypeKind::Shared)) {
     return error("atomics work on global buffers and shared arrays, not " + ts(a));
   }
@@ -251,20 +247,27 @@ TypeResult rule_atomic(const TypeQuery& q) {
   bool ints_only = q.kind != K::AtomicAdd && q.kind != K::AtomicSub && q.kind != K::AtomicExchange;
   bool fits = is_atomic_int(a.scalar) || (!ints_only && (a.scalar == Scalar::F32 || a.scalar == Scalar::F64));
   if (!fits) return error("no atomic " + std::string(op_name(q.kind).substr(7)) + " on " + ts(a.element()));
-  if (auto e = array_access(q, true, q.kind == K::AtomicCas ? 2 : 1); !e.empty()) return error(e);
+  std::vector<Type> values;
+  if (q.kind == K::AtomicCas) {
+    values = {q.operand(ops::AtomicCas::expected), q.operand(ops::AtomicCas::desired)};
+  } else {
+    values = {q.operand(ops::Atomic::value)};
+  }
+  if (auto e = array_access(q, a, true, values); !e.empty()) return error(e);
   return ok(a.element());
 }
 
 // --- plane ops ---
 
 TypeResult rule_plane_numeric(const TypeQuery& q) {
-  if (q.operands[0].scalar == Scalar::Bool) return error("takes numbers, not bool");
-  return ok(q.operands[0]);
+  const Type& x = q.operand(ops::Unary::x);
+  if (x.scalar == Scalar::Bool) return error("takes numbers, not bool");
+  return ok(x);
 }
 TypeResult rule_plane_vote(const TypeQuery&) { return ok(boolean()); }
 TypeResult rule_plane_ballot(const TypeQuery&) { return ok(u32()); }
 TypeResult rule_plane_elect(const TypeQuery&) { return ok(boolean()); }
-TypeResult rule_plane_lane(const TypeQuery& q) { return ok(q.operands[0]); }
+TypeResult rule_plane_lane(const TypeQuery& q) { return ok(q.operand(ops::PlaneLane::value)); }
 
 // --- vars ---
 
@@ -272,11 +275,10 @@ TypeResult rule_var_decl(const TypeQuery& q) {
   if (q.stated.kind != TypeKind::Var) return error("result must be a var");
   return ok(q.stated);
 }
-TypeResult rule_var_load(const TypeQuery& q) { return ok(q.operands[0].element()); }
+TypeResult rule_var_load(const TypeQuery& q) { return ok(q.operand(ops::VarLoad::var).element()); }
 TypeResult rule_var_store(const TypeQuery& q) {
-  if (!(q.operands[1] == q.operands[0].element())) {
-    return error("stores " + ts(q.operands[1]) + " into " + ts(q.operands[0]));
-  }
+  const Type &var = q.operand(ops::VarStore::var), &value = q.operand(ops::VarStore::value);
+  if (!(value == var.element())) return error("stores " + ts(value) + " into " + ts(var));
   return none();
 }
 
@@ -285,19 +287,18 @@ TypeResult rule_var_store(const TypeQuery& q) {
 TypeResult rule_no_result(const TypeQuery&) { return none(); }
 
 TypeResult rule_loop_bounds(const TypeQuery& q) {
-  if (auto d = differing(q, 0, 3); !d.empty()) return error(d);
-  if (const AttrValue* u = find_attr(q, AttrKey::Unroll); u && u->i < 1) {
+  const Type bounds[] = {q.operand(ops::For::lower_bound), q.operand(ops::For::upper_bound), q.operand(ops::For::step)};
+  if (auto d = differing(bounds); !d.empty()) return error(d);
+  if (const AttrValue* u = q.attr(AttrKey::Unroll); u && u->i < 1) {
     return error("Loop attribute unroll must be 1 or greater");
   }
-  if (const AttrValue* p = find_attr(q, AttrKey::PrefetchStages); p && p->i < 0) {
+  if (const AttrValue* p = q.attr(AttrKey::PrefetchStages); p && p->i < 0) {
     return error("Loop attribute prefetch_stages must be 0 or greater");
   }
   return none();
 }
 
 TypeResult rule_debug_print(const TypeQuery& q) {
-  const AttrValue* f = find_attr(q, AttrKey::Format);
-  if (!f || f->tag != AttrValue::Tag::String) return error("needs a format string");
   if (q.operands.size() > 16) return error("prints at most 16 values, has " + std::to_string(q.operands.size()));
   for (size_t i = 0; i < q.operands.size(); ++i) {
     if (!q.operands[i].is_scalar()) return error("prints scalars; operand " + std::to_string(i) + " is " + ts(q.operands[i]));
@@ -308,7 +309,7 @@ TypeResult rule_debug_print(const TypeQuery& q) {
 // copy.async shared, index, global, index [, mask]: one 16-byte element of the global array into
 // as many scalars of the shared array.
 TypeResult rule_copy_async(const TypeQuery& q) {
-  const Type &dst = q.operands[0], &src = q.operands[2];
+  const Type &dst = q.operand(ops::CopyAsync::shared), &src = q.operand(ops::CopyAsync::global);
   if (dst.kind != TypeKind::Shared || !src.is_global() || dst.scalar != src.scalar || dst.width != 1 ||
       src.element_bytes() != 16) {
     return error("copies a 16-byte element of a global array into a shared array of its scalar, not " + ts(src) + " into " +
@@ -318,8 +319,7 @@ TypeResult rule_copy_async(const TypeQuery& q) {
 }
 
 TypeResult rule_copy_async_wait(const TypeQuery& q) {
-  const AttrValue* p = find_attr(q, AttrKey::Pending);
-  if (!p || p->tag != AttrValue::Tag::Int || p->i < 0 || p->i > 7) return error("needs pending = 0 to 7");
+  if (int64_t p = q.get<AttrKey::Pending>(); p < 0 || p > 7) return error("needs pending = 0 to 7");
   return none();
 }
 
@@ -329,11 +329,6 @@ std::string shape_text(const Type& t) {
   std::string s = "[";
   for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.shape[size_t(i)]);
   return s + "]";
-}
-
-std::vector<int64_t> ints_attr(const TypeQuery& q, AttrKey key) {
-  const AttrValue* v = find_attr(q, key);
-  return v && v->tag == AttrValue::Tag::Ints ? v->ints : std::vector<int64_t>{};
 }
 
 bool same_shape(const Type& a, const Type& b) { return a.rank == b.rank && a.shape == b.shape; }
@@ -349,15 +344,15 @@ std::string tile_shape_error(const Type& t) {
 }
 
 TypeResult rule_tile_view(const TypeQuery& q) {
-  const Type& a = q.operands[0];
+  const Type& a = q.operand(ops::Array::array);
   if (!a.is_global()) return error("views a global array, not " + ts(a));
   const Type& t = q.stated;
   if (!t.is_tile() || t.space != MemorySpace::Global || t.scalar != a.scalar) {
     return error("a view of " + ts(a) + " is a global tile of " + std::string(scalar_name(a.scalar)) + ", not " + ts(t));
   }
   if (auto e = tile_shape_error(t); !e.empty()) return error(e);
-  std::vector<int64_t> extent = ints_attr(q, AttrKey::Extent), tile = ints_attr(q, AttrKey::Tile),
-                       along = ints_attr(q, AttrKey::Along);
+  std::span<const int64_t> extent = q.get<AttrKey::Extent>(), tile = q.get<AttrKey::Tile>(),
+                           along = q.get<AttrKey::Along>();
   size_t rank = t.rank;
   if (extent.size() != rank || tile.size() != rank || along.size() != rank) {
     return error("needs extent, tile and along with one entry per dimension of " + ts(t));
@@ -368,18 +363,16 @@ TypeResult rule_tile_view(const TypeQuery& q) {
     if (along[i] < -1 || along[i] > 2) return error("along names grid axis 0, 1 or 2, or -1 (free), not " + std::to_string(along[i]));
     if (extent[i] == -1 && along[i] == -1) return error("a dimension whose extent the grid gives must follow a grid axis");
   }
-  const AttrValue* pad = find_attr(q, AttrKey::Pad);
-  if (!pad || pad->tag != AttrValue::Tag::String) return error("needs a padding value");
   return ok(t);
 }
 
 // load_cell (view) and load_at (view, one index per free dimension).
 TypeResult rule_tile_load_view(const TypeQuery& q) {
-  const Type& v = q.operands[0];
+  const Type& v = q.operand(ops::TileLoadAt::view);
   if (v.space != MemorySpace::Global) return error("loads from a view (a global tile), not " + ts(v));
-  if (q.kind == OpKind::TileLoadAt && q.operands.size() - 1 != size_t(v.rank)) {
+  if (size_t cells = q.operands_from(ops::TileLoadAt::cell).size(); q.kind == OpKind::TileLoadAt && cells != size_t(v.rank)) {
     return error("takes one cell index per dimension of " + ts(v) + " (those that follow the grid are ignored), has " +
-                 std::to_string(q.operands.size() - 1));
+                 std::to_string(cells));
   }
   Type r = v;
   r.space = MemorySpace::Registers;
@@ -388,8 +381,8 @@ TypeResult rule_tile_load_view(const TypeQuery& q) {
 
 // store_cell (view, tile) and store_sub (view, tile, one sub-tile index per dimension).
 TypeResult rule_tile_store_view(const TypeQuery& q) {
-  const Type& v = q.operands[0];
-  const Type& t = q.operands[1];
+  const Type& v = q.operand(ops::TileStoreSub::view);
+  const Type& t = q.operand(ops::TileStoreSub::tile);
   if (v.space != MemorySpace::Global) return error("stores into a view (a global tile), not " + ts(v));
   if (!t.is_register_tile() || t.scalar != v.scalar) return error("stores " + ts(t) + " into " + ts(v));
   if (q.kind == OpKind::TileStoreCell) {
@@ -400,13 +393,15 @@ TypeResult rule_tile_store_view(const TypeQuery& q) {
   for (int i = 0; i < t.rank; ++i) {
     if (t.shape[size_t(i)] > v.shape[size_t(i)]) return error("stores " + ts(t) + ", larger than a cell of " + ts(v));
   }
-  if (q.operands.size() - 2 != size_t(v.rank)) return error("takes one sub-tile index per dimension of " + ts(v));
+  if (q.operands_from(ops::TileStoreSub::part).size() != size_t(v.rank)) {
+    return error("takes one sub-tile index per dimension of " + ts(v));
+  }
   return none();
 }
 
 std::string strides_error(const TypeQuery& q, const Type& t) {
-  const AttrValue* s = find_attr(q, AttrKey::Strides);
-  if (s && (s->tag != AttrValue::Tag::Ints || s->ints.size() != size_t(t.rank))) {
+  const AttrValue* s = q.attr(AttrKey::Strides);
+  if (s && s->ints.size() != size_t(t.rank)) {
     return "strides need one entry per dimension of " + ts(t);
   }
   return {};
@@ -414,7 +409,7 @@ std::string strides_error(const TypeQuery& q, const Type& t) {
 
 // load (array, element offset) {strides}: a tile read at an address the kernel computes.
 TypeResult rule_tile_load_ptr(const TypeQuery& q) {
-  const Type& a = q.operands[0];
+  const Type& a = q.operand(ops::TileLoad::array);
   const Type& t = q.stated;
   if (!a.is_global()) return error("reads a global array, not " + ts(a));
   if (!t.is_register_tile() || t.scalar != a.scalar) return error("reads " + ts(t) + " from " + ts(a));
@@ -425,8 +420,8 @@ TypeResult rule_tile_load_ptr(const TypeQuery& q) {
 
 // store (array, element offset, tile) {strides}.
 TypeResult rule_tile_store_ptr(const TypeQuery& q) {
-  const Type& a = q.operands[0];
-  const Type& t = q.operands[2];
+  const Type& a = q.operand(ops::TileStore::array);
+  const Type& t = q.operand(ops::TileStore::tile);
   if (!a.is_global() || a.access != Access::ReadWrite) return error("writes a read-write global array, not " + ts(a));
   if (!t.is_register_tile() || t.scalar != a.scalar) return error("stores " + ts(t) + " into " + ts(a));
   if (auto e = strides_error(q, t); !e.empty()) return error(e);
@@ -435,18 +430,17 @@ TypeResult rule_tile_store_ptr(const TypeQuery& q) {
 
 TypeResult rule_tile_full(const TypeQuery& q) {
   const Type& t = q.stated;
-  const AttrValue* v = find_attr(q, AttrKey::Value);
+  const AttrValue* v = q.attr(AttrKey::Value);
   if (!t.is_register_tile()) return error("makes a register tile, not " + ts(t));
   if (auto e = tile_shape_error(t); !e.empty()) return error(e);
-  if (!v) return error("needs a value");
   if (!value_fits(t.scalar, *v)) return error("value does not match type " + ts(t));
   return ok(t);
 }
 
 // Widens length-1 dimensions of a tile of the same rank, or a rank-0 tile to any shape.
 TypeResult rule_tile_broadcast(const TypeQuery& q) {
-  const Type& t = q.operands[0];
-  std::vector<int64_t> shape = ints_attr(q, AttrKey::Shape);
+  const Type& t = q.operand(ops::TileUnary::tile);
+  std::span<const int64_t> shape = q.get<AttrKey::Shape>();
   if (!t.is_register_tile()) return error("widens a register tile, not " + ts(t));
   if (shape.size() > 4) return error("a tile has at most 4 dimensions");
   std::array<uint32_t, 4> dims{};
@@ -466,12 +460,12 @@ TypeResult rule_tile_broadcast(const TypeQuery& q) {
 
 // reduce_sum/max/min {dim, keepdims}: dim is counted from 0 (the recorder resolves -1).
 TypeResult rule_tile_reduce(const TypeQuery& q) {
-  const Type& t = q.operands[0];
+  const Type& t = q.operand(ops::TileUnary::tile);
   if (!t.is_register_tile() || t.rank == 0) return error("reduces a register tile of rank 1 or more, not " + ts(t));
   if (t.scalar == Scalar::Bool) return error("does not reduce bools");
-  int64_t dim = attr_int(q, AttrKey::Dim, -1);
+  int64_t dim = q.get<AttrKey::Dim>(-1);
   if (dim < 0 || dim >= t.rank) return error("dim " + std::to_string(dim) + " is not a dimension of " + ts(t));
-  bool keep = attr_int(q, AttrKey::Keepdims, 0) != 0;
+  bool keep = q.get<AttrKey::Keepdims>();
   Type r = t;
   if (keep) {
     r.shape[size_t(dim)] = 1;
@@ -484,7 +478,7 @@ TypeResult rule_tile_reduce(const TypeQuery& q) {
 }
 
 TypeResult rule_tile_transpose(const TypeQuery& q) {
-  const Type& t = q.operands[0];
+  const Type& t = q.operand(ops::TileUnary::tile);
   if (!t.is_register_tile() || t.rank != 2) return error("transposes a register tile of rank 2, not " + ts(t));
   Type r = t;
   std::swap(r.shape[0], r.shape[1]);
@@ -504,7 +498,7 @@ bool mma_format(Scalar ab, Scalar c) {
 }
 
 TypeResult rule_tile_mma(const TypeQuery& q) {
-  const Type &a = q.operands[0], &b = q.operands[1], &c = q.operands[2];
+  const Type &a = q.operand(ops::TileMma::a), &b = q.operand(ops::TileMma::b), &c = q.operand(ops::TileMma::c);
   for (const Type* t : {&a, &b, &c}) {
     if (!t->is_register_tile() || t->rank != 2) return error("multiplies register tiles of rank 2, not " + ts(*t));
   }
@@ -524,15 +518,15 @@ TypeResult rule_tile_mma(const TypeQuery& q) {
 }
 
 TypeResult rule_tile_block_id(const TypeQuery& q) {
-  int64_t axis = attr_int(q, AttrKey::Axis, -1);
+  int64_t axis = q.get<AttrKey::Axis>(-1);
   if (axis < 0 || axis > 2) return error("needs axis 0, 1 or 2");
   return ok(Type::scalar_of(Scalar::I32));
 }
 
-// mma.sync a, a_offset, b, b_offset, acc {shape = [m, n, k], dims = [wm, wn], strides = [lda, ldb]}
-// (strides = [lda, ldb, 1]: b is stored as its columns, an n x k tile with rows ldb apart)
+// mma.sync a, a_offset, b, b_offset, acc {shape = [m, n, k], warps = [wm, wn], pitches = [lda, ldb],
+// b_columns}: with b_columns, b is stored as its columns, an n x k tile with rows ldb apart.
 TypeResult rule_mma_sync(const TypeQuery& q) {
-  const Type &a = q.operands[0], &b = q.operands[2], &acc = q.operands[4];
+  const Type &a = q.operand(ops::MmaSync::a), &b = q.operand(ops::MmaSync::b), &acc = q.operand(ops::MmaSync::acc);
   if (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 || b.width != 1 ||
       (a.scalar != Scalar::BF16 && a.scalar != Scalar::F16)) {
     return error("multiplies shared arrays of bf16 or f16, not " + ts(a) + " and " + ts(b));
@@ -540,13 +534,13 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
   if (acc.kind != TypeKind::Local || acc.scalar != Scalar::F32 || acc.width != 1) {
     return error("accumulates into a local array of f32, not " + ts(acc));
   }
-  std::vector<int64_t> shape = ints_attr(q, AttrKey::Shape), warps = ints_attr(q, AttrKey::Dims),
-                       pitch = ints_attr(q, AttrKey::Strides);
-  if (shape.size() != 3 || warps.size() != 2 || (pitch.size() != 2 && (pitch.size() != 3 || pitch[2] < 0 || pitch[2] > 1))) {
-    return error("needs shape = [m, n, k], dims = [wm, wn] (warps) and strides = [lda, ldb] (or [lda, ldb, 1]: b stored as columns)");
+  std::span<const int64_t> shape = q.get<AttrKey::Shape>(), warps = q.get<AttrKey::Warps>(),
+                           pitch = q.get<AttrKey::Pitches>();
+  if (shape.size() != 3 || warps.size() != 2 || pitch.size() != 2) {
+    return error("needs shape = [m, n, k], warps = [wm, wn] and pitches = [lda, ldb]");
   }
   int64_t m = shape[0], n = shape[1], k = shape[2], wm = warps[0], wn = warps[1];
-  const bool b_columns = pitch.size() == 3 && pitch[2] == 1;
+  const bool b_columns = q.get<AttrKey::BColumns>();
   if (wm < 1 || wn < 1 || m % (16 * wm) != 0 || n % (8 * wn) != 0 || k % 16 != 0 || pitch[0] < k || pitch[1] < (b_columns ? k : n) ||
       (pitch[0] * 2) % 16 != 0 || (pitch[1] * 2) % 16 != 0) {
     return error("takes m a multiple of 16 wm, n of 8 wn, k of 16, and row pitches of whole 16 bytes at least k and n (k for b "
@@ -563,19 +557,44 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
 
 using Rule = TypeResult (*)(const TypeQuery&);
 constexpr Rule kRules[] = {
-#define KILN_X(e, text, family, operands, result, rule, regions, traits) &rule_##rule,
+#define KILN_X(e, text, family, signature, result, attrs, rule, regions, traits) &rule_##rule,
     KILN_IR_OPS(KILN_X)
 #undef KILN_X
 };
 
-// What an operand is for, in messages: "the index must be a scalar integer, is f32".
-std::string role(OpKind k, char letter, size_t i) {
-  if (letter == 'm') return "the mask";
-  if (letter == 'u') return "the lane";
-  if (letter == 'b') return k == K::If || k == K::Condition ? "the condition" : "the operand";
-  if (k == K::For) return i == 0 ? "the lower bound" : i == 1 ? "the upper bound" : "the step";
-  if (letter == 'i' && i == 1) return "the index";
-  return "operand " + std::to_string(i);
+// What an operand is for, in messages, by its name in the op's signature: "the index must be a
+// scalar integer, is f32", "the lower bound ...".
+std::string role(OpKind k, size_t i) {
+  std::string name(op_info(k).operand_name(i));
+  for (char& c : name) c = c == '_' ? ' ' : c;
+  return "the " + name;
+}
+
+// How messages name what an attribute's type holds.
+std::string attr_type_text(AttrType t) {
+  switch (t) {
+    case AttrType::Flag: return "a flag";
+    case AttrType::Int: return "an integer";
+    case AttrType::Number: return "a number";
+    case AttrType::String: return "a string";
+    case AttrType::Ints: return "an array of integers";
+    case AttrType::Pad: return "a padding value (zero, neg_zero, pos_inf, neg_inf, nan)";
+  }
+  return "?";
+}
+
+// The attributes the op's row declares, and only those, each of its key's type.
+std::string attrs_error(const TypeQuery& q) {
+  const OpInfo& info = op_info(q.kind);
+  for (const Attr& a : q.attrs) {
+    std::string name(attr_name(a.key));
+    if (!info.takes(a.key)) return "takes no attribute '" + name + "'";
+    if (!attr_value_fits(attr_type(a.key), a.value)) return "attribute '" + name + "' must be " + attr_type_text(attr_type(a.key));
+  }
+  for (int k = 0; k < kAttrKeyCount; ++k) {
+    if (info.needs(AttrKey(k)) && !q.attr(AttrKey(k))) return "needs the attribute '" + std::string(attr_name(AttrKey(k))) + "'";
+  }
+  return {};
 }
 
 // Ops that apply to each element of a register tile (type_rules.h, lift_to_tiles).
@@ -613,7 +632,7 @@ TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
 }
 
 // The schema's part of typing: operand counts are the verifier's structure check, so here each
-// operand only meets its letter.
+// operand only meets its letter, and each attribute its declaration (attrs_error).
 std::string schema_error(const TypeQuery& q) {
   const OpInfo& info = op_info(q.kind);
   for (size_t i = 0; i < q.operands.size(); ++i) {
@@ -630,14 +649,14 @@ std::string schema_error(const TypeQuery& q) {
         if (!t.is_tile()) return "operand " + std::to_string(i) + " is " + ts(t) + ", not a tile";
         break;
       case 'i':
-        if (!t.is_scalar() || !is_int(t.scalar)) return role(q.kind, letter, i) + " must be a scalar integer, is " + ts(t);
+        if (!t.is_scalar() || !is_int(t.scalar)) return role(q.kind, i) + " must be a scalar integer, is " + ts(t);
         break;
       case 'b':
       case 'm':
-        if (!(t == boolean())) return role(q.kind, letter, i) + " must be bool, is " + ts(t);
+        if (!(t == boolean())) return role(q.kind, i) + " must be bool, is " + ts(t);
         break;
       case 'u':
-        if (!(t == u32())) return role(q.kind, letter, i) + " must be u32, is " + ts(t);
+        if (!(t == u32())) return role(q.kind, i) + " must be u32, is " + ts(t);
         break;
       case 'a':
         if (!t.is_array()) return "takes an array (buffer, tensor, shared or local), not " + ts(t);
@@ -659,7 +678,7 @@ std::string schema_error(const TypeQuery& q) {
 }  // namespace
 
 std::string operand_count_error(OpKind kind, size_t count) {
-  const OpInfo& info = op_info(kind);
+  const SignatureInfo& info = op_info(kind).operands();
   int n = static_cast<int>(count);
   if (n >= info.min_operands && (info.max_operands < 0 || n <= info.max_operands)) return {};
   std::string want = info.min_operands == info.max_operands ? std::to_string(info.min_operands)
@@ -671,6 +690,7 @@ std::string operand_count_error(OpKind kind, size_t count) {
 TypeResult result_type(const TypeQuery& q) {
   if (auto e = operand_count_error(q.kind, q.operands.size()); !e.empty()) return error(e);
   if (auto e = schema_error(q); !e.empty()) return error(e);
+  if (auto e = attrs_error(q); !e.empty()) return error(e);
   if (elementwise(q.kind)) {
     for (const Type& t : q.operands) {
       if (t.is_tile()) return lift_to_tiles(q, t);

@@ -64,7 +64,6 @@ class Verifier {
     scope_.push_back(v);
   }
 
-  const Type& operand(const Op& op, size_t i) { return k_.type_of(op.operands[i]); }
   std::string ts(const Type& t) { return to_string(t); }
 
   void region(const Region& r, Context ctx) {
@@ -205,7 +204,7 @@ class Verifier {
     }
     region(c, cond);
     const Op& condition = c.ops.back();
-    Types forwarded = types_of(std::span<const Value>(condition.operands).subspan(1));
+    Types forwarded = types_of(condition.operands_from(ops::Condition::forwarded));
     expect_types(op, types_of(op.regions[1].args), forwarded,
                  "the body's arguments must be what 'condition' passes on:");
     expect_types(op, results, forwarded, "the results must be what 'condition' passes on:");
@@ -249,16 +248,16 @@ class Verifier {
   void check_types(const Op& op, Context ctx, bool last_in_region) {
     types_.clear();
     for (Value v : op.operands) types_.push_back(k_.type_of(v));
-    const Param* array = op.operands.empty() ? nullptr : k_.param_of(op.operands[0]);
+    const Param* array = op.has(kWritesMemory) ? k_.param_of(written_array(op)) : nullptr;
     TypeResult r = result_type(TypeQuery{op.kind, types_, op.attrs, op.type, array ? std::string_view(array->name) : ""});
     if (!r.ok()) fail(op, r.error);
     if (op.info().has_result() && !(op.type == r.type)) fail(op, "result type is " + ts(op.type) + ", expected " + ts(r.type));
     switch (op.kind) {
       case OpKind::For: {
         const Region& body = op.regions[0];
-        if (body.args.empty() || body.args[0] >= k_.value_types.size() ||
-            !(k_.type_of(body.args[0]) == operand(op, 0))) {
-          fail(op, "the body takes one induction value of type " + ts(operand(op, 0)));
+        const Type& bound = k_.type_of(op.operand(ops::For::lower_bound));
+        if (body.args.empty() || body.args[0] >= k_.value_types.size() || !(k_.type_of(body.args[0]) == bound)) {
+          fail(op, "the body takes one induction value of type " + ts(bound));
         }
         return;
       }

@@ -39,7 +39,7 @@ struct Rewriter {
       if (is_access(op.kind) && op.flag(ir::AttrKey::Checked)) {
         op.erase_attr(ir::AttrKey::Checked);
         changed = true;
-        if (guard && k.type_of(op.operands[0]).is_global()) add_bound(op, out);
+        if (guard && k.type_of(op.operand(ir::ops::Store::array)).is_global()) add_bound(op, out);
       }
       out.push_back(std::move(op));
     }
@@ -48,9 +48,10 @@ struct Rewriter {
 
   // index < len, compared unsigned so that a negative signed index is out of range too; 64-bit
   // indices compare in u64, narrower ones in u32.
+  // Every access (load, store, atomic) takes the array and the index first: ops::Store's names.
   void add_bound(ir::Op& op, std::vector<ir::Op>& out) {
-    ir::Value array = op.operands[0];
-    ir::Value index = op.operands[1];
+    ir::Value array = op.operand(ir::ops::Store::array);
+    ir::Value index = op.operand(ir::ops::Store::index);
     Scalar is = k.type_of(index).scalar;
     Scalar cmp = ir::scalar_bytes(is) == 8 ? Scalar::U64 : Scalar::U32;
     out.push_back(make(OpKind::Len, {array}, Type::scalar_of(Scalar::U32)));
@@ -65,12 +66,11 @@ struct Rewriter {
     }
     out.push_back(make(OpKind::Lt, {index, len}, Type::scalar_of(Scalar::Bool)));
     ir::Value in_bounds = out.back().result;
-    size_t n = static_cast<size_t>(op.info().mask_operand);  // the position of the optional mask
-    if (op.operands.size() > n) {
-      out.push_back(make(OpKind::And, {op.operands[n], in_bounds}, Type::scalar_of(Scalar::Bool)));
-      op.operands[n] = out.back().result;
+    if (ir::Value mask = op.mask(); mask != ir::kNoValue) {
+      out.push_back(make(OpKind::And, {mask, in_bounds}, Type::scalar_of(Scalar::Bool)));
+      op.operands[size_t(op.info().mask_operand())] = out.back().result;
     } else {
-      op.operands.push_back(in_bounds);
+      op.operands.push_back(in_bounds);  // the mask is the last operand
     }
   }
 };

@@ -44,7 +44,10 @@ std::string key_of(const Op& op) {
   append(key, type.size());
   key += type;
   std::vector<Value> operands = op.operands;
-  if (op.has(ir::kCommutative) && operands.size() == 2 && operands[1] < operands[0]) std::swap(operands[0], operands[1]);
+  if (op.has(ir::kCommutative)) {  // a binary op: its operands in one order
+    Value &lhs = operands[ir::ops::Binary::lhs], &rhs = operands[ir::ops::Binary::rhs];
+    if (rhs < lhs) std::swap(lhs, rhs);
+  }
   append(key, operands.size());
   for (Value v : operands) append(key, v);
   for (const ir::Attr& a : op.attrs) {

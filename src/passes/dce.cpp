@@ -71,7 +71,7 @@ class Dce {
   // Adds `delta` to the use counts of the op's operands (not of the ops in its regions).
   void count(const Op& op, int delta) {
     for (Value v : op.operands) uses_[v] += delta;
-    if (op.kind == OpKind::VarLoad) var_loads_[op.operands[0]] += delta;
+    if (op.kind == OpKind::VarLoad) var_loads_[op.operand(ir::ops::VarLoad::var)] += delta;
   }
 
   // Removing an op releases the uses made by it and by every op inside it.
@@ -147,7 +147,7 @@ class Dce {
         Value arg = body.args[1 + i];
         if (uses_[op.result_at(i)] != 0 || uses_[arg] != carried_on(arg, exits, i, any_exit)) continue;
         for (Op* e : exits) drop_operand(*e, i);
-        drop_operand(op, 3 + i);
+        drop_operand(op, size_t(ir::ops::For::inits) + i);
         body.args.erase(body.args.begin() + static_cast<std::ptrdiff_t>(1 + i));
         drop_result(op, i);
         pruned = true;
@@ -168,7 +168,7 @@ class Dce {
       for (Op* e : exits) {
         if (e->kind == OpKind::Break) drop_operand(*e, i);
       }
-      drop_operand(condition, 1 + i);
+      drop_operand(condition, size_t(ir::ops::Condition::forwarded) + i);
       body.args.erase(body.args.begin() + static_cast<std::ptrdiff_t>(i));
       drop_result(op, i);
       pruned = true;
@@ -178,7 +178,7 @@ class Dce {
       for (Op* e : exits) {
         if (carries_back(e->kind)) drop_operand(*e, i);
       }
-      drop_operand(op, i);
+      drop_operand(op, size_t(ir::ops::While::inits) + i);
       cond.args.erase(cond.args.begin() + static_cast<std::ptrdiff_t>(i));
       pruned = true;
     }
@@ -188,7 +188,7 @@ class Dce {
 
   bool dead(const Op& op) const {
     if (op.kind == OpKind::VarDecl) return var_loads_[op.result] == 0;
-    if (op.kind == OpKind::VarStore) return var_loads_[op.operands[0]] == 0;
+    if (op.kind == OpKind::VarStore) return var_loads_[op.operand(ir::ops::VarStore::var)] == 0;
     if (op.kind == OpKind::If) return op.regions[0].ops.empty() && op.regions[1].ops.empty();
     return removable_when_unused(op) && uses_[op.result] == 0;
   }

@@ -300,7 +300,7 @@ class Folder {
       ends = false;
       for (Value& v : op.operands) v = replacement_[v];
       if (op.kind == OpKind::If) {
-        if (const AttrValue* c = constant(op.operands[0])) {
+        if (const AttrValue* c = constant(op.operand(ir::ops::If::condition))) {
           changed_ = true;
           std::vector<Op>& taken = op.regions[c->i != 0 ? 0 : 1].ops;
           std::optional<Op> yield;
@@ -352,20 +352,20 @@ class Folder {
 
   // A constant lane as the op reads it: float constants that are not values of their own type
   // (only hand-written text makes those) are treated as unknown.
-  const AttrValue* operand_constant(const Op& op, size_t i) const {
-    const AttrValue* c = constant(op.operands[i]);
-    Scalar s = k_.type_of(op.operands[i]).scalar;
+  const AttrValue* operand_constant(Value v) const {
+    const AttrValue* c = constant(v);
+    Scalar s = k_.type_of(v).scalar;
     if (c && ir::is_float(s) && !exact_in(s, c->f)) return nullptr;
     return c;
   }
 
-  bool const_int_is(const Op& op, size_t i, int64_t want) const {
-    const AttrValue* c = operand_constant(op, i);
-    return c && !ir::is_float(k_.type_of(op.operands[i]).scalar) && c->i == want;
+  bool const_int_is(Value v, int64_t want) const {
+    const AttrValue* c = operand_constant(v);
+    return c && !ir::is_float(k_.type_of(v).scalar) && c->i == want;
   }
-  bool const_float_is(const Op& op, size_t i, bool (*pred)(double)) const {
-    const AttrValue* c = operand_constant(op, i);
-    return c && ir::is_float(k_.type_of(op.operands[i]).scalar) && pred(c->f);
+  bool const_float_is(Value v, bool (*pred)(double)) const {
+    const AttrValue* c = operand_constant(v);
+    return c && ir::is_float(k_.type_of(v).scalar) && pred(c->f);
   }
   // The integer (or bool) with every bit set: -1 for signed types, the mask for the others.
   int64_t all_ones(Scalar s) const { return wrap(s, ~uint64_t{0}); }
@@ -373,44 +373,56 @@ class Folder {
   // An operand equal to the op's result for every input; the identity's constant operand may be
   // on either side for commutative ops.
   std::optional<Value> identity(const Op& op) const {
-    const std::vector<Value>& x = op.operands;
-    Scalar s = op.operands.empty() ? Scalar::Bool : k_.type_of(x[0]).scalar;
-    bool fl = ir::is_float(s);
-    auto either = [&](auto&& is_unit) -> std::optional<Value> {
-      if (is_unit(1)) return x[0];
-      if (is_unit(0)) return x[1];
-      return std::nullopt;
-    };
-    switch (op.kind) {
-      case OpKind::Add:
-        if (fl) return either([&](size_t i) { return const_float_is(op, i, is_neg_zero); });
-        return either([&](size_t i) { return const_int_is(op, i, 0); });
-      case OpKind::Sub:
-        if (fl ? const_float_is(op, 1, is_pos_zero) : const_int_is(op, 1, 0)) return x[0];
+    switch (op.info().signature) {
+      case ir::Signature::Binary: return binary_identity(op);
+      case ir::Signature::Unary:
+        if ((op.kind == OpKind::Cast || op.kind == OpKind::Bitcast) && k_.type_of(op.operand(ir::ops::Unary::x)) == op.type) {
+          return op.operand(ir::ops::Unary::x);
+        }
         return std::nullopt;
-      case OpKind::Mul:
-        if (fl) return either([&](size_t i) { return const_float_is(op, i, [](double v) { return v == 1; }); });
-        return either([&](size_t i) { return const_int_is(op, i, 1); });
-      case OpKind::Div:
-        if (fl ? const_float_is(op, 1, [](double v) { return v == 1; }) : const_int_is(op, 1, 1)) return x[0];
-        return std::nullopt;
-      case OpKind::And: return either([&](size_t i) { return const_int_is(op, i, all_ones(s)); });
-      case OpKind::Or:
-      case OpKind::Xor: return either([&](size_t i) { return const_int_is(op, i, 0); });
-      case OpKind::Shl:
-      case OpKind::Shr:
-        if (const_int_is(op, 1, 0)) return x[0];
-        return std::nullopt;
-      case OpKind::Cast:
-      case OpKind::Bitcast:
-        if (k_.type_of(x[0]) == op.type) return x[0];
-        return std::nullopt;
-      case OpKind::Select: {
-        if (x[1] == x[2]) return x[1];
+      case ir::Signature::Select: {
+        using S = ir::ops::Select;
+        const Value a = op.operand(S::if_true), b = op.operand(S::if_false);
+        if (a == b) return a;
         // A constant condition is a splat: every lane picks the same side.
-        if (const AttrValue* c = constant(x[0])) return c->i != 0 ? x[1] : x[2];
+        if (const AttrValue* c = constant(op.operand(S::condition))) return c->i != 0 ? a : b;
         return std::nullopt;
       }
+      default: return std::nullopt;
+    }
+  }
+
+  std::optional<Value> binary_identity(const Op& op) const {
+    const Value lhs = op.operand(ir::ops::Binary::lhs), rhs = op.operand(ir::ops::Binary::rhs);
+    Scalar s = k_.type_of(lhs).scalar;
+    bool fl = ir::is_float(s);
+    // The unit on the right gives the left operand, and on the left (commutative ops) the right.
+    auto either = [&](auto&& is_unit) -> std::optional<Value> {
+      if (is_unit(rhs)) return lhs;
+      if (is_unit(lhs)) return rhs;
+      return std::nullopt;
+    };
+    auto one = [](double v) { return v == 1; };
+    switch (op.kind) {
+      case OpKind::Add:
+        if (fl) return either([&](Value v) { return const_float_is(v, is_neg_zero); });
+        return either([&](Value v) { return const_int_is(v, 0); });
+      case OpKind::Sub:
+        if (fl ? const_float_is(rhs, is_pos_zero) : const_int_is(rhs, 0)) return lhs;
+        return std::nullopt;
+      case OpKind::Mul:
+        if (fl) return either([&](Value v) { return const_float_is(v, one); });
+        return either([&](Value v) { return const_int_is(v, 1); });
+      case OpKind::Div:
+        if (fl ? const_float_is(rhs, one) : const_int_is(rhs, 1)) return lhs;
+        return std::nullopt;
+      case OpKind::And: return either([&](Value v) { return const_int_is(v, all_ones(s)); });
+      case OpKind::Or:
+      case OpKind::Xor: return either([&](Value v) { return const_int_is(v, 0); });
+      case OpKind::Shl:
+      case OpKind::Shr:
+        if (const_int_is(rhs, 0)) return lhs;
+        return std::nullopt;
       default: return std::nullopt;
     }
   }
@@ -418,47 +430,58 @@ class Folder {
   // The op's value when every operand is a constant. Constants of vector type are splats, so a
   // lane-wise op on them is the scalar op on one lane, splatted to the result type.
   std::optional<AttrValue> evaluate(const Op& op) const {
-    std::vector<const AttrValue*> c;
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      c.push_back(operand_constant(op, i));
-      if (!c.back()) return std::nullopt;
+    if (op.operands.empty()) return std::nullopt;  // builtins
+    for (Value v : op.operands) {
+      if (!operand_constant(v)) return std::nullopt;
     }
-    if (c.empty()) return std::nullopt;  // builtins
-    const Type& in = k_.type_of(op.operands[0]);
-    Scalar s = in.scalar;
-    bool fl = ir::is_float(s);
-    switch (op.kind) {
-      case OpKind::Cast:
-        return fold_cast(s, op.type.scalar, *c[0]);
-      case OpKind::Bitcast:
-        if (in.width != op.type.width) return std::nullopt;
-        return fold_bitcast(s, op.type.scalar, *c[0]);
-      case OpKind::VectorSplat:
-      case OpKind::VectorExtract: return *c[0];
-      case OpKind::VectorConstruct:
-        for (const AttrValue* lane : c) {
-          if (!same_constant(*lane, *c[0])) return std::nullopt;
+    switch (op.info().signature) {
+      case ir::Signature::Unary: {
+        const Value x = op.operand(ir::ops::Unary::x);
+        const Type& in = k_.type_of(x);
+        const AttrValue& c = *operand_constant(x);
+        switch (op.kind) {
+          case OpKind::Cast: return fold_cast(in.scalar, op.type.scalar, c);
+          case OpKind::Bitcast:
+            if (in.width != op.type.width) return std::nullopt;
+            return fold_bitcast(in.scalar, op.type.scalar, c);
+          case OpKind::VectorSplat:
+          case OpKind::VectorExtract: return c;
+          default: return ir::is_float(in.scalar) ? fold_float_unary(op.kind, c.f) : fold_int_unary(op.kind, in.scalar, c.i);
         }
-        return *c[0];
-      case OpKind::Fma: {
-        double r = s == Scalar::F64 ? std::fma(c[0]->f, c[1]->f, c[2]->f)
-                                    : round_to(s, std::fma(static_cast<float>(c[0]->f), static_cast<float>(c[1]->f),
-                                                           static_cast<float>(c[2]->f)));
+      }
+      case ir::Signature::Binary: {
+        const Value lhs = op.operand(ir::ops::Binary::lhs), rhs = op.operand(ir::ops::Binary::rhs);
+        const Scalar s = k_.type_of(lhs).scalar;
+        const AttrValue &a = *operand_constant(lhs), &b = *operand_constant(rhs);
+        return ir::is_float(s) ? fold_float(op.kind, s, a.f, b.f) : fold_int(op.kind, s, a.i, b.i);
+      }
+      case ir::Signature::VectorConstruct: {
+        std::span<const Value> lanes = op.operands_from(ir::ops::VectorConstruct::lanes);
+        const AttrValue& first = *operand_constant(lanes.front());
+        for (Value lane : lanes) {
+          if (!same_constant(*operand_constant(lane), first)) return std::nullopt;
+        }
+        return first;
+      }
+      case ir::Signature::Fma: {
+        using F = ir::ops::Fma;
+        const Scalar s = k_.type_of(op.operand(F::a)).scalar;
+        const double a = operand_constant(op.operand(F::a))->f, b = operand_constant(op.operand(F::b))->f,
+                     c = operand_constant(op.operand(F::c))->f;
+        double r = s == Scalar::F64 ? std::fma(a, b, c)
+                                    : round_to(s, std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
         return float_result(r);
       }
-      default: break;
+      default: return std::nullopt;
     }
-    if (op.operands.size() == 1) return fl ? fold_float_unary(op.kind, c[0]->f) : fold_int_unary(op.kind, s, c[0]->i);
-    if (op.operands.size() == 2) return fl ? fold_float(op.kind, s, c[0]->f, c[1]->f) : fold_int(op.kind, s, c[0]->i, c[1]->i);
-    return std::nullopt;
   }
 
   // for lo, hi, step runs while i < hi, compared in the bounds' type.
   bool never_runs(const Op& op) const {
-    const AttrValue* lo = constant(op.operands[0]);
-    const AttrValue* hi = constant(op.operands[1]);
+    const AttrValue* lo = constant(op.operand(ir::ops::For::lower_bound));
+    const AttrValue* hi = constant(op.operand(ir::ops::For::upper_bound));
     if (!lo || !hi) return false;
-    if (ir::is_signed_int(k_.type_of(op.operands[0]).scalar)) return lo->i >= hi->i;
+    if (ir::is_signed_int(k_.type_of(op.operand(ir::ops::For::lower_bound)).scalar)) return lo->i >= hi->i;
     return static_cast<uint64_t>(lo->i) >= static_cast<uint64_t>(hi->i);
   }
 

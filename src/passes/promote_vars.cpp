@@ -77,9 +77,9 @@ class Promoter {
     std::vector<Value> vars;
     for (const Region& r : op.regions) {
       ir::walk(r, [&](const Op& o) {
-        if (o.kind == OpKind::VarStore && env.count(o.operands[0]) && promotable(o.operands[0])) {
-          vars.push_back(o.operands[0]);
-        }
+        if (o.kind != OpKind::VarStore) return;
+        const Value var = o.operand(ir::ops::VarStore::var);
+        if (env.count(var) && promotable(var)) vars.push_back(var);
       });
     }
     std::sort(vars.begin(), vars.end());
@@ -128,15 +128,15 @@ class Promoter {
           }
           break;
         case OpKind::VarStore:
-          if (promotable(op.operands[0])) {
-            env[op.operands[0]] = op.operands[1];
+          if (promotable(op.operand(ir::ops::VarStore::var))) {
+            env[op.operand(ir::ops::VarStore::var)] = op.operand(ir::ops::VarStore::value);
             continue;
           }
           break;
         case OpKind::VarLoad:
-          if (promotable(op.operands[0])) {
-            auto it = env.find(op.operands[0]);
-            if (it == env.end() || it->second == ir::kNoValue) throw Unknown{op.operands[0]};
+          if (const Value var = op.operand(ir::ops::VarLoad::var); promotable(var)) {
+            auto it = env.find(var);
+            if (it == env.end() || it->second == ir::kNoValue) throw Unknown{var};
             replacement_[op.result] = it->second;
             continue;
           }

@@ -4,17 +4,6 @@
 
 namespace kiln::tile {
 
-std::string_view to_string(Pad p) {
-  switch (p) {
-    case Pad::zero: return "zero";
-    case Pad::neg_zero: return "neg_zero";
-    case Pad::pos_inf: return "pos_inf";
-    case Pad::neg_inf: return "neg_inf";
-    case Pad::nan: return "nan";
-  }
-  return "?";
-}
-
 Cells::Cells(std::vector<int64_t> extent, std::vector<int64_t> tile) : extent_(std::move(extent)), tile_(std::move(tile)) {
   for (size_t i = 0; i < extent_.size(); ++i) along_.push_back(static_cast<int>(i));
 }

@@ -227,7 +227,7 @@ ValueRef elementwise(ir::OpKind kind, std::span<const ValueRef> operands) {
   for (const ValueRef& v : operands) require_tile(r, op, v);
   // The shape the op is declared with: its first operand's, widened by each later one that
   // widens it; an operand that neither widens nor is widened is refused.
-  std::vector<uint32_t> declared = dims(operands[0].type);
+  std::vector<uint32_t> declared = dims(operands.front().type);
   for (size_t i = 1; i < operands.size(); ++i) {
     std::vector<uint32_t> s2 = dims(operands[i].type);
     if (s2.empty() || s2 == declared) continue;

@@ -55,9 +55,10 @@ void Program::scan(const ir::Region& r) {
     if (op.kind == ir::OpKind::TileView) {
       const ir::Kernel& k = compiled_->kernel();
       for (size_t i = 0; i < k.params.size(); ++i) {
-        if (k.params[i].value != op.operands[0]) continue;
-        views_[i].push_back(View{op.attr(ir::AttrKey::Extent)->ints, op.attr(ir::AttrKey::Tile)->ints,
-                                 op.attr(ir::AttrKey::Along)->ints});
+        if (k.params[i].value != op.operand(ir::ops::Array::array)) continue;
+        auto ints = [](std::span<const int64_t> s) { return std::vector<int64_t>(s.begin(), s.end()); };
+        views_[i].push_back(View{ints(op.get<ir::AttrKey::Extent>()), ints(op.get<ir::AttrKey::Tile>()),
+                                 ints(op.get<ir::AttrKey::Along>())});
       }
     }
     for (const ir::Region& inner : op.regions) scan(inner);

@@ -149,7 +149,7 @@ ParamRef Recording::add_view(int param, const Cells& c) {
       {ir::AttrKey::Extent, ir::AttrValue::of_ints(c.extent())},
       {ir::AttrKey::Tile, ir::AttrValue::of_ints(c.tile())},
       {ir::AttrKey::Along, ir::AttrValue::of_ints(along)},
-      {ir::AttrKey::Pad, ir::AttrValue::of_string(std::string(to_string(c.padding())))},
+      ir::attr<ir::AttrKey::Pad>(c.padding()),
   };
   ValueRef a[] = {array(param)};
   ValueRef v = tracer_->record(ir::OpKind::TileView, a, t, std::move(attrs));

@@ -279,8 +279,9 @@ class Renderer {
     return n;
   }
 
+  // Arithmetic, bitwise and math ops, whose operands share one type.
   void elementwise(const Op& op) {
-    ir::Scalar s = k_.type_of(op.operands[0]).scalar;
+    ir::Scalar s = k_.type_of(op.operands.front()).scalar;
     std::string text = cuda_tile_name(op.kind, s) + " " + join(names(op.operands));
     static const OpKind rounded[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Fma, OpKind::Sqrt};
     static const OpKind signed_ops[] = {OpKind::Div, OpKind::Rem, OpKind::Min, OpKind::Max, OpKind::Shr};
@@ -298,7 +299,8 @@ class Renderer {
         {OpKind::Eq, "equal"},     {OpKind::Ne, "not_equal"},    {OpKind::Lt, "less_than"},
         {OpKind::Le, "less_than_or_equal"}, {OpKind::Gt, "greater_than"}, {OpKind::Ge, "greater_than_or_equal"},
     };
-    ir::Scalar s = k_.type_of(op.operands[0]).scalar;
+    const Value lhs = op.operand(ir::ops::Binary::lhs);
+    ir::Scalar s = k_.type_of(lhs).scalar;
     std::string text = cuda_tile_name(op.kind, s) + " " + predicate.at(op.kind);
     std::string operands = join(names(op.operands));
     if (ir::is_float(s)) {
@@ -307,23 +309,25 @@ class Renderer {
     } else {
       text += " " + operands + (ir::is_signed_int(s) ? ", signed" : ", unsigned");
     }
-    define(op, text + " : " + type_of(op.operands[0]) + " -> " + type(op.type));
+    define(op, text + " : " + type_of(lhs) + " -> " + type(op.type));
   }
 
   void select(const Op& op) {
-    define(op, "select " + join(names(op.operands)) + " : " + type_of(op.operands[0]) + ", " + type(op.type));
+    define(op, "select " + join(names(op.operands)) + " : " + type_of(op.operand(ir::ops::Select::condition)) + ", " +
+                   type(op.type));
   }
 
   void cast(const Op& op) {
-    const ir::Type& from = k_.type_of(op.operands[0]);
+    const Value x = op.operand(ir::ops::Unary::x);
+    const ir::Type& from = k_.type_of(x);
     std::string n = op.kind == OpKind::Bitcast ? "bitcast" : cuda_tile_name(op.kind, from.scalar, op.type.scalar);
     std::string rounding = ir::is_float(op.type.scalar) && op.kind == OpKind::Cast ? " rounding<nearest_even>" : "";
-    define(op, n + " " + name(op.operands[0]) + rounding + " : " + type(from) + " -> " + type(op.type));
+    define(op, n + " " + name(x) + rounding + " : " + type(from) + " -> " + type(op.type));
   }
 
   void broadcast(const Op& op) {
-    const ir::Type& from = k_.type_of(op.operands[0]);
-    std::string src = name(op.operands[0]);
+    const ir::Type& from = k_.type_of(op.operand(ir::ops::TileUnary::tile));
+    std::string src = name(op.operand(ir::ops::TileUnary::tile));
     if (from.rank != op.type.rank) {
       // cuda_tile's broadcast keeps the rank: a rank-0 tile becomes a tile of ones first.
       ir::Type ones = ir::Type::tile(from.scalar, op.type.rank, {1, 1, 1, 1});
@@ -339,8 +343,8 @@ class Renderer {
   void reduce(const Op& op) {
     static const std::map<OpKind, OpKind> combiner = {
         {OpKind::TileReduceSum, OpKind::Add}, {OpKind::TileReduceMax, OpKind::Max}, {OpKind::TileReduceMin, OpKind::Min}};
-    const ir::Type& from = k_.type_of(op.operands[0]);
-    int dim = int(op.attr_int(ir::AttrKey::Dim));
+    const ir::Type& from = k_.type_of(op.operand(ir::ops::TileUnary::tile));
+    int dim = int(op.get<ir::AttrKey::Dim>());
     ir::Scalar s = from.scalar;
     ir::AttrValue identity = ir::AttrValue::of_float(op.kind == OpKind::TileReduceSum   ? 0.0
                                                      : op.kind == OpKind::TileReduceMax ? -INFINITY
@@ -357,7 +361,7 @@ class Renderer {
     for (int d = 0; d < from.rank; ++d) {
       if (d != dim) reduced.shape[reduced.rank++] = from.shape[size_t(d)];
     }
-    std::string text = "reduce " + name(op.operands[0]) + " dim=" + std::to_string(dim) + " identity=" +
+    std::string text = "reduce " + name(op.operand(ir::ops::TileUnary::tile)) + " dim=" + std::to_string(dim) + " identity=" +
                        constant_text(s, identity) + " combiner=" + cuda_tile_name(combiner.at(op.kind), s) + " : " +
                        type(from) + " -> " + type(reduced);
     if (!op.flag(ir::AttrKey::Keepdims)) return define(op, text);
@@ -367,7 +371,8 @@ class Renderer {
   }
 
   void permute(const Op& op) {
-    define(op, "permute " + name(op.operands[0]) + " [1, 0] : " + type_of(op.operands[0]) + " -> " + type(op.type));
+    const Value t = op.operand(ir::ops::TileUnary::tile);
+    define(op, "permute " + name(t) + " [1, 0] : " + type_of(t) + " -> " + type(op.type));
   }
 
   void mma(const Op& op) {
@@ -403,7 +408,7 @@ class Renderer {
     return s_.block_counts[axis] = r[axis];
   }
 
-  void block_id(const Op& op) { s_.names[op.result] = block_id_of(int(op.attr_int(ir::AttrKey::Axis))); }
+  void block_id(const Op& op) { s_.names[op.result] = block_id_of(int(op.get<ir::AttrKey::Axis>())); }
 
   // a * b, printing a muli when either is a run-time value.
   Dim times(const Dim& a, const Dim& b) {
@@ -456,19 +461,19 @@ class Renderer {
       t.push_back(std::to_string(tile[d]));
       dims.push_back(std::to_string(d));
     }
-    return "partition_view<tile=(" + join(t, "x") + "), padding_value = " + view.attr(ir::AttrKey::Pad)->s + ", " + tv.type +
-           ", dim_map=[" + join(dims, ",") + "]>";
+    return "partition_view<tile=(" + join(t, "x") + "), padding_value = " + std::string(to_string(view.get<ir::AttrKey::Pad>())) +
+           ", " + tv.type + ", dim_map=[" + join(dims, ",") + "]>";
   }
 
   // A partition view of `view`'s tensor cut into tiles of `tile`, named `n`.
   void partition_view(const std::string& n, const Op& view, const std::vector<int64_t>& tile) {
-    TensorView tv = tensor_view(param_of_.at(view.operands[0]), view);
+    TensorView tv = tensor_view(param_of_.at(view.operand(ir::ops::Array::array)), view);
     line(n + " = make_partition_view " + tv.name + " : " + partition_type(view, tv, tile));
   }
 
   void view(const Op& op) {
     // The tensor view and pointer print before the partition view takes its number.
-    TensorView tv = tensor_view(param_of_.at(op.operands[0]), op);
+    TensorView tv = tensor_view(param_of_.at(op.operand(ir::ops::Array::array)), op);
     std::string n = fresh();
     s_.names[op.result] = n;
     line(n + " = make_partition_view " + tv.name + " : " + partition_type(op, tv, ints_attr(op, ir::AttrKey::Tile)));
@@ -476,7 +481,7 @@ class Renderer {
 
   std::string view_type(Value view) {
     const Op& v = *def_.at(view);
-    TensorView tv = tensor_view(param_of_.at(v.operands[0]), v);
+    TensorView tv = tensor_view(param_of_.at(v.operand(ir::ops::Array::array)), v);
     return partition_type(v, tv, ints_attr(v, ir::AttrKey::Tile));
   }
 
@@ -492,35 +497,37 @@ class Renderer {
   std::string next_token() { return s_.token = fresh(); }
 
   void load_view(const Op& op) {
-    std::string v = name(op.operands[0]);
-    std::vector<std::string> idx = op.kind == OpKind::TileLoadAt
-                                       ? names(std::span<const Value>(op.operands).subspan(1))
-                                       : cell_of_block(*def_.at(op.operands[0]));
+    const Value view = op.operand(ir::ops::TileLoadAt::view);
+    std::string v = name(view);
+    std::vector<std::string> idx = op.kind == OpKind::TileLoadAt ? names(op.operands_from(ir::ops::TileLoadAt::cell))
+                                                                 : cell_of_block(*def_.at(view));
     std::string in = s_.token;
     std::string n = fresh();
     s_.names[op.result] = n;
     line(n + ", " + next_token() + " = load_view_tko weak " + v + "[" + join(idx) + "] token=" + in + " : " +
-         view_type(op.operands[0]) + ", tile<i32> -> " + type(op.type) + ", token");
+         view_type(view) + ", tile<i32> -> " + type(op.type) + ", token");
   }
 
   void store_view(const Op& op) {
-    std::string t = name(op.operands[1]);
-    const Op& view = *def_.at(op.operands[0]);
+    using S = ir::ops::TileStoreSub;
+    const Value stored = op.operand(S::tile);
+    std::string t = name(stored);
+    const Op& view = *def_.at(op.operand(S::view));
     std::string v;
     std::string vtype;
     std::vector<std::string> idx;
     if (op.kind == OpKind::TileStoreCell) {
-      v = name(op.operands[0]);
-      vtype = view_type(op.operands[0]);
+      v = name(op.operand(S::view));
+      vtype = view_type(op.operand(S::view));
       idx = cell_of_block(view);
     } else {
       // store_sub: the cell cut into parts of t's shape, through a view of that tile shape; part
       // `sub` of cell `c` is tile c * (cell / part) + sub of it.
-      const ir::Type& part = k_.type_of(op.operands[1]);
+      const ir::Type& part = k_.type_of(stored);
       std::vector<int64_t> tile(part.shape.begin(), part.shape.begin() + part.rank);
       std::vector<int64_t> cell = ints_attr(view, ir::AttrKey::Tile);
       std::vector<std::string> cells = cell_of_block(view);
-      std::vector<std::string> sub = names(std::span<const Value>(op.operands).subspan(2));
+      std::vector<std::string> sub = names(op.operands_from(S::part));
       for (size_t d = 0; d < tile.size(); ++d) {
         std::string ratio = int_constant(cell[d] / tile[d]);
         std::string m = fresh();
@@ -529,8 +536,8 @@ class Renderer {
         line(a + " = addi " + m + ", " + sub[d] + " : tile<i32>");
         idx.push_back(a);
       }
-      std::string key = "sub%" + std::to_string(op.operands[0]) + int_list(tile);
-      TensorView tv = tensor_view(param_of_.at(view.operands[0]), view);
+      std::string key = "sub%" + std::to_string(op.operand(S::view)) + int_list(tile);
+      TensorView tv = tensor_view(param_of_.at(view.operand(ir::ops::Array::array)), view);
       vtype = partition_type(view, tv, tile);
       if (auto it = s_.sub_views.find(key); it != s_.sub_views.end()) {
         v = it->second;
@@ -541,7 +548,7 @@ class Renderer {
     }
     std::string in = s_.token;
     line(next_token() + " = store_view_tko weak " + t + ", " + v + "[" + join(idx) + "] token=" + in + " : " +
-         type_of(op.operands[1]) + ", " + vtype + ", tile<i32> -> token");
+         type_of(stored) + ", " + vtype + ", tile<i32> -> token");
   }
 
   // Element (i, j, ...) of the tile is at offset + i * strides[0] + j * strides[1] + ...;
@@ -555,25 +562,28 @@ class Renderer {
   }
 
   void load_ptr(const Op& op) {
-    int param = param_of_.at(op.operands[0]);
+    int param = param_of_.at(op.operand(ir::ops::TileLoad::array));
     std::string ptr = pointer(param);
-    std::string at = name(op.operands[1]);
+    const Value offset = op.operand(ir::ops::TileLoad::offset);
+    std::string at = name(offset);
     std::string in = s_.token;
     std::string n = fresh();
     s_.names[op.result] = n;
     line(n + ", " + next_token() + " = load_ptr_tko weak " + ptr + "[" + at + "], strides = " + int_list(strides_of(op, op.type)) +
-         " token=" + in + " : " + pointer_type(param) + ", " + type_of(op.operands[1]) + " -> " + type(op.type) + ", token");
+         " token=" + in + " : " + pointer_type(param) + ", " + type_of(offset) + " -> " + type(op.type) + ", token");
   }
 
   void store_ptr(const Op& op) {
-    int param = param_of_.at(op.operands[0]);
+    using S = ir::ops::TileStore;
+    int param = param_of_.at(op.operand(S::array));
     std::string ptr = pointer(param);
-    std::string at = name(op.operands[1]);
-    std::string t = name(op.operands[2]);
-    const ir::Type& tt = k_.type_of(op.operands[2]);
+    const Value offset = op.operand(S::offset);
+    std::string at = name(offset);
+    std::string t = name(op.operand(S::tile));
+    const ir::Type& tt = k_.type_of(op.operand(S::tile));
     std::string in = s_.token;
     line(next_token() + " = store_ptr_tko weak " + t + ", " + ptr + "[" + at + "], strides = " + int_list(strides_of(op, tt)) +
-         " token=" + in + " : " + type(tt) + ", " + pointer_type(param) + ", " + type_of(op.operands[1]) + " -> token");
+         " token=" + in + " : " + type(tt) + ", " + pointer_type(param) + ", " + type_of(offset) + " -> token");
   }
 
   // --- control flow ---
@@ -625,7 +635,8 @@ class Renderer {
   }
 
   void for_loop(const Op& op) {
-    std::string lo = name(op.operands[0]), hi = name(op.operands[1]), step = name(op.operands[2]);
+    using F = ir::ops::For;
+    std::string lo = name(op.operand(F::lower_bound)), hi = name(op.operand(F::upper_bound)), step = name(op.operand(F::step));
     std::span<const Value> inits = ir::loop_inits(op);
     std::vector<std::string> init_names = names(inits);
     bool token = touches_memory(op.regions[0]);
@@ -648,7 +659,7 @@ class Renderer {
       carried.push_back(iters.back() + " = " + init_names[i]);
     }
     std::string head = (results.empty() ? "" : join(results) + " = ") + "for " + iv + " in (" + lo + " to " + hi + ", step " +
-                       step + ") : " + type_of(op.operands[0]);
+                       step + ") : " + type_of(op.operand(F::lower_bound));
     if (!carried.empty()) head += " iter_values(" + join(carried) + ") -> (" + join(types) + ")";
     line(head + " {");
     Scope outer = s_;
@@ -667,7 +678,7 @@ class Renderer {
   }
 
   void if_op(const Op& op) {
-    std::string c = name(op.operands[0]);
+    std::string c = name(op.operand(ir::ops::If::condition));
     bool token = false;
     for (const ir::Region& r : op.regions) token = token || touches_memory(r);
     std::vector<std::string> results, types;

@@ -27,8 +27,9 @@ std::vector<const ir::Op*> accesses(const ir::Kernel& k) {
 }
 
 std::string label(const ir::Kernel& k, const ir::Op& op) {
-  const ir::Param* p = k.param_of(op.operands[0]);
-  std::string array = p ? p->name : k.type_of(op.operands[0]).kind == ir::TypeKind::Shared ? "shared" : "local";
+  const ir::Value a = op.operand(ir::ops::Store::array);  // loads, stores and atomics all start with it
+  const ir::Param* p = k.param_of(a);
+  std::string array = p ? p->name : k.type_of(a).kind == ir::TypeKind::Shared ? "shared" : "local";
   return std::string(ir::op_name(op.kind)) + " " + array;
 }
 
@@ -48,7 +49,7 @@ TEST(ElementRead, ACopyHoldsTheValueFromBeforeALaterStore) {
   EXPECT_EQ(labels(k), (Labels{"load y", "store y", "store out"}));
   std::vector<const ir::Op*> a = accesses(k);
   ASSERT_EQ(a.size(), 3u);
-  EXPECT_EQ(a[2]->operands[2], a[0]->result) << "out[i] gets the value loaded before the store, not a new load";
+  EXPECT_EQ(a[2]->operand(ir::ops::Store::value), a[0]->result) << "out[i] gets the value loaded before the store, not a new load";
 }
 
 struct AssignCopy {
@@ -70,7 +71,7 @@ TEST(ElementRead, AssigningACopyRebindsItAndRecordsNoStore) {
   EXPECT_EQ(labels(k), (Labels{"load y", "load x", "store out"}));
   const ir::Op& store = *accesses(k).back();
   bool from_mul = false;
-  ir::walk(k.body, [&](const ir::Op& op) { from_mul |= op.kind == ir::OpKind::Mul && op.result == store.operands[2]; });
+  ir::walk(k.body, [&](const ir::Op& op) { from_mul |= op.kind == ir::OpKind::Mul && op.result == store.operand(ir::ops::Store::value); });
   EXPECT_TRUE(from_mul) << "out[i] gets (2 + x[i]) * 3, the value the copy was rebound to\n" << ir::print(k);
   // The copy's load is read by nobody: the pipeline's dce removes it.
   passes::run_pipeline(k);
@@ -130,8 +131,8 @@ TEST(ElementRead, AReferenceIsTheElementAndIsReadWhereItIsRead) {
   EXPECT_EQ(labels(k), (Labels{"store y", "load y", "store y", "load y", "store out"}));
   std::vector<const ir::Op*> a = accesses(k);
   ASSERT_EQ(a.size(), 5u);
-  EXPECT_EQ(a[3]->operands[1], a[0]->operands[1]) << "out[i] = r reads y[i]";
-  EXPECT_EQ(a[4]->operands[2], a[3]->result);
+  EXPECT_EQ(a[3]->operand(ir::ops::Store::index), a[0]->operand(ir::ops::Store::index)) << "out[i] = r reads y[i]";
+  EXPECT_EQ(a[4]->operand(ir::ops::Store::value), a[3]->result);
 }
 
 struct Atomics {
@@ -165,7 +166,7 @@ TEST(ElementRead, AnAssignmentGivesTheValueAssigned) {
   EXPECT_EQ(labels(k), (Labels{"store b", "store a"}));
   std::vector<const ir::Op*> a = accesses(k);
   ASSERT_EQ(a.size(), 2u);
-  EXPECT_EQ(a[0]->operands[2], a[1]->operands[2]) << "both store the constant 7";
+  EXPECT_EQ(a[0]->operand(ir::ops::Store::value), a[1]->operand(ir::ops::Store::value)) << "both store the constant 7";
 }
 
 // ---- every kind of array: a swap through a temporary -------------------------------------------
@@ -178,8 +179,8 @@ void expect_swap(const ir::Kernel& k, const std::string& a, const std::string& b
   Labels got;
   for (const ir::Op* op : last) got.push_back(label(k, *op));
   EXPECT_EQ(got, (Labels{"load " + a, "load " + b, "store " + a, "store " + b})) << ir::print(k);
-  EXPECT_EQ(last[2]->operands[2], last[1]->result) << ir::print(k);
-  EXPECT_EQ(last[3]->operands[2], last[0]->result) << "b gets a's value from before a was written\n" << ir::print(k);
+  EXPECT_EQ(last[2]->operand(ir::ops::Store::value), last[1]->result) << ir::print(k);
+  EXPECT_EQ(last[3]->operand(ir::ops::Store::value), last[0]->result) << "b gets a's value from before a was written\n" << ir::print(k);
 }
 
 struct SwapVectors {
@@ -221,7 +222,7 @@ struct SwapSharedAndLocal {
 TEST(ElementRead, ASwapThroughATemporaryWorksOnEveryKindOfArray) {
   ir::Kernel v = define<SwapVectors>(id_of<SwapVectors>({32, 1, 1}, 4));
   expect_swap(v, "a", "b");
-  EXPECT_EQ(v.type_of(accesses(v)[3]->operands[2]), ir::Type::vector_of(ir::Scalar::F32, 4));
+  EXPECT_EQ(v.type_of(accesses(v)[3]->operand(ir::ops::Store::value)), ir::Type::vector_of(ir::Scalar::F32, 4));
 
   std::vector<ParamDesc> tensors = param_descs<SwapTensors>();
   tensors[0].rank = tensors[1].rank = 1;
@@ -232,8 +233,8 @@ TEST(ElementRead, ASwapThroughATemporaryWorksOnEveryKindOfArray) {
   EXPECT_EQ(all, (Labels{"load shared", "load local", "store shared", "store local", "load local", "store out"}));
   std::vector<const ir::Op*> a = accesses(sl);
   ASSERT_EQ(a.size(), 6u);
-  EXPECT_EQ(a[3]->operands[2], a[0]->result);
-  EXPECT_EQ(a[2]->operands[2], a[1]->result);
+  EXPECT_EQ(a[3]->operand(ir::ops::Store::value), a[0]->result);
+  EXPECT_EQ(a[2]->operand(ir::ops::Store::value), a[1]->result);
 }
 
 // ---- Var ----------------------------------------------------------------------------------------

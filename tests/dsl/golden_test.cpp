@@ -103,7 +103,7 @@ TEST(TracedStructure, SaxpyLoadsAndStoresVectorsOfTheLaunchWidth) {
   EXPECT_EQ(count_ops(k, ir::OpKind::Load), 2);
   const ir::Op* store = first_op(k.body, ir::OpKind::Store);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(k.type_of(store->operands[2]), v4);
+  EXPECT_EQ(k.type_of(store->operand(ir::ops::Store::value)), v4);
   EXPECT_TRUE(store->flag(ir::AttrKey::Checked));
   EXPECT_EQ(k.facts.cube_dim, (ir::Dim3{4, 1, 1}));
   EXPECT_EQ(k.facts.vector_width, 4);
@@ -241,7 +241,7 @@ TEST(PromotedStructure, VarsAssignedInLoopsBecomeLoopArgumentsAndResults) {
       EXPECT_EQ(ir::loop_inits(*fors[i])[0], fors[i - 1]->result) << "each loop starts from the last one's sum";
     }
   }
-  EXPECT_EQ(loops.body.ops.back().operands[2], fors[2]->result) << "the store writes the last loop's result";
+  EXPECT_EQ(loops.body.ops.back().operand(ir::ops::Store::value), fors[2]->result) << "the store writes the last loop's result";
 
   ir::Kernel collatz = promoted(define<Collatz>(id_of<Collatz>({16, 1, 1})));
   const ir::Op* loop = first_op(collatz.body, ir::OpKind::While);

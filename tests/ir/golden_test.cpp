@@ -280,12 +280,12 @@ TEST(RoundTripValues, ForCarriesItsValuesInOrder) {
   // The inner if's result is the loop's next sum.
   const Op& inner_if = body.ops[body.ops.size() - 2];
   ASSERT_EQ(inner_if.kind, OpKind::If);
-  EXPECT_EQ(yield.operands[0], inner_if.result);
+  EXPECT_EQ(yield.operands_from(ops::Yield::values)[0], inner_if.result);
   EXPECT_EQ(inner_if.regions[0].ops.back().kind, OpKind::Break);
   EXPECT_EQ(inner_if.regions[0].ops.back().operands.size(), 2u);
   // Both results are read after the loop.
-  EXPECT_EQ(k.body.ops[k.body.ops.size() - 3].operands[0], loop->result_at(1));
-  EXPECT_EQ(k.body.ops[k.body.ops.size() - 2].operands[0], loop->result_at(0));
+  EXPECT_EQ(k.body.ops[k.body.ops.size() - 3].operand(ops::Unary::x), loop->result_at(1)) << "cast %6";
+  EXPECT_EQ(k.body.ops[k.body.ops.size() - 2].operand(ops::Binary::lhs), loop->result_at(0)) << "div %5, %17";
 }
 
 TEST(RoundTripValues, WhileConditionPassesOnToBodyAndResults) {
@@ -298,22 +298,22 @@ TEST(RoundTripValues, WhileConditionPassesOnToBodyAndResults) {
   const Op& condition = loop.regions[0].ops.back();
   ASSERT_EQ(condition.kind, OpKind::Condition);
   EXPECT_EQ(condition.operands.size(), 4u);
-  EXPECT_EQ(condition.operands[1], loop.regions[0].args[0]);
+  EXPECT_EQ(condition.operands_from(ops::Condition::forwarded)[0], loop.regions[0].args[0]);
   EXPECT_EQ(k.type_of(loop.result_at(2)), Type::scalar_of(Scalar::Bool));
-  EXPECT_EQ(k.body.ops.back().operands[2], loop.result_at(1)) << "the store writes the step count";
+  EXPECT_EQ(k.body.ops.back().operand(ops::Store::value), loop.result_at(1)) << "the store writes the step count";
 }
 
 TEST(RoundTripValues, ArrayAttributesAndTargetAreRead) {
   Kernel k = parse(find_case("array_attributes_and_target").text);
   EXPECT_EQ(k.facts.target, Target::cuda(90, true));
-  const AttrValue* load = k.body.ops[1].attr(AttrKey::Dims);
+  const AttrValue* load = k.body.ops[1].attr(AttrKey::Warps);
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->tag, AttrValue::Tag::Ints);
   EXPECT_EQ(load->ints, (std::vector<int64_t>{1, 0}));
-  EXPECT_TRUE(k.body.ops[2].attr(AttrKey::Dims)->ints.empty());
-  EXPECT_EQ(k.body.ops[3].attr(AttrKey::Dims)->ints, (std::vector<int64_t>{-1, 7, 123456789012}));
-  EXPECT_EQ(k.body.ops[4].attr(AttrKey::Dims)->ints, (std::vector<int64_t>{4}));
-  EXPECT_FALSE(k.body.ops[1].attr(AttrKey::Dims) == k.body.ops[4].attr(AttrKey::Dims));
+  EXPECT_TRUE(k.body.ops[2].attr(AttrKey::Warps)->ints.empty());
+  EXPECT_EQ(k.body.ops[3].attr(AttrKey::Warps)->ints, (std::vector<int64_t>{-1, 7, 123456789012}));
+  EXPECT_EQ(k.body.ops[4].attr(AttrKey::Warps)->ints, (std::vector<int64_t>{4}));
+  EXPECT_FALSE(k.body.ops[1].attr(AttrKey::Warps) == k.body.ops[4].attr(AttrKey::Warps));
 }
 
 TEST(Targets, NamesParseBackAndOddOnesAreRefused) {

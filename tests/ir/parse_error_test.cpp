@@ -138,10 +138,16 @@ TEST(ParseError, ResultsAndTypesDisagreeInNumber) {
 }
 
 TEST(ParseError, ArrayAttributeHoldsIntegers) {
-  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {dims = [1, 2.5]} : f32\n}\n", 3,
-                     32, "an array attribute holds integers, not '2.5'");
-  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {dims = [1, 2} : f32\n}\n", 3, 33,
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {warps = [1, 2.5]} : f32\n}\n", 3,
+                     33, "an array attribute holds integers, not '2.5'");
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {warps = [1, 2} : f32\n}\n", 3, 34,
                      "expected ']'");
+}
+
+// A padding value is written as its name, which the parser checks against the five there are.
+TEST(ParseError, PadAttributeNamesAPaddingValue) {
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {pad = inf} : f32\n}\n", 3, 27,
+                     "a padding value is zero, neg_zero, pos_inf, neg_inf or nan, not 'inf'");
 }
 
 // A break or continue that carries nothing ends at its name, even when the next line defines

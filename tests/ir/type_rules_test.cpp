@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <set>
 #include <vector>
 
 #include "kiln/ir/type_rules.h"
@@ -43,7 +44,8 @@ TEST(TypeRules, StatedResultsAreChecked) {
 TEST(TypeRules, TheSchemaChecksCountsAndOperandKinds) {
   EXPECT_EQ(typed(OpKind::Add, {f32()}).error, "takes 2 operands, has 1");
   EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly)}).error, "takes 2 to 3 operands, has 1");
-  EXPECT_EQ(typed(OpKind::VectorConstruct, {f32()}).error, "takes 2 or more operands, has 1");
+  EXPECT_EQ(typed(OpKind::VectorConstruct, {}).error, "takes 1 or more operands, has 0");
+  EXPECT_EQ(typed(OpKind::VectorConstruct, {f32()}).error, "takes 2, 4, 8 or 16 lanes, has 1");
   EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly), f32()}).error,
             "the index must be a scalar integer, is f32");
   EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly), u32(), u32()}).error, "the mask must be bool, is u32");
@@ -51,6 +53,83 @@ TEST(TypeRules, TheSchemaChecksCountsAndOperandKinds) {
   EXPECT_EQ(typed(OpKind::VarLoad, {f32()}).error, "takes a var, not f32");
   EXPECT_EQ(typed(OpKind::Len, {f32()}).error, "takes an array (buffer, tensor, shared or local), not f32");
   EXPECT_EQ(typed(OpKind::Neg, {Type::buffer(f32(), Access::ReadOnly)}).error, "operand 0 is buffer<f32, ro>, not a value");
+  // An operand is named after its place in the op's signature.
+  EXPECT_EQ(typed(OpKind::For, {f32(), u32(), u32()}).error, "the lower bound must be a scalar integer, is f32");
+  EXPECT_EQ(typed(OpKind::For, {u32(), u32(), f32()}).error,
+            "the step must be a scalar integer, is f32");
+  EXPECT_EQ(typed(OpKind::PlaneAll, {u32()}).error, "the predicate must be bool, is u32");
+  EXPECT_EQ(typed(OpKind::CopyAsync, {Type::shared(f32(), 16), f32(), Type::buffer(Type::vector_of(Scalar::F32, 4), Access::ReadOnly),
+                                      u32()})
+                .error,
+            "the shared index must be a scalar integer, is f32");
+}
+
+// Each op takes the attributes its row declares, each of its key's type, and needs those it does
+// not mark optional.
+TEST(TypeRules, AttributesAreWhatTheRowDeclares) {
+  Type ro = Type::buffer(f32(), Access::ReadOnly);
+  Type tensor = Type::tensor(f32(), 2, Access::ReadOnly);
+  EXPECT_TRUE(typed(OpKind::Load, {ro, u32()}, {attr<AttrKey::Checked>(true)}).ok());
+  EXPECT_EQ(typed(OpKind::Add, {f32(), f32()}, {attr<AttrKey::Dim>(1)}).error, "takes no attribute 'dim'");
+  EXPECT_EQ(typed(OpKind::Load, {ro, u32()}, {attr<AttrKey::Lane>(0)}).error, "takes no attribute 'lane'");
+  EXPECT_EQ(typed(OpKind::TensorShape, {tensor}).error, "needs the attribute 'dim'");
+  EXPECT_EQ(typed(OpKind::TensorShape, {tensor}, {attr<AttrKey::Dim>(1)}).type, u32());
+  EXPECT_EQ(typed(OpKind::Load, {ro, u32()}, {Attr{AttrKey::Checked, AttrValue::of_int(1)}}).error,
+            "attribute 'checked' must be a flag");
+  EXPECT_EQ(typed(OpKind::TensorShape, {tensor}, {Attr{AttrKey::Dim, AttrValue::of_ints({1})}}).error,
+            "attribute 'dim' must be an integer");
+  EXPECT_EQ(typed(OpKind::DebugPrint, {f32()}, {Attr{AttrKey::Format, AttrValue::of_int(3)}}).error,
+            "attribute 'format' must be a string");
+  EXPECT_EQ(typed(OpKind::DebugPrint, {f32()}).error, "needs the attribute 'format'");
+  EXPECT_EQ(typed(OpKind::Const, {}, {}, f32()).error, "needs the attribute 'value'");
+}
+
+TEST(TypeRules, TypedAttributeAccessors) {
+  Op op;
+  op.kind = OpKind::TileView;
+  op.set_attr(attr<AttrKey::Pad>(Pad::neg_inf));
+  op.set_attr(attr<AttrKey::Extent>({1000, -1}));
+  op.set_attr(attr<AttrKey::Checked>(false));
+  EXPECT_EQ(op.get<AttrKey::Pad>(), Pad::neg_inf);
+  EXPECT_EQ(std::vector<int64_t>(op.get<AttrKey::Extent>().begin(), op.get<AttrKey::Extent>().end()),
+            (std::vector<int64_t>{1000, -1}));
+  EXPECT_FALSE(op.get<AttrKey::Checked>());
+  EXPECT_EQ(op.get<AttrKey::Dim>(7), 7) << "an absent attribute reads as the fallback";
+  EXPECT_TRUE(op.get<AttrKey::Tile>().empty());
+  Pad p = Pad::zero;
+  EXPECT_TRUE(parse_pad("pos_inf", p));
+  EXPECT_EQ(p, Pad::pos_inf);
+  EXPECT_FALSE(parse_pad("inf", p));
+  EXPECT_EQ(to_string(Pad::neg_zero), "neg_zero");
+  EXPECT_FALSE(attr_value_fits(AttrType::Pad, AttrValue::of_int(5))) << "five padding values, numbered 0 to 4";
+  EXPECT_FALSE(attr_value_fits(AttrType::Pad, AttrValue::of_string("zero")));
+}
+
+// Named operands read the operand their signature names, and the mask only where the op has one.
+TEST(TypeRules, NamedOperands) {
+  Op store;
+  store.kind = OpKind::Store;
+  store.operands = {10, 11, 12};
+  EXPECT_EQ(store.operand(ops::Store::array), 10u);
+  EXPECT_EQ(store.operand(ops::Store::index), 11u);
+  EXPECT_EQ(store.operand(ops::Store::value), 12u);
+  EXPECT_EQ(store.mask(), kNoValue);
+  EXPECT_EQ(store.operand_or_none(ops::Store::mask), kNoValue);
+  store.operands.push_back(13);
+  EXPECT_EQ(store.mask(), 13u);
+  EXPECT_EQ(written_array(store), 10u);
+  Op loop;
+  loop.kind = OpKind::For;
+  loop.operands = {1, 2, 3, 4, 5};
+  EXPECT_EQ(loop.operand(ops::For::step), 3u);
+  EXPECT_EQ(std::vector<Value>(loop.operands_from(ops::For::inits).begin(), loop.operands_from(ops::For::inits).end()),
+            (std::vector<Value>{4, 5}));
+  EXPECT_EQ(std::vector<Value>(loop_inits(loop).begin(), loop_inits(loop).end()), (std::vector<Value>{4, 5}));
+  // Positions line up across signatures where the names do: every access has array, index first.
+  EXPECT_TRUE(slot_fits(OpKind::AtomicCas, ops::Store::index));
+  EXPECT_TRUE(slot_fits(OpKind::TileLoadCell, ops::TileLoadAt::view));
+  EXPECT_FALSE(slot_fits(OpKind::AtomicCas, ops::Store::value)) << "a cas's third operand is `expected`";
+  EXPECT_FALSE(slot_fits(OpKind::Neg, ops::Binary::lhs)) << "a unary op's operand is `x`";
 }
 
 TEST(TypeRules, RulesRefuseInTheirOwnTerms) {
@@ -70,8 +149,19 @@ TEST(TypeRules, RulesRefuseInTheirOwnTerms) {
 TEST(TypeRules, EveryRowHasARuleAndASchema) {
   for (int i = 0; i < op_kind_count(); ++i) {
     const OpInfo& info = op_info(static_cast<OpKind>(i));
-    EXPECT_GE(info.min_operands, 0) << info.name;
-    EXPECT_EQ(info.has_mask(), info.operands.find('m') != std::string_view::npos) << info.name;
+    EXPECT_GE(info.min_operands(), 0) << info.name;
+    EXPECT_EQ(info.has_mask(), info.operands().kinds.find('m') != std::string_view::npos) << info.name;
+    // Every operand position has a name, and a signature's names differ from each other.
+    const SignatureInfo& sig = info.operands();
+    std::set<std::string_view> names;
+    for (size_t j = 0; j < sig.kinds.size(); ++j) {
+      if (sig.kinds[j] == '*' || sig.kinds[j] == '+') continue;
+      EXPECT_FALSE(sig.operand_name(j).empty()) << info.name << " operand " << j;
+      EXPECT_TRUE(names.insert(sig.operand_name(j)).second) << info.name << ": two operands named " << sig.operand_name(j);
+    }
+    if (info.has_mask()) {
+      EXPECT_EQ(sig.operand_name(size_t(info.mask_operand())), "mask") << info.name;
+    }
     EXPECT_EQ(info.region_label(static_cast<size_t>(info.regions)), "") << info.name;
     if (info.regions > 0) {
       EXPECT_NE(info.region_label(static_cast<size_t>(info.regions) - 1), "") << info.name;
@@ -88,7 +178,7 @@ Type global(Scalar s, int rank, std::array<uint32_t, 4> shape) { return Type::ti
 Attr ints(AttrKey k, std::vector<int64_t> v) { return Attr{k, AttrValue::of_ints(std::move(v))}; }
 std::vector<Attr> view_attrs(std::vector<int64_t> extent, std::vector<int64_t> tile, std::vector<int64_t> along) {
   return {ints(AttrKey::Extent, std::move(extent)), ints(AttrKey::Tile, std::move(tile)), ints(AttrKey::Along, std::move(along)),
-          Attr{AttrKey::Pad, AttrValue::of_string("zero")}};
+          attr<AttrKey::Pad>(Pad::zero)};
 }
 
 // Elementwise ops over register tiles of one shape: the element rule, lifted.
@@ -178,7 +268,7 @@ TEST(TileRules, ValuesReductionsAndProducts) {
   EXPECT_EQ(reduce(1, false).type, f32_tile(1, {32}));
   EXPECT_EQ(reduce(0, false).type, f32_tile(1, {64}));
   EXPECT_EQ(reduce(2, false).error, "dim 2 is not a dimension of tile<[32, 64] x f32, registers>");
-  EXPECT_EQ(typed(OpKind::TileReduceSum, {f32_tile(0, {})}).error,
+  EXPECT_EQ(typed(OpKind::TileReduceSum, {f32_tile(0, {})}, {attr<AttrKey::Dim>(0)}).error,
             "reduces a register tile of rank 1 or more, not tile<[] x f32, registers>");
   EXPECT_EQ(typed(OpKind::TileTranspose, {t}).type, f32_tile(2, {64, 32}));
   EXPECT_EQ(typed(OpKind::TileTranspose, {f32_tile(1, {32})}).error,

@@ -144,7 +144,7 @@ const RuleCase kRules[] = {
      "result type is i32, expected u32"},
     // plane
     {"plane_sum_of_bool", "%0 = plane.sum %b : bool\n", 1, "plane.sum", "takes numbers, not bool"},
-    {"plane_all_of_an_integer", "%0 = plane.all %n : bool\n", 1, "plane.all", "the operand must be bool, is u32"},
+    {"plane_all_of_an_integer", "%0 = plane.all %n : bool\n", 1, "plane.all", "the predicate must be bool, is u32"},
     {"plane_ballot_result", "%0 = plane.ballot %b : bool\n", 1, "plane.ballot", "result type is bool, expected u32"},
     {"plane_elect_result", "%0 = plane.elect : u32\n", 1, "plane.elect", "result type is u32, expected bool"},
     {"plane_shuffle_lane_type", "%0 = plane.shuffle %f, %f : f32\n", 1, "plane.shuffle",
@@ -244,10 +244,10 @@ const RuleCase kRules[] = {
      "yield", "must carry f32, not u32"},
     // the tile layer: stated types the rules disagree with
     {"tile_view_of_another_element",
-     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = \"zero\"} : tile<[64] x f64, global>\n", 1,
+     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = zero} : tile<[64] x f64, global>\n", 1,
      "tile.view", "a view of buffer<f32, ro> is a global tile of f32, not tile<[64] x f64, global>"},
     {"tile_load_cell_result",
-     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = \"zero\"} : tile<[64] x f32, global>\n"
+     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = zero} : tile<[64] x f32, global>\n"
      "%1 = tile.load_cell %0 : tile<[32] x f32, registers>\n",
      2, "tile.load_cell",
      "result type is tile<[32] x f32, registers>, expected tile<[64] x f32, registers>"},
@@ -266,8 +266,16 @@ const RuleCase kRules[] = {
      "%1 = tile.reduce_sum %0 {dim = 1, keepdims} : tile<[16] x f32, registers>\n",
      2, "tile.reduce_sum", "result type is tile<[16] x f32, registers>, expected tile<[16, 1] x f32, registers>"},
     // debug
-    {"debug_print_without_format", "debug.print %f\n", 1, "debug.print", "needs a format string"},
-    {"debug_print_format_not_a_string", "debug.print %f {format = 3}\n", 1, "debug.print", "needs a format string"},
+    {"debug_print_without_format", "debug.print %f\n", 1, "debug.print", "needs the attribute 'format'"},
+    {"debug_print_format_not_a_string", "debug.print %f {format = 3}\n", 1, "debug.print",
+     "attribute 'format' must be a string"},
+    {"tile_view_pad_as_text",
+     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = \"zero\"} : tile<[64] x f32, global>\n",
+     1, "tile.view", "attribute 'pad' must be a padding value (zero, neg_zero, pos_inf, neg_inf, nan)"},
+    {"tile_view_without_pad", "%0 = tile.view %x {extent = [64], tile = [64], along = [0]} : tile<[64] x f32, global>\n", 1,
+     "tile.view", "needs the attribute 'pad'"},
+    {"load_with_a_foreign_attribute", "%0 = const 0 : u32\n%1 = load %x, %0 {lane = 1} : f32\n", 2, "load",
+     "takes no attribute 'lane'"},
     {"debug_print_of_a_vector", "%0 = load %v, %n {checked} : vector<4 x f32>\ndebug.print %0 {format = \"%f\"}\n", 2,
      "debug.print", "prints scalars; operand 0 is vector<4 x f32>"},
 };
@@ -424,7 +432,7 @@ TEST(VerifierByHand, ConstantWithoutAValue) {
   Builder b(k);
   b.const_int(Scalar::U32, 7);
   b.last().attrs.clear();
-  EXPECT_EQ(verify_error(k), "kernel 'hand': op #3 'const': needs a value");
+  EXPECT_EQ(verify_error(k), "kernel 'hand': op #3 'const': needs the attribute 'value'");
 }
 
 TEST(VerifierByHand, ConstantValueOfTheWrongKind) {
@@ -445,7 +453,7 @@ TEST(VerifierByHand, NoOpKindFallsThroughToNoRule) {
     const OpInfo& info = op_info(kind);
     Kernel k = small_kernel();
     Builder b(k);
-    std::vector<Value> operands(static_cast<size_t>(info.min_operands), k.params[0].value);
+    std::vector<Value> operands(static_cast<size_t>(info.min_operands()), k.params[0].value);
     Type result = has_trait(kind, kControl) || has_trait(kind, kTerminator) || kind == OpKind::Store ||
                           kind == OpKind::VarStore || has_trait(kind, kBarrier) || kind == OpKind::DebugPrint
                       ? Type::none()

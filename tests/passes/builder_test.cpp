@@ -154,8 +154,8 @@ TEST(Fold, ConstantsKeepTheAttributeFormTheVerifierExpects) {
   // The store now names the constants directly; the select of one value twice is gone.
   const ir::Op& store = k.body.ops.back();
   ASSERT_EQ(store.kind, OpKind::Store);
-  EXPECT_EQ(store.operands[1], as_u32);
-  EXPECT_EQ(store.operands[2], as_int);
+  EXPECT_EQ(store.operand(ir::ops::Store::index), as_u32);
+  EXPECT_EQ(store.operand(ir::ops::Store::value), as_int);
   EXPECT_EQ(count_kind(k, OpKind::Select), 0u);
 }
 
@@ -178,10 +178,10 @@ TEST(Fold, IdentityReplacesUsesInsideNestedRegions) {
   EXPECT_EQ(count_kind(k, OpKind::Add), 0u) << "x + 0 is x for integers";
   const ir::Op* gt = def_of(k, cond);
   ASSERT_NE(gt, nullptr);
-  EXPECT_EQ(gt->operands[0], x);
+  EXPECT_EQ(gt->operand(ir::ops::Binary::lhs), x);
   const ir::Op& inner = k.body.ops.back().regions[0].ops.at(0);
   EXPECT_EQ(inner.kind, OpKind::Store);
-  EXPECT_EQ(inner.operands[2], x) << "the use inside the if names the add's operand now";
+  EXPECT_EQ(inner.operand(ir::ops::Store::value), x) << "the use inside the if names the add's operand now";
 }
 
 TEST(Fold, ShouldKeepIntegerDivisionByZero) {
@@ -296,9 +296,9 @@ TEST(PromoteVars, ShouldMakeTheVarALoopArgumentAndResult) {
   EXPECT_EQ(ir::loop_inits(loop)[0], zero);
   ASSERT_EQ(loop.regions[0].args.size(), 2u);
   const ir::Op& add = loop.regions[0].ops[0];
-  EXPECT_EQ(add.operands[0], loop.regions[0].args[1]) << "the add reads the loop's argument";
+  EXPECT_EQ(add.operand(ir::ops::Binary::lhs), loop.regions[0].args[1]) << "the add reads the loop's argument";
   EXPECT_EQ(loop.regions[0].ops.back().operands, std::vector<Value>{add.result}) << "and the body yields its sum";
-  EXPECT_EQ(k.body.ops.back().operands[2], loop.result) << "the store writes the loop's result";
+  EXPECT_EQ(k.body.ops.back().operand(ir::ops::Store::value), loop.result) << "the store writes the loop's result";
   EXPECT_FALSE(passes::promote_vars(k)) << "nothing is left to promote";
 }
 
@@ -320,7 +320,7 @@ TEST(Cse, ShouldReplaceTheNestedDuplicateWithTheOuterOp) {
   ASSERT_NO_THROW(ir::verify(k));
   EXPECT_EQ(count_kind(k, OpKind::Mul), 1u);
   const ir::Op& nested_store = k.body.ops[4].regions[0].ops.at(0);
-  EXPECT_EQ(nested_store.operands[2], outer);
+  EXPECT_EQ(nested_store.operand(ir::ops::Store::value), outer);
 }
 
 TEST(Cse, ShouldNotLetANestedOpReplaceALaterOuterOne) {
@@ -339,7 +339,7 @@ TEST(Cse, ShouldNotLetANestedOpReplaceALaterOuterOne) {
 
   EXPECT_FALSE(passes::cse(k));
   EXPECT_EQ(count_kind(k, OpKind::Mul), 2u) << "the if's op does not run for every unit, so it cannot stand in";
-  EXPECT_EQ(k.body.ops.back().operands[2], outer);
+  EXPECT_EQ(k.body.ops.back().operand(ir::ops::Store::value), outer);
 }
 
 TEST(Cse, ShouldNeverMergePlaneOpsAcrossABarrier) {
@@ -358,7 +358,7 @@ TEST(Cse, ShouldNeverMergePlaneOpsAcrossABarrier) {
   EXPECT_EQ(count_kind(k, OpKind::PlaneSum), 2u) << "s3 merges with s2; s1 is before the barrier";
   const ir::Op* last_add = def_of(k, all);
   ASSERT_NE(last_add, nullptr);
-  EXPECT_EQ(last_add->operands[1], s2);
+  EXPECT_EQ(last_add->operand(ir::ops::Binary::rhs), s2);
 }
 
 }  // namespace

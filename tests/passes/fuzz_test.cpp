@@ -137,7 +137,9 @@ class RandomKernel {
         // Repeat an earlier op (swapped when commutative): work for cse.
         if (emitted_.empty()) return;
         Emitted e = one_of(emitted_);
-        if (ir::has_trait(e.kind, ir::kCommutative) && pick(0, 1)) std::swap(e.operands[0], e.operands[1]);
+        if (ir::has_trait(e.kind, ir::kCommutative) && pick(0, 1)) {
+          std::swap(e.operands[ir::ops::Binary::lhs], e.operands[ir::ops::Binary::rhs]);
+        }
         emit_kept(e.kind, e.operands, e.type);
         return;
       }
@@ -166,51 +168,56 @@ Slots evaluate(const ir::Kernel& k, const Slots& in, std::string& error) {
   out.fill(0xdeadbeefu);
   std::vector<uint32_t> val(k.value_types.size(), 0);
   for (const ir::Op& op : k.body.ops) {
-    auto x = [&](size_t i) { return val[op.operands[i]]; };
-    bool is_signed = !op.operands.empty() && k.type_of(op.operands[0]) == kI32;
-    auto sx = [&](size_t i) { return static_cast<int32_t>(x(i)); };
+    // Operands by name: the evaluator reads the IR its own way, but through the op table's names.
+    using B = ir::ops::Binary;
+    using U = ir::ops::Unary;
+    using S = ir::ops::Select;
+    using St = ir::ops::Store;
+    auto x = [&](auto slot) { return val[op.operand(slot)]; };
+    bool is_signed = !op.operands.empty() && k.type_of(op.operands.front()) == kI32;
+    auto sx = [&](auto slot) { return static_cast<int32_t>(x(slot)); };
     uint32_t r = 0;
     switch (op.kind) {
       case OpKind::Const: r = static_cast<uint32_t>(op.attr(ir::AttrKey::Value)->i); break;
       case OpKind::Load:
-        if (x(1) >= kSlots) {
+        if (x(ir::ops::Load::index) >= kSlots) {
           error = "load index out of range";
           return out;
         }
-        r = in[x(1)];
+        r = in[x(ir::ops::Load::index)];
         break;
       case OpKind::Store:
-        if (x(1) >= kSlots) {
+        if (x(St::index) >= kSlots) {
           error = "store index out of range";
           return out;
         }
-        out[x(1)] = x(2);
+        out[x(St::index)] = x(St::value);
         continue;
-      case OpKind::Cast: r = x(0); break;  // u32 <-> i32 keeps the bits
-      case OpKind::Add: r = x(0) + x(1); break;
-      case OpKind::Sub: r = x(0) - x(1); break;
-      case OpKind::Mul: r = x(0) * x(1); break;
-      case OpKind::And: r = x(0) & x(1); break;
-      case OpKind::Or: r = x(0) | x(1); break;
-      case OpKind::Xor: r = x(0) ^ x(1); break;
-      case OpKind::Not: r = op.type == kBool ? !x(0) : ~x(0); break;
-      case OpKind::Shl: r = x(1) >= 32 ? 0 : x(0) << x(1); break;
+      case OpKind::Cast: r = x(U::x); break;  // u32 <-> i32 keeps the bits
+      case OpKind::Add: r = x(B::lhs) + x(B::rhs); break;
+      case OpKind::Sub: r = x(B::lhs) - x(B::rhs); break;
+      case OpKind::Mul: r = x(B::lhs) * x(B::rhs); break;
+      case OpKind::And: r = x(B::lhs) & x(B::rhs); break;
+      case OpKind::Or: r = x(B::lhs) | x(B::rhs); break;
+      case OpKind::Xor: r = x(B::lhs) ^ x(B::rhs); break;
+      case OpKind::Not: r = op.type == kBool ? !x(U::x) : ~x(U::x); break;
+      case OpKind::Shl: r = x(B::rhs) >= 32 ? 0 : x(B::lhs) << x(B::rhs); break;
       case OpKind::Shr:
         if (is_signed) {
-          r = x(1) >= 32 ? (sx(0) < 0 ? 0xffffffffu : 0u) : static_cast<uint32_t>(sx(0) >> x(1));
+          r = x(B::rhs) >= 32 ? (sx(B::lhs) < 0 ? 0xffffffffu : 0u) : static_cast<uint32_t>(sx(B::lhs) >> x(B::rhs));
         } else {
-          r = x(1) >= 32 ? 0 : x(0) >> x(1);
+          r = x(B::rhs) >= 32 ? 0 : x(B::lhs) >> x(B::rhs);
         }
         break;
-      case OpKind::Min: r = (is_signed ? sx(0) < sx(1) : x(0) < x(1)) ? x(0) : x(1); break;
-      case OpKind::Max: r = (is_signed ? sx(0) > sx(1) : x(0) > x(1)) ? x(0) : x(1); break;
-      case OpKind::Eq: r = x(0) == x(1); break;
-      case OpKind::Ne: r = x(0) != x(1); break;
-      case OpKind::Lt: r = is_signed ? sx(0) < sx(1) : x(0) < x(1); break;
-      case OpKind::Le: r = is_signed ? sx(0) <= sx(1) : x(0) <= x(1); break;
-      case OpKind::Gt: r = is_signed ? sx(0) > sx(1) : x(0) > x(1); break;
-      case OpKind::Ge: r = is_signed ? sx(0) >= sx(1) : x(0) >= x(1); break;
-      case OpKind::Select: r = x(0) ? x(1) : x(2); break;
+      case OpKind::Min: r = (is_signed ? sx(B::lhs) < sx(B::rhs) : x(B::lhs) < x(B::rhs)) ? x(B::lhs) : x(B::rhs); break;
+      case OpKind::Max: r = (is_signed ? sx(B::lhs) > sx(B::rhs) : x(B::lhs) > x(B::rhs)) ? x(B::lhs) : x(B::rhs); break;
+      case OpKind::Eq: r = x(B::lhs) == x(B::rhs); break;
+      case OpKind::Ne: r = x(B::lhs) != x(B::rhs); break;
+      case OpKind::Lt: r = is_signed ? sx(B::lhs) < sx(B::rhs) : x(B::lhs) < x(B::rhs); break;
+      case OpKind::Le: r = is_signed ? sx(B::lhs) <= sx(B::rhs) : x(B::lhs) <= x(B::rhs); break;
+      case OpKind::Gt: r = is_signed ? sx(B::lhs) > sx(B::rhs) : x(B::lhs) > x(B::rhs); break;
+      case OpKind::Ge: r = is_signed ? sx(B::lhs) >= sx(B::rhs) : x(B::lhs) >= x(B::rhs); break;
+      case OpKind::Select: r = x(S::condition) ? x(S::if_true) : x(S::if_false); break;
       default: error = "the evaluator has no rule for '" + std::string(op.info().name) + "'"; return out;
     }
     val[op.result] = r;
@@ -269,7 +276,7 @@ TEST(Fuzz, TheEvaluatorSeesAChangedOperand) {
     bool redirected = false;
     for (ir::Op& op : k.body.ops) {
       if (op.kind == OpKind::Store) {
-        op.operands[2] = other;
+        op.operand(ir::ops::Store::value) = other;
         redirected = true;
         break;
       }

@@ -48,7 +48,6 @@ ir::Kernel trace(ir::ExecMode mode) {
 }
 
 bool is_access(OpKind k) { return k == OpKind::Load || k == OpKind::Store || ir::is_atomic(k); }
-size_t unmasked_operands(OpKind k) { return k == OpKind::Load ? 2 : k == OpKind::AtomicCas ? 4 : 3; }
 
 struct AccessFacts {
   int global = 0;          // global accesses seen
@@ -66,23 +65,24 @@ AccessFacts access_facts(const ir::Kernel& k) {
     if (op.result != ir::kNoValue) def[op.result] = &op;
   });
   auto through_casts = [&](ir::Value v) {
-    while (def.count(v) && def[v]->kind == OpKind::Cast) v = def[v]->operands[0];
+    while (def.count(v) && def[v]->kind == OpKind::Cast) v = def[v]->operand(ir::ops::Unary::x);
     return v;
   };
   // `m` is `cmp.lt index', len'` where len' is (a cast of) `len array` and index' (a cast of) index.
   auto is_bound = [&](ir::Value m, ir::Value array, ir::Value index) {
     if (!def.count(m) || def[m]->kind != OpKind::Lt) return false;
     const ir::Op& lt = *def[m];
-    ir::Value len = through_casts(lt.operands[1]);
-    bool len_of_array = def.count(len) && def[len]->kind == OpKind::Len && def[len]->operands[0] == array;
-    return len_of_array && through_casts(lt.operands[0]) == through_casts(index);
+    ir::Value len = through_casts(lt.operand(ir::ops::Binary::rhs));
+    bool len_of_array = def.count(len) && def[len]->kind == OpKind::Len && def[len]->operand(ir::ops::Array::array) == array;
+    return len_of_array && through_casts(lt.operand(ir::ops::Binary::lhs)) == through_casts(index);
   };
   AccessFacts f;
   ir::walk(k.body, [&](const ir::Op& op) {
     if (!is_access(op.kind)) return;
     if (op.flag(ir::AttrKey::Checked)) ++f.flagged;
-    bool has_mask = op.operands.size() > unmasked_operands(op.kind);
-    if (!k.type_of(op.operands[0]).is_global()) {
+    bool has_mask = op.mask() != ir::kNoValue;
+    const ir::Value array = op.operand(ir::ops::Store::array), index = op.operand(ir::ops::Store::index);
+    if (!k.type_of(array).is_global()) {
       ++f.other;
       f.other_masked += has_mask ? 1 : 0;
       return;
@@ -90,11 +90,11 @@ AccessFacts access_facts(const ir::Kernel& k) {
     ++f.global;
     if (!has_mask) return;
     ++f.masked;
-    ir::Value m = op.operands[unmasked_operands(op.kind)];
-    bool bound = is_bound(m, op.operands[0], op.operands[1]);
+    ir::Value m = op.mask();
+    bool bound = is_bound(m, array, index);
     if (!bound && def.count(m) && def[m]->kind == OpKind::And) {
-      bound = is_bound(def[m]->operands[0], op.operands[0], op.operands[1]) ||
-              is_bound(def[m]->operands[1], op.operands[0], op.operands[1]);
+      bound = is_bound(def[m]->operand(ir::ops::Binary::lhs), array, index) ||
+              is_bound(def[m]->operand(ir::ops::Binary::rhs), array, index);
     }
     f.masked_by_bound += bound ? 1 : 0;
   });

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/ir/attr.h"
 #include "kiln/ir/op_kinds.h"
 #include "kiln/ir/target.h"
 #include "kiln/ir/type.h"
@@ -18,62 +20,6 @@ namespace kiln::ir {
 
 using Value = uint32_t;
 inline constexpr Value kNoValue = 0xffffffffu;
-
-// Attribute keys, defined once; the text form prints them by these names.
-#define KILN_IR_ATTRS(X)                \
-  X(Value, "value")                     \
-  X(Axis, "axis")                       \
-  X(Lane, "lane")                       \
-  X(Dim, "dim")                         \
-  X(Checked, "checked")                 \
-  X(Unroll, "unroll")                   \
-  X(UnrollFull, "unroll_full")          \
-  X(PrefetchStages, "prefetch_stages")  \
-  X(Format, "format")                   \
-  X(FastMath, "fast_math")              \
-  X(Dims, "dims")                       \
-  X(Extent, "extent")                   \
-  X(Tile, "tile")                       \
-  X(Along, "along")                     \
-  X(Pad, "pad")                         \
-  X(Strides, "strides")                 \
-  X(Shape, "shape")                     \
-  X(Keepdims, "keepdims")               \
-  X(Pending, "pending")                 \
-  X(Overlay, "overlay")
-
-enum class AttrKey : uint8_t {
-#define KILN_X(e, text) e,
-  KILN_IR_ATTRS(KILN_X)
-#undef KILN_X
-};
-std::string_view attr_name(AttrKey k);
-bool parse_attr_key(std::string_view text, AttrKey& out);
-
-// A constant or attribute payload. Integers (and bools) keep their bits in `i` (u64 values as
-// their two's-complement bits), floats in `f`, an array of integers (dimensions, shapes, the
-// tile layer's permutations) in `ints`, printed `[1, 2, 3]`.
-struct AttrValue {
-  enum class Tag : uint8_t { Int, Float, Bool, String, Ints };
-  Tag tag = Tag::Int;
-  int64_t i = 0;
-  double f = 0;
-  std::string s;
-  std::vector<int64_t> ints;
-
-  static AttrValue of_int(int64_t v) { return {Tag::Int, v, 0, {}, {}}; }
-  static AttrValue of_float(double v) { return {Tag::Float, 0, v, {}, {}}; }
-  static AttrValue of_bool(bool v) { return {Tag::Bool, v ? 1 : 0, 0, {}, {}}; }
-  static AttrValue of_string(std::string v) { return {Tag::String, 0, 0, std::move(v), {}}; }
-  static AttrValue of_ints(std::vector<int64_t> v) { return {Tag::Ints, 0, 0, {}, std::move(v)}; }
-  friend bool operator==(const AttrValue&, const AttrValue&) = default;
-};
-
-struct Attr {
-  AttrKey key;
-  AttrValue value;
-  friend bool operator==(const Attr&, const Attr&) = default;
-};
 
 struct Op;
 
@@ -114,11 +60,46 @@ struct Op {
   const OpInfo& info() const { return op_info(kind); }
   bool has(OpTrait t) const { return has_trait(kind, t); }
 
+  // Operands by name (op_kinds.h, ops::): op.operand(ops::Store::value). In debug builds each
+  // read checks that the op's signature names that position so.
+  template <OperandSlot Slot>
+  Value operand(Slot s) const {
+    assert(slot_fits(kind, s) && s < operands.size());
+    return operands[s];
+  }
+  template <OperandSlot Slot>
+  Value& operand(Slot s) {
+    assert(slot_fits(kind, s) && s < operands.size());
+    return operands[s];
+  }
+  // An operand the op may leave out (the mask): kNoValue when it has none.
+  template <OperandSlot Slot>
+  Value operand_or_none(Slot s) const {
+    assert(slot_fits(kind, s));
+    return s < operands.size() ? operands[s] : kNoValue;
+  }
+  // The operands from `s` on: the values a signature ending in * or + repeats.
+  template <OperandSlot Slot>
+  std::span<const Value> operands_from(Slot s) const {
+    assert(slot_fits(kind, s));
+    return s < operands.size() ? std::span<const Value>(operands).subspan(s) : std::span<const Value>();
+  }
+  // The mask, where the op's signature has one and the op carries it; else kNoValue.
+  Value mask() const;
+
   const AttrValue* attr(AttrKey k) const;
   bool has_attr(AttrKey k) const { return attr(k) != nullptr; }
+  // An attribute read as its key's type (attr.h): get<AttrKey::Dim>(), get<AttrKey::Pad>(); the
+  // fallback when the op does not carry it.
+  template <AttrKey K>
+  attr_t<K> get(attr_t<K> fallback = {}) const {
+    const AttrValue* v = attr(K);
+    return v ? attr_repr<attr_type_of<K>()>::read(*v) : fallback;
+  }
   int64_t attr_int(AttrKey k, int64_t fallback = 0) const;
   bool flag(AttrKey k) const { return attr_int(k, 0) != 0; }
   void set_attr(AttrKey k, AttrValue v);
+  void set_attr(Attr a) { set_attr(a.key, std::move(a.value)); }
   void erase_attr(AttrKey k);
 };
 
@@ -203,6 +184,13 @@ void walk_mut(Region& r, Fn&& fn) {
     for (Region& sub : op.regions) walk_mut(sub, fn);
   }
 }
+
+// The array (or var) an op that writes memory writes: a store's or atomic's array, a copy's shared
+// array, a tile store's array or view, mma.sync's accumulators, var.store's var; kNoValue for ops
+// that write none (or write no named array: copy.async.commit and wait).
+// The span form serves code that holds an op's operands before the op exists (the tracer).
+Value written_array(OpKind kind, std::span<const Value> operands);
+inline Value written_array(const Op& op) { return written_array(op.kind, op.operands); }
 
 // Number of ops in the kernel, counting nested ones.
 size_t op_count(const Kernel& k);

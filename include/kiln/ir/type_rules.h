@@ -3,6 +3,7 @@
 // same words. Each op's row in op_kinds.h names its rule; src/ir/type_rules.cpp holds them.
 #pragma once
 
+#include <cassert>
 #include <span>
 #include <string>
 
@@ -19,9 +20,32 @@ struct TypeQuery {
   // their operands (const, cast, bitcast, vector.splat, allocations, var.decl); the rule checks it.
   // Other ops ignore it.
   Type stated;
-  // For messages: the parameter name of operand 0 when it is a parameter ("writes read-only
-  // buffer<f32, ro> 'x'").
+  // For messages: the parameter name of the array the op writes, when it is a parameter ("writes
+  // read-only buffer<f32, ro> 'x'").
   std::string_view array_name;
+
+  // An operand's type by name, as Op::operand reads its value.
+  template <OperandSlot Slot>
+  const Type& operand(Slot s) const {
+    assert(slot_fits(kind, s) && s < operands.size());
+    return operands[s];
+  }
+  template <OperandSlot Slot>
+  std::span<const Type> operands_from(Slot s) const {
+    assert(slot_fits(kind, s));
+    return s < operands.size() ? operands.subspan(s) : std::span<const Type>();
+  }
+  const AttrValue* attr(AttrKey k) const {
+    for (const Attr& a : attrs) {
+      if (a.key == k) return &a.value;
+    }
+    return nullptr;
+  }
+  template <AttrKey K>
+  attr_t<K> get(attr_t<K> fallback = {}) const {
+    const AttrValue* v = attr(K);
+    return v ? attr_repr<attr_type_of<K>()>::read(*v) : fallback;
+  }
 };
 
 // The result type, or why there is none: `error` is empty when the op is well typed. A message

@@ -9,11 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/ir/attr.h"
+
 namespace kiln::tile {
 
-// The value a lane past the extent reads (cuda_tile's padding_value).
-enum class Pad : uint8_t { zero, neg_zero, pos_inf, neg_inf, nan };
-std::string_view to_string(Pad p);
+// The value a lane past the extent reads (cuda_tile's padding_value): the IR's own enum, which the
+// recorded view carries as its `pad` attribute and the lowering reads back.
+using Pad = ir::Pad;
 
 // An extent the launch's grid gives: grid blocks x tile elements.
 inline constexpr int64_t dyn_dim = -1;

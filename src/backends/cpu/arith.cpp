@@ -314,10 +314,13 @@ struct SelectInstr {
 // uniform result runs for one unit, whose element of each row is the row's first).
 bool row(Planner& p, const ir::Op& op, Ref r) { return r.uniform && !p.uniform(op.result); }
 
+using BinaryOperands = ir::ops::Binary;
+using UnaryOperands = ir::ops::Unary;
+
 template <class Op>
 bool binary(Planner& p, const ir::Op& op) {
-  Elementwise x{p.operand(op, 0), p.operand(op, 1), {}, p.operand_type(op, 0).width};
-  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  Elementwise x{p.operand(op, BinaryOperands::lhs), p.operand(op, BinaryOperands::rhs), {}, p.operand_type(op, BinaryOperands::lhs).width};
+  const ir::Scalar s = p.operand_type(op, BinaryOperands::lhs).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
   InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (Op::template takes<T>) return by_rows<Binary<Op, T>::template At>(ua, ub);
@@ -329,8 +332,8 @@ bool binary(Planner& p, const ir::Op& op) {
 
 template <class Op>
 bool unary_op(Planner& p, const ir::Op& op) {
-  Elementwise x{p.operand(op, 0), {}, {}, p.operand_type(op, 0).width};
-  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  Elementwise x{p.operand(op, UnaryOperands::x), {}, {}, p.operand_type(op, UnaryOperands::x).width};
+  const ir::Scalar s = p.operand_type(op, UnaryOperands::x).scalar;
   InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (Op::template takes<T>) return &unary<Op, T>;
     else return nullptr;
@@ -341,8 +344,8 @@ bool unary_op(Planner& p, const ir::Op& op) {
 
 template <bool Rem>
 bool divide(Planner& p, const ir::Op& op) {
-  Elementwise x{p.operand(op, 0), p.operand(op, 1), {}, p.operand_type(op, 0).width};
-  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  Elementwise x{p.operand(op, BinaryOperands::lhs), p.operand(op, BinaryOperands::rhs), {}, p.operand_type(op, BinaryOperands::lhs).width};
+  const ir::Scalar s = p.operand_type(op, BinaryOperands::lhs).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
   InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (!kIsBool<T>) return by_rows<Divide<Rem, T>::template At>(ua, ub);
@@ -353,8 +356,9 @@ bool divide(Planner& p, const ir::Op& op) {
 }
 
 bool fma(Planner& p, const ir::Op& op) {
-  Elementwise x{p.operand(op, 0), p.operand(op, 1), p.operand(op, 2), p.operand_type(op, 0).width};
-  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  using F = ir::ops::Fma;
+  Elementwise x{p.operand(op, F::a), p.operand(op, F::b), p.operand(op, F::c), p.operand_type(op, F::a).width};
+  const ir::Scalar s = p.operand_type(op, F::a).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b), uc = row(p, op, x.c);
   InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (is_float_v<T>) return by_rows<Fma<T>::template At>(ua, ub, uc);
@@ -365,8 +369,9 @@ bool fma(Planner& p, const ir::Op& op) {
 }
 
 bool select(Planner& p, const ir::Op& op) {
-  Select s{p.operand(op, 0), p.operand(op, 1), p.operand(op, 2), op.type.width, false};
-  s.lane_cond = p.operand_type(op, 0).width == op.type.width;
+  using S = ir::ops::Select;
+  Select s{p.operand(op, S::condition), p.operand(op, S::if_true), p.operand(op, S::if_false), op.type.width, false};
+  s.lane_cond = p.operand_type(op, S::condition).width == op.type.width;
   const bool uc = row(p, op, s.cond), ux = row(p, op, s.if_true), uy = row(p, op, s.if_false);
   InstrFn fn = dispatch_scalar(op.type.scalar, [&]<class T>() -> InstrFn {
     return s.lane_cond ? by_rows<SelectInstr<T, true>::template At>(uc, ux, uy)

@@ -142,7 +142,7 @@ bool plan_atomic(Planner& p, const ir::Op& op) {
   }
   const bool cas = op.kind == OpKind::AtomicCas;
   Access x = plan_access(p, op);
-  if (cas) x.desired = p.operand(op, 3);
+  if (cas) x.desired = p.operand(op, ir::ops::AtomicCas::desired);
   InstrFn fn = x.space == ArraySpace::Shared   ? pick_space<ArraySpace::Shared>(op.kind, op.type.scalar)
                : x.space == ArraySpace::Global ? pick_space<ArraySpace::Global>(op.kind, op.type.scalar)
                                                : nullptr;

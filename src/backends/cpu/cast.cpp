@@ -67,14 +67,14 @@ uint32_t bitcast_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 bool plan_cast(Planner& p, const ir::Op& op) {
   if (op.kind == ir::OpKind::Bitcast) {
-    p.emit(op, &bitcast_instr, Elementwise{p.operand(op, 0), {}, {}, op.type.width});
+    p.emit(op, &bitcast_instr, Elementwise{p.operand(op, ir::ops::Unary::x), {}, {}, op.type.width});
     return true;
   }
   if (op.kind != ir::OpKind::Cast) return false;
-  InstrFn fn = dispatch_scalar(p.operand_type(op, 0).scalar, [&]<class F>() {
+  InstrFn fn = dispatch_scalar(p.operand_type(op, ir::ops::Unary::x).scalar, [&]<class F>() {
     return dispatch_scalar(op.type.scalar, []<class T>() -> InstrFn { return &cast_instr<F, T>; });
   });
-  p.emit(op, fn, Elementwise{p.operand(op, 0), {}, {}, op.type.width});
+  p.emit(op, fn, Elementwise{p.operand(op, ir::ops::Unary::x), {}, {}, op.type.width});
   return true;
 }
 

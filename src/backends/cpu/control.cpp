@@ -250,12 +250,12 @@ std::vector<uint32_t> carried_slots(Planner& p, std::span<const ir::Value> value
 // Copies operands [first, first + to.size()) of `op` into the slots `to` for the active units.
 // When one of them is itself a slot written here at another place (a loop that yields its
 // arguments swapped), all go through fresh slots first.
-void carry_out(Planner& p, const ir::Op& op, const std::vector<uint32_t>& to, size_t first) {
+void carry_out(Planner& p, const ir::Op& op, const std::vector<uint32_t>& to, std::span<const ir::Value> values) {
   std::vector<Ref> from;
   std::vector<uint32_t> bytes;
   for (size_t i = 0; i < to.size(); ++i) {
-    from.push_back(p.operand(op, first + i));
-    bytes.push_back(uint32_t(p.operand_type(op, first + i).element_bytes()));
+    from.push_back(p.ref(values[i]));
+    bytes.push_back(uint32_t(p.type_of(values[i]).element_bytes()));
   }
   bool clash = false;
   for (size_t i = 0; i < from.size(); ++i) {
@@ -284,13 +284,13 @@ void begin_carried(Planner& p, const ir::Op& op) {
   } else if (op.kind == OpKind::For) {
     std::span<const ir::Value> args = ir::loop_carried_args(op);
     for (size_t i = 0; i < args.size(); ++i) p.bind(args[i], Ref{result_slots[i], false});
-    carry_out(p, op, result_slots, 3);
+    carry_out(p, op, result_slots, ir::loop_inits(op));
     c.yield_to = c.break_to = c.continue_to = result_slots;
   } else {
     const ir::Region& body = op.regions[1];
     for (size_t i = 0; i < body.args.size(); ++i) p.bind(body.args[i], Ref{result_slots[i], false});
     std::vector<uint32_t> head = carried_slots(p, op.regions[0].args);
-    carry_out(p, op, head, 0);
+    carry_out(p, op, head, ir::loop_inits(op));
     c.yield_to = c.continue_to = head;
     c.break_to = c.condition_to = result_slots;
   }
@@ -310,7 +310,7 @@ void plan_if(Planner& p, const ir::Op& op) {
   const Ctx ctx = p.ctx();
   const uint32_t number = p.op_number();
   const size_t begin_pc = p.pc();
-  const Ref cond = p.operand(op, 0);
+  const Ref cond = p.operand(op, ir::ops::If::condition);
   piece(p, op, number, cond.uniform ? &if_begin<true> : &if_begin<false>, IfBegin{cond, ctx.depth, 0});
   p.track_depth(ctx.depth);
   const Ctx inner{ctx.depth + 1, ctx.loop, -1};
@@ -333,17 +333,18 @@ void plan_if(Planner& p, const ir::Op& op) {
 void plan_for(Planner& p, const ir::Op& op) {
   const Ctx ctx = p.ctx();
   const uint32_t number = p.op_number();
-  const ir::Scalar s = p.operand_type(op, 0).scalar;
+  using F = ir::ops::For;
+  const ir::Scalar s = p.operand_type(op, F::lower_bound).scalar;
   const Ref i = p.ref(op.regions[0].args[0]);
   p.track_depth(ctx.depth);
   begin_carried(p, op);
-  piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, i, p.operand(op, 0), uint32_t(ir::scalar_bytes(s))});
+  piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, i, p.operand(op, F::lower_bound), uint32_t(ir::scalar_bytes(s))});
   const size_t test_pc = p.pc();
-  const Ref hi = p.operand(op, 1);
+  const Ref hi = p.operand(op, F::upper_bound);
   piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
           return i.uniform ? &for_test<I, true, true> : hi.uniform ? &for_test<I, false, true> : &for_test<I, false, false>;
         }), ForTest{ctx.depth, i, hi, 0});
-  const Ref step = p.operand(op, 2);
+  const Ref step = p.operand(op, F::step);
   std::vector<Pending> body_ends;
   p.region(op.regions[0], Ctx{ctx.depth + 1, ctx.depth, -1}, body_ends);
   end_carried(p);
@@ -392,15 +393,15 @@ bool plan_control(Planner& p, const ir::Op& op) {
     case OpKind::For: plan_for(p, op); return true;
     case OpKind::While: plan_while(p, op); return true;
     case OpKind::Condition:  // end_pc is patched by the while
-      carry_out(p, op, p.carried().back().condition_to, 1);
-      p.emit(op, &condition_instr, Condition{p.operand(op, 0), p.ctx().while_depth, 0});
+      carry_out(p, op, p.carried().back().condition_to, op.operands_from(ir::ops::Condition::forwarded));
+      p.emit(op, &condition_instr, Condition{p.operand(op, ir::ops::Condition::condition), p.ctx().while_depth, 0});
       return true;
-    case OpKind::Yield: carry_out(p, op, p.carried().back().yield_to, 0); return true;
+    case OpKind::Yield: carry_out(p, op, p.carried().back().yield_to, op.operands_from(ir::ops::Yield::values)); return true;
     case OpKind::Break:
     case OpKind::Continue:
     case OpKind::Terminate:
-      if (op.kind == OpKind::Break) carry_out(p, op, loop_carried(p).break_to, 0);
-      if (op.kind == OpKind::Continue) carry_out(p, op, loop_carried(p).continue_to, 0);
+      if (op.kind == OpKind::Break) carry_out(p, op, loop_carried(p).break_to, op.operands_from(ir::ops::Jump::values));
+      if (op.kind == OpKind::Continue) carry_out(p, op, loop_carried(p).continue_to, op.operands_from(ir::ops::Jump::values));
       p.emit(op, &leave_instr, Leave{p.ctx().loop, 0});
       p.ends().push_back(Pending{p.pc() - 1});
       return true;

@@ -99,10 +99,10 @@ uint32_t print_instr(Exec& e, const Instr& in, uint32_t pc) {
 bool plan_debug(Planner& p, const ir::Op& op) {
   if (op.kind != ir::OpKind::DebugPrint) return false;
   PrintArgs x;
-  x.format = op.attr(ir::AttrKey::Format)->s;
-  for (size_t i = 0; i < op.operands.size(); ++i) {
-    x.values.push_back(p.operand(op, i));
-    x.types.push_back(p.operand_type(op, i).scalar);
+  x.format = std::string(op.get<ir::AttrKey::Format>());
+  for (ir::Value v : op.operands_from(ir::ops::Print::values)) {
+    x.values.push_back(p.ref(v));
+    x.types.push_back(p.type_of(v).scalar);
   }
   p.plan().prints.push_back(std::move(x));
   p.emit(op, &print_instr, Print{uint32_t(p.plan().prints.size() - 1)});

@@ -82,7 +82,7 @@ class Analysis {
       if (can_fail(op, converged)) failing_.push_back(number_);
       switch (op.kind) {
         case OpKind::If: {
-          bool inner = converged && u_[op.operands[0]];
+          bool inner = converged && u_[op.operand(ir::ops::If::condition)];
           region(op.regions[0], inner);
           region(op.regions[1], inner);
           break;
@@ -90,17 +90,18 @@ class Analysis {
         case OpKind::For: {
           // A for of uniform bounds runs the same iterations for all its units.
           const ir::Value i = op.regions[0].args[0];
-          Range hi = ranges_[op.operands[1]];
+          using F = ir::ops::For;
+          Range hi = ranges_[op.operand(F::upper_bound)];
           if (hi.known()) ranges_[i] = Range{type_range(k_.type_of(i)).lo, hi.hi - 1};
-          bool inner = converged && u_[op.operands[0]] && u_[op.operands[1]] && u_[op.operands[2]] &&
-                       !divergent_exit(op.regions[0]);
+          bool inner = converged && u_[op.operand(F::lower_bound)] && u_[op.operand(F::upper_bound)] &&
+                       u_[op.operand(F::step)] && !divergent_exit(op.regions[0]);
           region(op.regions[0], inner);
           break;
         }
         case OpKind::While: {
           const ir::Region& cond = op.regions[0];
           bool uniform_cond = !cond.ops.empty() && cond.ops.back().kind == OpKind::Condition &&
-                              u_[cond.ops.back().operands[0]];
+                              u_[cond.ops.back().operand(ir::ops::Condition::condition)];
           bool inner = converged && uniform_cond && !divergent_exit(op.regions[1]);
           region(op.regions[0], inner);
           region(op.regions[1], inner);
@@ -122,7 +123,7 @@ class Analysis {
     for (const ir::Op& op : r.ops) {
       if ((op.kind == OpKind::Break || op.kind == OpKind::Continue) && varying) return true;
       if (op.kind == OpKind::If) {
-        bool v = varying || !u_[op.operands[0]];
+        bool v = varying || !u_[op.operand(ir::ops::If::condition)];
         if (exits_under(op.regions[0], v) || exits_under(op.regions[1], v)) return true;
       } else if (op.kind == OpKind::While) {
         if (exits_under(op.regions[0], true)) return true;
@@ -136,7 +137,7 @@ class Analysis {
       case OpKind::Div:
       case OpKind::Rem: {
         if (!op.type.is_int()) return false;
-        Range d = ranges_[op.operands[1]];
+        Range d = ranges_[op.operand(ir::ops::Binary::rhs)];
         return !d.known() || (d.lo <= 0 && d.hi >= 0);
       }
       case OpKind::SyncCube: return !converged;
@@ -148,11 +149,12 @@ class Analysis {
   }
 
   bool access_can_fail(const ir::Op& op) {
-    const ir::Type& at = k_.type_of(op.operands[0]);
-    ir::Value index = op.operands[1];
+    // Loads, stores and atomics all take the array, then the index (ops::Store's names).
+    const ir::Value array = op.operand(ir::ops::Store::array), index = op.operand(ir::ops::Store::index);
+    const ir::Type& at = k_.type_of(array);
     if (at.is_global()) {
-      const size_t mask_at = size_t(op.info().mask_operand);
-      return op.operands.size() <= mask_at || !implies_in_bounds(op.operands[mask_at], op.operands[0], index);
+      const ir::Value mask = op.mask();
+      return mask == ir::kNoValue || !implies_in_bounds(mask, array, index);
     }
     Range r = ranges_[index];
     return !r.known() || r.lo < 0 || r.hi >= __int128(at.length);
@@ -163,21 +165,22 @@ class Analysis {
   bool implies_in_bounds(ir::Value m, ir::Value array, ir::Value index) {
     const ir::Op* d = def(m);
     if (!d) return false;
+    using B = ir::ops::Binary;
     if (d->kind == OpKind::And) {
-      return implies_in_bounds(d->operands[0], array, index) || implies_in_bounds(d->operands[1], array, index);
+      return implies_in_bounds(d->operand(B::lhs), array, index) || implies_in_bounds(d->operand(B::rhs), array, index);
     }
     if (d->kind != OpKind::Lt) return false;
-    Scalar cmp = k_.type_of(d->operands[0]).scalar;
+    const ir::Value lhs = d->operand(B::lhs);
+    Scalar cmp = k_.type_of(lhs).scalar;
     if (cmp != Scalar::U32 && cmp != Scalar::U64) return false;
     // The right side: len(array), or len widened to u64.
-    const ir::Op* len = def(d->operands[1]);
-    if (len && len->kind == OpKind::Cast) len = def(len->operands[0]);
-    if (!len || len->kind != OpKind::Len || len->operands[0] != array) return false;
+    const ir::Op* len = def(d->operand(B::rhs));
+    if (len && len->kind == OpKind::Cast) len = def(len->operand(ir::ops::Unary::x));
+    if (!len || len->kind != OpKind::Len || len->operand(ir::ops::Array::array) != array) return false;
     // The left side: the index, or a cast of it that keeps every value the executor reads.
-    ir::Value lhs = d->operands[0];
     if (lhs == index) return true;
     const ir::Op* c = def(lhs);
-    if (!c || c->kind != OpKind::Cast || c->operands[0] != index) return false;
+    if (!c || c->kind != OpKind::Cast || c->operand(ir::ops::Unary::x) != index) return false;
     Scalar from = k_.type_of(index).scalar;
     if (ir::is_unsigned_int(from)) return ir::scalar_bytes(cmp) >= ir::scalar_bytes(from);
     // A signed index reads sign-extended to 64 bits; only a compare in u64 sees the same number.
@@ -196,7 +199,11 @@ class Analysis {
     const ir::Type& t = op.type;
     if (!t.is_value() || !(t.is_int() || t.is_bool())) return;
     const Range full = type_range(t);
-    auto r = [&](size_t i) { return ranges_[op.operands[i]]; };
+    auto r = [&](ir::Value v) { return ranges_[v]; };
+    // The ranges of a binary op's operands, and of a unary op's.
+    auto lhs = [&] { return r(op.operand(ir::ops::Binary::lhs)); };
+    auto rhs = [&] { return r(op.operand(ir::ops::Binary::rhs)); };
+    auto x = [&] { return r(op.operand(ir::ops::Unary::x)); };
     auto fit = [&](Range x) { return x.known() && x.lo >= full.lo && x.hi <= full.hi ? x : full; };
     const ir::Dim3 dim = k_.facts.cube_dim;
     const __int128 units = __int128(dim.total());
@@ -221,17 +228,17 @@ class Analysis {
         if (axis >= 0) out = {1, full.hi};
         break;
       case OpKind::Add: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         if (a.known() && b.known()) out = fit({a.lo + b.lo, a.hi + b.hi});
         break;
       }
       case OpKind::Sub: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         if (a.known() && b.known()) out = fit({a.lo - b.hi, a.hi - b.lo});
         break;
       }
       case OpKind::Mul: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         const __int128 limit = __int128(1) << 63;  // keeps the products inside __int128
         auto small = [&](Range x) { return x.known() && x.lo >= -limit && x.hi <= limit; };
         if (small(a) && small(b)) {
@@ -242,24 +249,24 @@ class Analysis {
         break;
       }
       case OpKind::Div: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         if (a.known() && b.known() && a.lo >= 0 && b.lo > 0) out = {a.lo / b.hi, a.hi / b.lo};
         break;
       }
       case OpKind::Rem: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         if (a.known() && b.known() && a.lo >= 0 && b.lo > 0) out = {0, std::min(a.hi, b.hi - 1)};
         break;
       }
       case OpKind::And: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         if (a.known() && a.lo >= 0 && b.known() && b.lo >= 0) out = {0, std::min(a.hi, b.hi)};
         else if (a.known() && a.lo >= 0) out = {0, a.hi};
         else if (b.known() && b.lo >= 0) out = {0, b.hi};
         break;
       }
       case OpKind::Shr: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         int bits = ir::scalar_bytes(t.scalar) * 8;
         if (a.known() && b.known() && a.lo >= 0 && b.lo >= 0 && b.hi < bits) {
           out = {a.lo >> int(b.hi), a.hi >> int(b.lo)};
@@ -268,7 +275,7 @@ class Analysis {
       }
       case OpKind::Min:
       case OpKind::Max: {
-        Range a = r(0), b = r(1);
+        Range a = lhs(), b = rhs();
         if (a.known() && b.known()) {
           out = op.kind == OpKind::Min ? Range{std::min(a.lo, b.lo), std::min(a.hi, b.hi)}
                                        : Range{std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
@@ -276,17 +283,22 @@ class Analysis {
         break;
       }
       case OpKind::Cast: {
-        Range a = r(0);
-        if (k_.type_of(op.operands[0]).is_int() || k_.type_of(op.operands[0]).is_bool()) out = fit(a);
+        const ir::Type& from = k_.type_of(op.operand(ir::ops::Unary::x));
+        if (from.is_int() || from.is_bool()) out = fit(x());
         break;
       }
-      case OpKind::Select: out = fit(join(r(1), r(2))); break;
+      case OpKind::Select:
+        out = fit(join(r(op.operand(ir::ops::Select::if_true)), r(op.operand(ir::ops::Select::if_false))));
+        break;
       case OpKind::VectorSplat:
-      case OpKind::VectorExtract: out = fit(r(0)); break;
-      case OpKind::VectorInsert: out = fit(join(r(0), r(1))); break;
+      case OpKind::VectorExtract: out = fit(x()); break;
+      case OpKind::VectorInsert:
+        out = fit(join(r(op.operand(ir::ops::VectorInsert::vector)), r(op.operand(ir::ops::VectorInsert::value))));
+        break;
       case OpKind::VectorConstruct: {
-        Range acc = r(0);
-        for (size_t i = 1; i < op.operands.size(); ++i) acc = join(acc, r(i));
+        std::span<const ir::Value> lanes = op.operands_from(ir::ops::VectorConstruct::lanes);
+        Range acc = r(lanes.front());
+        for (ir::Value v : lanes) acc = join(acc, r(v));
         out = fit(acc);
         break;
       }

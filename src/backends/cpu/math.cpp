@@ -115,7 +115,10 @@ InstrFn on_floats(ir::Scalar s, Fn&& fn) {
 }  // namespace
 
 bool plan_math(Planner& p, const ir::Op& op) {
-  const ir::Scalar s = op.operands.empty() ? ir::Scalar::Bool : p.operand_type(op, 0).scalar;
+  if (!ir::is_float_math(op.kind)) return false;
+  // Math ops take operands of one type: the first one's (x, or a binary op's lhs) is theirs.
+  const ir::Value first = op.operands.front();
+  const ir::Scalar s = p.type_of(first).scalar;
   Elementwise x;
   InstrFn fn = nullptr;
   switch (op.kind) {
@@ -129,8 +132,8 @@ bool plan_math(Planner& p, const ir::Op& op) {
     case OpKind::IsInf: fn = on_floats(s, []<class T>() -> InstrFn { return &class_instr<T, false>; }); break;
 #define KILN_X(kind, expr)                                                                                \
   case OpKind::kind: {                                                                                    \
-    x.b = p.operand(op, 1);                                                                               \
-    const bool ua = p.operand(op, 0).uniform && !p.uniform(op.result);                                    \
+    x.b = p.operand(op, ir::ops::Binary::rhs);                                                            \
+    const bool ua = p.operand(op, ir::ops::Binary::lhs).uniform && !p.uniform(op.result);                 \
     const bool ub = x.b.uniform && !p.uniform(op.result);                                                 \
     fn = on_floats(s, [&]<class T>() -> InstrFn { return by_rows<BinaryMath<T, OpKind::kind>::template At>(ua, ub); }); \
     break;                                                                                                \
@@ -139,8 +142,8 @@ bool plan_math(Planner& p, const ir::Op& op) {
 #undef KILN_X
     default: return false;
   }
-  x.a = p.operand(op, 0);
-  x.width = p.operand_type(op, 0).width;
+  x.a = p.ref(first);
+  x.width = p.type_of(first).width;
   p.emit(op, require(fn, op.kind, s), x);
   return true;
 }

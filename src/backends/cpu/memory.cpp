@@ -174,27 +174,31 @@ uint32_t tensor_meta_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 }  // namespace
 
+// Loads, stores and atomics take the array and the index first (ops::Store's names serve each);
+// a store's value, an atomic's (a cas's expected value) follow.
 Access plan_access(Planner& p, const ir::Op& op) {
-  const size_t mask_at = size_t(op.info().mask_operand);
-  const ArrayRef& a = p.array(op.operands[0]);
+  using S = ir::ops::Store;
+  const ArrayRef& a = p.array(op.operand(S::array));
   Access x;
   x.space = a.space;
   x.array = a.where;
   x.length = a.length;
   x.alloc_op = a.op;
-  x.element_bytes = uint32_t(p.operand_type(op, 0).element_bytes());
-  x.index = p.operand(op, 1);
-  x.index_type = p.operand_type(op, 1).scalar;
-  if (mask_at > 2) x.value = p.operand(op, 2);
-  x.masked = op.operands.size() > mask_at;
-  if (x.masked) x.mask = p.operand(op, mask_at);
+  x.element_bytes = uint32_t(p.operand_type(op, S::array).element_bytes());
+  x.index = p.operand(op, S::index);
+  x.index_type = p.operand_type(op, S::index).scalar;
+  if (op.kind == OpKind::Store) x.value = p.operand(op, S::value);
+  else if (op.kind == OpKind::AtomicCas) x.value = p.operand(op, ir::ops::AtomicCas::expected);
+  else if (ir::is_atomic(op.kind)) x.value = p.operand(op, ir::ops::Atomic::value);
+  x.masked = op.mask() != ir::kNoValue;
+  if (x.masked) x.mask = p.ref(op.mask());
   return x;
 }
 
 bool plan_memory(Planner& p, const ir::Op& op) {
   switch (op.kind) {
     case OpKind::Len: {
-      const ArrayRef& a = p.array(op.operands[0]);
+      const ArrayRef& a = p.array(op.operand(ir::ops::Array::array));
       if (a.space == ArraySpace::Global) {
         p.emit(op, &len_instr, ArrayMeta{a.where, 0});
       } else {
@@ -206,7 +210,7 @@ bool plan_memory(Planner& p, const ir::Op& op) {
     case OpKind::TensorShape:
     case OpKind::TensorStride:
       p.emit(op, op.kind == OpKind::TensorShape ? &tensor_meta_instr<true> : &tensor_meta_instr<false>,
-             ArrayMeta{p.array(op.operands[0]).where, uint32_t(op.attr_int(ir::AttrKey::Dim))});
+             ArrayMeta{p.array(op.operand(ir::ops::Array::array)).where, uint32_t(op.get<ir::AttrKey::Dim>())});
       return true;
     case OpKind::Load:
     case OpKind::Store: {

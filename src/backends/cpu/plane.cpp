@@ -158,7 +158,19 @@ InstrFn pick_reduce(OpKind k) {
 
 bool plan_plane(Planner& p, const ir::Op& op) {
   if (!op.has(ir::kPlane)) return false;
-  const ir::Scalar s = op.operands.empty() ? ir::Scalar::Bool : p.operand_type(op, 0).scalar;
+  // The value a plane op reads: x (reductions, scans), the predicate (votes), the value a lane
+  // op moves; elect reads none.
+  ir::Value value = ir::kNoValue, lane = ir::kNoValue;
+  switch (op.info().signature) {
+    case ir::Signature::Unary: value = op.operand(ir::ops::Unary::x); break;
+    case ir::Signature::PlaneVote: value = op.operand(ir::ops::PlaneVote::predicate); break;
+    case ir::Signature::PlaneLane:
+      value = op.operand(ir::ops::PlaneLane::value);
+      lane = op.operand(ir::ops::PlaneLane::lane);
+      break;
+    default: break;
+  }
+  const ir::Scalar s = value == ir::kNoValue ? ir::Scalar::Bool : p.type_of(value).scalar;
   InstrFn fn = nullptr;
   switch (op.kind) {
     case OpKind::PlaneAll: fn = &vote_instr<OpKind::PlaneAll>; break;
@@ -173,8 +185,8 @@ bool plan_plane(Planner& p, const ir::Op& op) {
     default: fn = dispatch_scalar(s, [&]<class T>() { return pick_reduce<T>(op.kind); }); break;
   }
   PlaneArgs x;
-  if (!op.operands.empty()) x.value = p.operand(op, 0);
-  if (op.operands.size() > 1) x.lane = p.operand(op, 1);
+  if (value != ir::kNoValue) x.value = p.ref(value);
+  if (lane != ir::kNoValue) x.lane = p.ref(lane);
   x.width = op.type.width;
   x.element_bytes = uint32_t(op.type.element_bytes());
   p.emit(op, require(fn, op.kind, s), x);

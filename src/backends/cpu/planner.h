@@ -40,12 +40,19 @@ class Planner {
   const ir::Kernel& kernel() const { return k_; }
   Plan& plan() { return p_; }
   const ir::Type& type_of(ir::Value v) const { return k_.type_of(v); }
-  const ir::Type& operand_type(const ir::Op& op, size_t i) const { return k_.type_of(op.operands[i]); }
+  // The type and the slot of an operand, by its name (ir::ops::Binary::lhs).
+  template <ir::OperandSlot Slot>
+  const ir::Type& operand_type(const ir::Op& op, Slot s) const {
+    return k_.type_of(op.operand(s));
+  }
   bool uniform(ir::Value v) const { return uniform_[v] != 0; }
 
   // The slot of a value defined earlier (operands, region arguments).
   Ref ref(ir::Value v);
-  Ref operand(const ir::Op& op, size_t i) { return ref(op.operands[i]); }
+  template <ir::OperandSlot Slot>
+  Ref operand(const ir::Op& op, Slot s) {
+    return ref(op.operand(s));
+  }
   // Emits the instruction that runs `op` with executor `fn` (its form for varying results) and
   // fields `args`. When op's result is uniform the instruction runs fn for one unit instead
   // (run_uniform); fn never needs a form of its own for that.

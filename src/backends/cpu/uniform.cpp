@@ -56,8 +56,8 @@ bool uniform_builtin(OpKind k) {
 std::vector<uint8_t> written_params(const ir::Kernel& k) {
   std::vector<uint8_t> written(k.params.size(), 0);
   ir::walk(k.body, [&](const ir::Op& op) {
-    if (!op.has(ir::kWritesMemory) || op.operands.empty()) return;
-    if (const ir::Param* p = k.param_of(op.operands[0])) written[size_t(p - k.params.data())] = 1;
+    if (!op.has(ir::kWritesMemory)) return;
+    if (const ir::Param* p = k.param_of(ir::written_array(op))) written[size_t(p - k.params.data())] = 1;
   });
   return written;
 }
@@ -78,9 +78,9 @@ std::vector<uint8_t> uniform_values(const ir::Kernel& k) {
     size_t i = size_t(p - k.params.data());
     return !written[i] && !(aliased_written && k.param_aliased(i));
   };
-  auto operands_uniform = [&](const ir::Op& op, size_t first, size_t end = ~size_t(0)) {
-    for (size_t i = first; i < std::min(end, op.operands.size()); ++i) {
-      if (!u[op.operands[i]]) return false;
+  auto operands_uniform = [&](const ir::Op& op) {
+    for (ir::Value v : op.operands) {
+      if (!u[v]) return false;
     }
     return true;
   };
@@ -88,11 +88,13 @@ std::vector<uint8_t> uniform_values(const ir::Kernel& k) {
     switch (op.kind) {
       case OpKind::SharedAlloc:
       case OpKind::LocalAlloc: return true;
-      case OpKind::Load: return invariant(op.operands[0]) && operands_uniform(op, 1);
+      case OpKind::Load:
+        return invariant(op.operand(ir::ops::Load::array)) && u[op.operand(ir::ops::Load::index)] &&
+               (op.mask() == ir::kNoValue || u[op.mask()]);
       default: break;
     }
     if (op.has(ir::kBuiltin)) return uniform_builtin(op.kind);
-    return op.has(ir::kPure) && operands_uniform(op, 0);
+    return op.has(ir::kPure) && operands_uniform(op);
   };
 
   // Pre-order visits a definition before its uses, and a for op before its body.
@@ -100,7 +102,10 @@ std::vector<uint8_t> uniform_values(const ir::Kernel& k) {
     if (op.result != ir::kNoValue) u[op.result] = rule(op) ? 1 : 0;
     // The induction value follows lo, hi and step (operands 0..2), not the values the loop carries
     // (they, and every other region argument and control result, stay varying).
-    if (op.kind == OpKind::For) u[op.regions[0].args[0]] = operands_uniform(op, 0, 3) ? 1 : 0;
+    if (op.kind == OpKind::For) {
+      using F = ir::ops::For;
+      u[op.regions[0].args[0]] = u[op.operand(F::lower_bound)] && u[op.operand(F::upper_bound)] && u[op.operand(F::step)];
+    }
   });
   return u;
 }

@@ -159,20 +159,22 @@ bool plan_values(Planner& p, const ir::Op& op) {
                    : lane_bytes == 2 ? splat_for_width<uint16_t>(op.type.width)
                    : lane_bytes == 4 ? splat_for_width<uint32_t>(op.type.width)
                                      : splat_for_width<uint64_t>(op.type.width);
-      p.emit(op, fn, Lanes{{}, p.operand(op, 0), 0, op.type.width, lane_bytes});
+      p.emit(op, fn, Lanes{{}, p.operand(op, ir::ops::Unary::x), 0, op.type.width, lane_bytes});
       return true;
     }
     case OpKind::VectorExtract:
       p.emit(op, &extract_instr,
-             Lanes{p.operand(op, 0), {}, uint32_t(op.attr_int(ir::AttrKey::Lane)), p.operand_type(op, 0).width, lane_bytes});
+             Lanes{p.operand(op, ir::ops::Unary::x), {}, uint32_t(op.get<ir::AttrKey::Lane>()),
+                   p.operand_type(op, ir::ops::Unary::x).width, lane_bytes});
       return true;
     case OpKind::VectorInsert:
       p.emit(op, &insert_instr,
-             Lanes{p.operand(op, 0), p.operand(op, 1), uint32_t(op.attr_int(ir::AttrKey::Lane)), op.type.width, lane_bytes});
+             Lanes{p.operand(op, ir::ops::VectorInsert::vector), p.operand(op, ir::ops::VectorInsert::value),
+                   uint32_t(op.get<ir::AttrKey::Lane>()), op.type.width, lane_bytes});
       return true;
     case OpKind::VectorConstruct: {
       std::vector<Ref> lanes;
-      for (size_t i = 0; i < op.operands.size(); ++i) lanes.push_back(p.operand(op, i));
+      for (ir::Value v : op.operands_from(ir::ops::VectorConstruct::lanes)) lanes.push_back(p.ref(v));
       p.plan().operand_lists.push_back(std::move(lanes));
       p.emit(op, &construct_instr, Construct{uint32_t(p.plan().operand_lists.size() - 1), op.type.width, lane_bytes});
       return true;
@@ -188,11 +190,12 @@ bool plan_values(Planner& p, const ir::Op& op) {
       p.define_var(op.result, p.alloc(uint64_t(p.plan().units) * uint64_t(op.type.element_bytes())));
       return true;
     case OpKind::VarLoad:
-      p.emit(op, &var_load_instr, VarCopy{{}, p.var_slot(op.operands[0]), uint32_t(op.type.element_bytes())});
+      p.emit(op, &var_load_instr, VarCopy{{}, p.var_slot(op.operand(ir::ops::VarLoad::var)), uint32_t(op.type.element_bytes())});
       return true;
     case OpKind::VarStore:
       p.emit(op, &var_store_instr,
-             VarCopy{p.operand(op, 1), p.var_slot(op.operands[0]), uint32_t(p.operand_type(op, 1).element_bytes())});
+             VarCopy{p.operand(op, ir::ops::VarStore::value), p.var_slot(op.operand(ir::ops::VarStore::var)),
+                     uint32_t(p.operand_type(op, ir::ops::VarStore::value).element_bytes())});
       return true;
     default: return false;
   }

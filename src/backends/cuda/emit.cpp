@@ -350,9 +350,10 @@ std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
   }
   std::string iv = name(i);
   std::string step = ir::is_unsigned_int(t.scalar) && ir::scalar_bytes(t.scalar) >= 4
-                         ? iv + " += " + name(op.operands[2])
-                         : iv + " = kiln_add(" + iv + ", " + name(op.operands[2]) + ")";
-  return "for (" + type_name(t) + " " + iv + " = " + name(op.operands[0]) + "; " + test + "; " + step + ") {";
+                         ? iv + " += " + name(op.operand(ir::ops::For::step))
+                         : iv + " = kiln_add(" + iv + ", " + name(op.operand(ir::ops::For::step)) + ")";
+  return "for (" + type_name(t) + " " + iv + " = " + name(op.operand(ir::ops::For::lower_bound)) + "; " + test + "; " + step +
+         ") {";
 }
 
 // Values that control flow carries (docs/ir.md) live in C variables declared before the op and
@@ -372,8 +373,8 @@ void Emitter::declare_carried(const ir::Op& op, std::span<const ir::Value> vars,
   }
 }
 
-void Emitter::assign(const std::vector<std::string>& to, const ir::Op& exit, size_t first_operand) {
-  for (size_t i = 0; i < to.size(); ++i) line(to[i] + " = " + name(exit.operands[first_operand + i]) + ";");
+void Emitter::assign(const std::vector<std::string>& to, std::span<const ir::Value> values) {
+  for (size_t i = 0; i < to.size(); ++i) line(to[i] + " = " + name(values[i]) + ";");
 }
 
 void Emitter::snapshot(std::span<const ir::Value> args, std::span<const ir::Value> from) {
@@ -407,7 +408,7 @@ void Emitter::control(const ir::Op& op) {
     case K::If: {
       declare_carried(op, results, {});
       yield_to_ = names_of(results);
-      line("if (" + name(op.operands[0]) + ") {");
+      line("if (" + name(op.operand(ir::ops::If::condition)) + ") {");
       ++depth_;
       region(op.regions[0]);
       --depth_;
@@ -425,7 +426,7 @@ void Emitter::control(const ir::Op& op) {
       declare_carried(op, results, ir::loop_inits(op));
       loop_ = LoopFlags{};
       loop_.break_to = loop_.continue_to = yield_to_ = names_of(results);
-      line(for_header(op, name(body.args.at(0)) + " < " + name(op.operands[1])));
+      line(for_header(op, name(body.args.at(0)) + " < " + name(op.operand(ir::ops::For::upper_bound))));
       ++depth_;
       snapshot(ir::loop_carried_args(op), results);
       region(body);
@@ -437,7 +438,7 @@ void Emitter::control(const ir::Op& op) {
       // The condition region runs before every iteration; `continue` jumps back to it.
       const ir::Region& cond = op.regions[0];
       const ir::Region& body = op.regions[1];
-      declare_carried(op, cond.args, op.operands);
+      declare_carried(op, cond.args, ir::loop_inits(op));
       declare_carried(op, results, {});
       loop_ = LoopFlags{};
       loop_.break_to = condition_to_ = names_of(results);
@@ -454,16 +455,16 @@ void Emitter::control(const ir::Op& op) {
       break;
     }
     case K::Condition:
-      assign(condition_to_, op, 1);
-      line("if (!" + name(op.operands[0]) + ") break;");
+      assign(condition_to_, op.operands_from(ir::ops::Condition::forwarded));
+      line("if (!" + name(op.operand(ir::ops::Condition::condition)) + ") break;");
       break;
-    case K::Yield: assign(yield_to_, op); break;
+    case K::Yield: assign(yield_to_, op.operands_from(ir::ops::Yield::values)); break;
     case K::Break:
-      assign(loop_.break_to, op);
+      assign(loop_.break_to, op.operands_from(ir::ops::Jump::values));
       line("break;");
       break;
     case K::Continue:
-      assign(loop_.continue_to, op);
+      assign(loop_.continue_to, op.operands_from(ir::ops::Jump::values));
       line("continue;");
       break;
     case K::Terminate: line("return;"); break;

@@ -112,8 +112,8 @@ bool Emitter::masked_control(const ir::Op& op) {
       if (mask_.empty()) return false;
       // The units whose condition fails leave; the others are the body's lanes. Both carry on what
       // `condition` passes on: the results, or the body's arguments.
-      assign(condition_to_, op, 1);
-      line("if (!kiln_narrow(" + mask_ + ", " + name(op.operands[0]) + ")) break;");
+      assign(condition_to_, op.operands_from(ir::ops::Condition::forwarded));
+      line("if (!kiln_narrow(" + mask_ + ", " + name(op.operand(ir::ops::Condition::condition)) + ")) break;");
       return true;
     default: return false;  // terminate is C's return also here: a returned lane votes 0
   }
@@ -126,7 +126,7 @@ void Emitter::masked_if(const ir::Op& op) {
   std::vector<ir::Value> results = op.results();
   declare_carried(op, results, {});
   yield_to_ = names_of(results);
-  std::string outer = mask_, c = name(op.operands[0]), then_mask = new_mask();
+  std::string outer = mask_, c = name(op.operand(ir::ops::If::condition)), then_mask = new_mask();
   line("u32 " + then_mask + " = __ballot_sync(" + outer + ", " + c + ");");
   line("if (" + c + ") {");
   ++depth_;
@@ -162,7 +162,7 @@ void Emitter::masked_for(const ir::Op& op) {
   line("u32 " + head + " = " + outer + ";  // the units that run the loop's test");
   if (!flags.broke.empty()) line("bool " + flags.broke + " = false;");
   ir::Value i = body.args.at(0);
-  std::string test = name(i) + " < " + name(op.operands[1]);
+  std::string test = name(i) + " < " + name(op.operand(ir::ops::For::upper_bound));
   if (!flags.broke.empty()) test = "!" + flags.broke + " && " + test;
   line(for_header(op, "kiln_narrow(" + head + ", " + test + ")"));
   ++depth_;
@@ -199,7 +199,7 @@ void Emitter::masked_while(const ir::Op& op) {
   LoopFlags outer_loop = loop_;
   LoopFlags flags{breaks(body) ? "kiln_broke" + n : "", guarded(body) ? "kiln_skip" + n : "", true, {}, {}};
   std::vector<ir::Value> results = op.results();
-  declare_carried(op, cond.args, op.operands);
+  declare_carried(op, cond.args, ir::loop_inits(op));
   declare_carried(op, results, {});
   flags.break_to = condition_to_ = names_of(results);
   flags.continue_to = names_of(cond.args);
@@ -226,7 +226,7 @@ void Emitter::masked_while(const ir::Op& op) {
 }
 
 void Emitter::jump(const ir::Op& op) {
-  assign(op.kind == OpKind::Break ? loop_.break_to : loop_.continue_to, op);
+  assign(op.kind == OpKind::Break ? loop_.break_to : loop_.continue_to, op.operands_from(ir::ops::Jump::values));
   if (op.kind == OpKind::Break) {
     line(loop_.broke + " = " + (loop_.skip.empty() ? "" : loop_.skip + " = ") + "true;  // break");
   } else if (!loop_.skip.empty()) {

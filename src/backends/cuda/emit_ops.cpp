@@ -139,11 +139,11 @@ void Emitter::declare(const ir::Op& op, const std::string& expr) {
 void Emitter::lanewise(const ir::Op& op) {
   if (!op.type.is_value()) unsupported(op, "expected a value result");
   if (op.kind == OpKind::VectorExtract) {
-    declare(op, name(op.operands[0]) + ".v[" + std::to_string(op.attr_int(ir::AttrKey::Lane)) + "]");
+    declare(op, name(op.operand(ir::ops::Unary::x)) + ".v[" + std::to_string(op.get<ir::AttrKey::Lane>()) + "]");
     return;
   }
-  if (op.kind == OpKind::Bitcast && type(op.operands[0]).width != op.type.width) {
-    declare(op, "kiln_bitcast<" + type_name(op.type) + ">(" + name(op.operands[0]) + ")");
+  if (op.kind == OpKind::Bitcast && type(op.operand(ir::ops::Unary::x)).width != op.type.width) {
+    declare(op, "kiln_bitcast<" + type_name(op.type) + ">(" + name(op.operand(ir::ops::Unary::x)) + ")");
     return;
   }
   if (op.type.width == 1) {
@@ -159,7 +159,10 @@ std::string Emitter::lane_expr(const ir::Op& op, int i) const {
   using K = OpKind;
   std::vector<std::string> a;
   for (ir::Value v : op.operands) a.push_back(lane(v, i));
-  Scalar s = op.operands.empty() ? op.type.scalar : type(op.operands[0]).scalar;
+  // The scalar the op computes on: its operands' (a select's values'), or its result's.
+  Scalar s = op.operands.empty()        ? op.type.scalar
+             : op.kind == K::Select     ? type(op.operand(ir::ops::Select::if_true)).scalar
+                                        : type(op.operands.front()).scalar;
   switch (op.info().family) {
     case ir::OpFamily::Constant: return constant(op);
     case ir::OpFamily::Arith: return arith(op, s, a);
@@ -175,8 +178,9 @@ std::string Emitter::lane_expr(const ir::Op& op, int i) const {
     case ir::OpFamily::Vector:
       switch (op.kind) {
         case K::VectorSplat: return a[0];
-        case K::VectorConstruct: return name(op.operands[static_cast<size_t>(i)]);
-        case K::VectorInsert: return i == op.attr_int(ir::AttrKey::Lane) ? name(op.operands[1]) : a[0];
+        case K::VectorConstruct: return name(op.operands_from(ir::ops::VectorConstruct::lanes)[static_cast<size_t>(i)]);
+        case K::VectorInsert:
+          return i == op.get<ir::AttrKey::Lane>() ? name(op.operand(ir::ops::VectorInsert::value)) : a[0];
         default: break;
       }
       break;
@@ -388,54 +392,59 @@ void Emitter::memory(const ir::Op& op) {
   };
   switch (op.kind) {
     case K::Len: {
-      const Type& a = type(op.operands[0]);
-      if (const ParamNames* p = param(op.operands[0])) return declare(op, p->len);
+      const Type& a = type(op.operand(ir::ops::Array::array));
+      if (const ParamNames* p = param(op.operand(ir::ops::Array::array))) return declare(op, p->len);
       return declare(op, std::to_string(a.length) + "u");
     }
     case K::TensorShape:
     case K::TensorStride: {
-      const ParamNames* p = param(op.operands[0]);
+      const ParamNames* p = param(op.operand(ir::ops::Array::array));
       if (!p) unsupported(op, "reads the shape of a tensor that is not a parameter");
-      size_t dim = static_cast<size_t>(op.attr_int(ir::AttrKey::Dim));
+      size_t dim = static_cast<size_t>(op.get<ir::AttrKey::Dim>());
       return declare(op, op.kind == K::TensorShape ? p->shape.at(dim) : p->stride.at(dim));
     }
     case K::Load: {
-      std::string access = name(op.operands[0]) + "[" + name(op.operands[1]) + "]";
+      std::string access = name(op.operand(ir::ops::Load::array)) + "[" + name(op.operand(ir::ops::Load::index)) + "]";
       // A masked-off load must not touch memory: the conditional evaluates the access only when
       // the mask holds.
-      if (op.operands.size() > 2) {
-        return declare(op, name(op.operands[2]) + " ? " + access + " : " + type_name(op.type) + "{}");
+      if (ir::Value mask = op.mask(); mask != ir::kNoValue) {
+        return declare(op, name(mask) + " ? " + access + " : " + type_name(op.type) + "{}");
       }
       return declare(op, access);
     }
     case K::Store: {
-      std::string s = name(op.operands[0]) + "[" + name(op.operands[1]) + "] = " + name(op.operands[2]) + ";";
-      if (op.operands.size() > 3) s = "if (" + name(op.operands[3]) + ") " + s;
+      std::string s = name(op.operand(ir::ops::Store::array)) + "[" + name(op.operand(ir::ops::Store::index)) +
+                      "] = " + name(op.operand(ir::ops::Store::value)) + ";";
+      if (ir::Value mask = op.mask(); mask != ir::kNoValue) s = "if (" + name(mask) + ") " + s;
       return line(s);
     }
     case K::CopyAsync: {
       // Masked off, the copy reads nothing (zero bytes from element 0) and writes zeros.
-      std::string mask = op.operands.size() > 4 ? name(op.operands[4]) : "true";
-      std::string src = name(op.operands[2]) + " + (" + mask + " ? " + name(op.operands[3]) + " : 0u)";
-      return line("kiln_cp_async16(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "], " + src + ", " + mask + ");");
+      using C = ir::ops::CopyAsync;
+      std::string mask = op.mask() != ir::kNoValue ? name(op.mask()) : "true";
+      std::string src = name(op.operand(C::global)) + " + (" + mask + " ? " + name(op.operand(C::global_index)) + " : 0u)";
+      return line("kiln_cp_async16(&" + name(op.operand(C::shared)) + "[" + name(op.operand(C::shared_index)) + "], " + src +
+                  ", " + mask + ");");
     }
     case K::LocalAlloc:
       return line(type_name(op.type.element()) + " " + name(op.result) + "[" + std::to_string(op.type.length) + "];");
     case K::VarDecl: return line(type_name(op.type.element()) + " " + name(op.result) + ";");
-    case K::VarLoad: return declare(op, name(op.operands[0]));
-    case K::VarStore: return line(name(op.operands[0]) + " = " + name(op.operands[1]) + ";");
+    case K::VarLoad: return declare(op, name(op.operand(ir::ops::VarLoad::var)));
+    case K::VarStore:
+      return line(name(op.operand(ir::ops::VarStore::var)) + " = " + name(op.operand(ir::ops::VarStore::value)) + ";");
     default: break;
   }
   if (!ir::is_atomic(op.kind)) unsupported(op, "does not know this memory op");
   // atomic.add -> kiln_atomic_add(&a[i], v): the prelude maps the IR's types onto CUDA's overloads.
   std::string fn = "kiln_atomic_" + std::string(ir::op_name(op.kind).substr(7));
-  size_t values = op.kind == K::AtomicCas ? 2 : 1;
-  std::string call = fn + "(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "]";
-  for (size_t j = 0; j < values; ++j) call += ", " + name(op.operands[2 + j]);
-  call += ")";
-  if (op.operands.size() > 2 + values) {
-    call = name(op.operands[2 + values]) + " ? " + call + " : " + type_name(op.type) + "{}";
+  std::string call = fn + "(&" + name(op.operand(ir::ops::Atomic::array)) + "[" + name(op.operand(ir::ops::Atomic::index)) + "]";
+  if (op.kind == K::AtomicCas) {
+    call += ", " + name(op.operand(ir::ops::AtomicCas::expected)) + ", " + name(op.operand(ir::ops::AtomicCas::desired));
+  } else {
+    call += ", " + name(op.operand(ir::ops::Atomic::value));
   }
+  call += ")";
+  if (ir::Value mask = op.mask(); mask != ir::kNoValue) call = name(mask) + " ? " + call + " : " + type_name(op.type) + "{}";
   declare(op, call);
 }
 
@@ -444,41 +453,45 @@ void Emitter::plane(const ir::Op& op) {
   using K = OpKind;
   if (mask_.empty()) unsupported(op, "has no mask for this plane op (an emitter bug)");
   std::string m = mask_;
-  auto arg = [&](size_t j) { return name(op.operands[j]); };
+  auto x = [&] { return name(op.operand(ir::ops::Unary::x)); };
+  auto predicate = [&] { return name(op.operand(ir::ops::PlaneVote::predicate)); };
+  auto value_lane = [&] {
+    return name(op.operand(ir::ops::PlaneLane::value)) + ", " + name(op.operand(ir::ops::PlaneLane::lane));
+  };
   switch (op.kind) {
-    case K::PlaneSum: return declare(op, "kiln_plane_reduce<kiln_op_add>(" + m + ", " + arg(0) + ")");
-    case K::PlaneProd: return declare(op, "kiln_plane_reduce<kiln_op_mul>(" + m + ", " + arg(0) + ")");
-    case K::PlaneMax: return declare(op, "kiln_plane_reduce<kiln_op_max>(" + m + ", " + arg(0) + ")");
-    case K::PlaneMin: return declare(op, "kiln_plane_reduce<kiln_op_min>(" + m + ", " + arg(0) + ")");
-    case K::PlaneAll: return declare(op, "kiln_plane_all(" + m + ", " + arg(0) + ")");
-    case K::PlaneAny: return declare(op, "kiln_plane_any(" + m + ", " + arg(0) + ")");
-    case K::PlaneBallot: return declare(op, "kiln_plane_ballot(" + m + ", " + arg(0) + ")");
+    case K::PlaneSum: return declare(op, "kiln_plane_reduce<kiln_op_add>(" + m + ", " + x() + ")");
+    case K::PlaneProd: return declare(op, "kiln_plane_reduce<kiln_op_mul>(" + m + ", " + x() + ")");
+    case K::PlaneMax: return declare(op, "kiln_plane_reduce<kiln_op_max>(" + m + ", " + x() + ")");
+    case K::PlaneMin: return declare(op, "kiln_plane_reduce<kiln_op_min>(" + m + ", " + x() + ")");
+    case K::PlaneAll: return declare(op, "kiln_plane_all(" + m + ", " + predicate() + ")");
+    case K::PlaneAny: return declare(op, "kiln_plane_any(" + m + ", " + predicate() + ")");
+    case K::PlaneBallot: return declare(op, "kiln_plane_ballot(" + m + ", " + predicate() + ")");
     case K::PlaneElect: return declare(op, "kiln_plane_elect(" + m + ")");
     case K::PlaneBroadcast:
-    case K::PlaneShuffle: return declare(op, "kiln_shfl_idx(" + m + ", " + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneShuffleXor: return declare(op, "kiln_shfl_xor(" + m + ", " + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneShuffleUp: return declare(op, "kiln_shfl_up(" + m + ", " + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneShuffleDown: return declare(op, "kiln_shfl_down(" + m + ", " + arg(0) + ", " + arg(1) + ")");
-    case K::PlaneInclusiveSum: return declare(op, "kiln_plane_scan(" + m + ", " + arg(0) + ", true)");
-    case K::PlaneExclusiveSum: return declare(op, "kiln_plane_scan(" + m + ", " + arg(0) + ", false)");
+    case K::PlaneShuffle: return declare(op, "kiln_shfl_idx(" + m + ", " + value_lane() + ")");
+    case K::PlaneShuffleXor: return declare(op, "kiln_shfl_xor(" + m + ", " + value_lane() + ")");
+    case K::PlaneShuffleUp: return declare(op, "kiln_shfl_up(" + m + ", " + value_lane() + ")");
+    case K::PlaneShuffleDown: return declare(op, "kiln_shfl_down(" + m + ", " + value_lane() + ")");
+    case K::PlaneInclusiveSum: return declare(op, "kiln_plane_scan(" + m + ", " + x() + ", true)");
+    case K::PlaneExclusiveSum: return declare(op, "kiln_plane_scan(" + m + ", " + x() + ", false)");
     default: unsupported(op, "does not know this plane op");
   }
 }
 
 // kiln_mma_sync<M, N, K, WM, WN, LDA, LDB[, true]>(&a[offset], &b[offset], acc) (true: b stored as
-// columns, the third of the Strides attribute set): every unit of the cube
-// calls it together; it reads the factors from shared memory and updates the unit's accumulators
-// in place (src/backends/cuda/device/mma.cuh, docs/decisions/019-tile-layer.md).
+// columns, the b_columns attribute): every unit of the cube calls it together; it reads the
+// factors from shared memory and updates the unit's accumulators in place
+// (src/backends/cuda/device/mma.cuh, docs/decisions/019-tile-layer.md).
 void Emitter::matrix(const ir::Op& op) {
+  using M = ir::ops::MmaSync;
   if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
-  const auto& shape = op.attr(ir::AttrKey::Shape)->ints;
-  const auto& warps = op.attr(ir::AttrKey::Dims)->ints;
-  const auto& pitch = op.attr(ir::AttrKey::Strides)->ints;
+  std::span<const int64_t> shape = op.get<ir::AttrKey::Shape>(), warps = op.get<ir::AttrKey::Warps>(),
+                           pitch = op.get<ir::AttrKey::Pitches>();
   std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) + ", " +
                      std::to_string(warps[0]) + ", " + std::to_string(warps[1]) + ", " + std::to_string(pitch[0]) + ", " +
-                     std::to_string(pitch[1]) + (pitch.size() > 2 && pitch[2] ? ", true" : "");
-  line("kiln_mma_sync<" + args + ">(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "], &" + name(op.operands[2]) + "[" +
-       name(op.operands[3]) + "], " + name(op.operands[4]) + ");");
+                     std::to_string(pitch[1]) + (op.get<ir::AttrKey::BColumns>() ? ", true" : "");
+  line("kiln_mma_sync<" + args + ">(&" + name(op.operand(M::a)) + "[" + name(op.operand(M::a_offset)) + "], &" +
+       name(op.operand(M::b)) + "[" + name(op.operand(M::b_offset)) + "], " + name(op.operand(M::acc)) + ");");
 }
 
 // printf promotes as C varargs do: small ints to int, f32 (and f16/bf16 through f32) to double.

@@ -63,7 +63,9 @@ class Emitter {
   // `declare_carried` declares them, `assign` sets them from an exit's operands, `snapshot`
   // copies them into a region's arguments where the region starts.
   void declare_carried(const ir::Op& op, std::span<const ir::Value> vars, std::span<const ir::Value> inits);
-  void assign(const std::vector<std::string>& to, const ir::Op& exit, size_t first_operand = 0);
+  // Assigns `values` to the variables `to` (what an exit carries: a yield's, break's or
+  // continue's values, what a condition passes on).
+  void assign(const std::vector<std::string>& to, std::span<const ir::Value> values);
   void snapshot(std::span<const ir::Value> args, std::span<const ir::Value> from);
   std::vector<std::string> names_of(std::span<const ir::Value> values) const;
   std::string linear_unit() const;                 // the C expression of builtin.unit_pos

@@ -9,12 +9,13 @@ namespace kiln::passes::tile_lowering {
 Lowerer::CellAccess Lowerer::cell_access(Value view) {
   const Op& v = *views_.at(view);
   CellAccess c;
-  c.array = v.operands[0];
+  c.array = v.operand(ops::Array::array);
   c.vec = k_.type_of(c.array).width;
-  c.extent = v.attr(AttrKey::Extent)->ints;
-  c.tile = v.attr(AttrKey::Tile)->ints;
-  c.along = v.attr(AttrKey::Along)->ints;
-  c.pad = v.attr(AttrKey::Pad)->s;
+  auto ints = [&](std::span<const int64_t> s) { return std::vector<int64_t>(s.begin(), s.end()); };
+  c.extent = ints(v.get<AttrKey::Extent>());
+  c.tile = ints(v.get<AttrKey::Tile>());
+  c.along = ints(v.get<AttrKey::Along>());
+  c.pad = v.get<AttrKey::Pad>();
   return c;
 }
 
@@ -24,11 +25,14 @@ Value Lowerer::extent_of(const CellAccess& c, size_t d) {
   return mul(emit(K::CubeCount, {}, {{AttrKey::Axis, AttrValue::of_int(c.along[d])}}), c32(uint64_t(c.tile[d])));
 }
 
-double Lowerer::pad_value(const std::string& pad) {
-  if (pad == "neg_inf") return -std::numeric_limits<double>::infinity();
-  if (pad == "pos_inf") return std::numeric_limits<double>::infinity();
-  if (pad == "nan") return std::numeric_limits<double>::quiet_NaN();
-  if (pad == "neg_zero") return -0.0;
+double Lowerer::pad_value(Pad pad) {
+  switch (pad) {
+    case Pad::neg_inf: return -std::numeric_limits<double>::infinity();
+    case Pad::pos_inf: return std::numeric_limits<double>::infinity();
+    case Pad::nan: return std::numeric_limits<double>::quiet_NaN();
+    case Pad::neg_zero: return -0.0;
+    case Pad::zero: return 0.0;
+  }
   return 0.0;
 }
 
@@ -96,23 +100,24 @@ Lowerer::Addressing Lowerer::address(const CellAccess& c, const Layout& l, std::
   return a;
 }
 
-std::vector<Value> Lowerer::cell_indices(const Op& op, size_t first, const CellAccess& c) {
-  std::vector<Value> idx;
-  if (op.kind == K::TileLoadCell || op.kind == K::TileStoreCell || op.kind == K::TileStoreSub) {
-    for (int64_t a : c.along) idx.push_back(a < 0 ? c32(0) : block_pos_[size_t(a)]);
-    return idx;
+// The cell an access reads or writes: load_at's indices, the block's own cell for the others.
+std::vector<Value> Lowerer::cell_indices(const Op& op, const CellAccess& c) {
+  if (op.kind == K::TileLoadAt) {
+    std::span<const Value> cell = op.operands_from(ops::TileLoadAt::cell);
+    return std::vector<Value>(cell.begin(), cell.end());
   }
-  for (size_t i = first; i < op.operands.size(); ++i) idx.push_back(op.operands[i]);
+  std::vector<Value> idx;
+  for (int64_t a : c.along) idx.push_back(a < 0 ? c32(0) : block_pos_[size_t(a)]);
   return idx;
 }
 
 void Lowerer::load_cell(const Op& op) {
-  CellAccess c = cell_access(op.operands[0]);
+  CellAccess c = cell_access(op.operand(ops::TileLoadAt::view));
   Layout l = blocked(op.type, units_, c.vec);
-  std::vector<Value> cell = cell_indices(op, 1, c);
+  std::vector<Value> cell = cell_indices(op, c);
   Addressing a = address(c, l, cell, {});
   Scalar s = op.type.scalar;
-  Value pad = c.pad == "zero" ? kNoValue : constant(s, pad_value(c.pad));
+  Value pad = c.pad == Pad::zero ? kNoValue : constant(s, pad_value(c.pad));
   Tiled r;
   r.type = op.type;
   r.layout = l;
@@ -130,15 +135,16 @@ void Lowerer::load_cell(const Op& op) {
 }
 
 void Lowerer::store_cell(const Op& op) {
-  CellAccess c = cell_access(op.operands[0]);
-  const Tiled& t = tile(op.operands[1]);
-  const Type tt = k_.type_of(op.operands[1]);  // a copy: emitting grows value_types
+  CellAccess c = cell_access(op.operand(ops::TileStoreSub::view));
+  const Tiled& t = tile(op.operand(ops::TileStoreSub::tile));
+  const Type tt = k_.type_of(op.operand(ops::TileStoreSub::tile));  // a copy: emitting grows value_types
   Layout l = blocked(tt, units_, c.vec);
   std::vector<Value> slots = present(t, l);
-  std::vector<Value> cell = cell_indices(op, 2, c);
+  std::vector<Value> cell = cell_indices(op, c);
   std::vector<Value> sub;
   if (op.kind == K::TileStoreSub) {
-    for (size_t d = 0; d < c.extent.size(); ++d) sub.push_back(mul(as_u32(op.operands[2 + d]), c32(tt.shape[d])));
+    std::span<const Value> part = op.operands_from(ops::TileStoreSub::part);
+    for (size_t d = 0; d < part.size(); ++d) sub.push_back(mul(as_u32(part[d]), c32(tt.shape[d])));
   }
   Addressing a = address(c, l, cell, sub);
   Value mine = owner(l);
@@ -162,9 +168,8 @@ void Lowerer::store_cell(const Op& op) {
 // accesses, flagged `checked` so that checked mode bounds them.
 std::vector<Value> Lowerer::pointer_index(const Op& op, const Type& t, const Layout& l, Value offset) {
   std::array<uint32_t, 4> stride = row_major(t);
-  if (const AttrValue* s = op.attr(AttrKey::Strides)) {
-    for (size_t d = 0; d < s->ints.size(); ++d) stride[d] = uint32_t(s->ints[d]);
-  }
+  std::span<const int64_t> strides = op.get<AttrKey::Strides>();
+  for (size_t d = 0; d < strides.size(); ++d) stride[d] = uint32_t(strides[d]);
   Value base = add(as_u32(offset), unit_linear(l, stride));
   std::vector<Value> idx;
   for (size_t j = 0; j < l.slots(); ++j) idx.push_back(add(base, c32(slot_linear(l, j, stride))));
@@ -176,24 +181,25 @@ void Lowerer::pointer_load(const Op& op) {
   Tiled r;
   r.type = op.type;
   r.layout = l;
-  for (Value i : pointer_index(op, op.type, l, op.operands[1])) {
-    r.slots.push_back(emit(K::Load, {op.operands[0], i}, {{AttrKey::Checked, AttrValue::of_bool(true)}}));
+  for (Value i : pointer_index(op, op.type, l, op.operand(ops::TileLoad::offset))) {
+    r.slots.push_back(emit(K::Load, {op.operand(ops::TileLoad::array), i}, {ir::attr<AttrKey::Checked>(true)}));
   }
   tiles_[op.result] = r;
 }
 
 void Lowerer::pointer_store(const Op& op) {
-  const Type tt = k_.type_of(op.operands[2]);  // a copy: emitting grows value_types
+  const Value array = op.operand(ops::TileStore::array), t = op.operand(ops::TileStore::tile);
+  const Type tt = k_.type_of(t);  // a copy: emitting grows value_types
   Layout l = blocked(tt, units_, 1);
-  std::vector<Value> slots = present(tile(op.operands[2]), l);
-  std::vector<Value> idx = pointer_index(op, tt, l, op.operands[1]);
+  std::vector<Value> slots = present(tile(t), l);
+  std::vector<Value> idx = pointer_index(op, tt, l, op.operand(ops::TileStore::offset));
   Value mine = owner(l);
   for (size_t j = 0; j < idx.size(); ++j) {
-    std::vector<Attr> checked = {{AttrKey::Checked, AttrValue::of_bool(true)}};
+    std::vector<Attr> checked = {ir::attr<AttrKey::Checked>(true)};
     if (mine == kNoValue)
-      emit(K::Store, {op.operands[0], idx[j], slots[j]}, checked);
+      emit(K::Store, {array, idx[j], slots[j]}, checked);
     else
-      emit(K::Store, {op.operands[0], idx[j], slots[j], mine}, checked);
+      emit(K::Store, {array, idx[j], slots[j], mine}, checked);
   }
 }
 

@@ -149,8 +149,8 @@ void Lowerer::plan_rings(const Op& op, const std::unordered_map<Value, const Op*
   walk(walk, body);
   for (const Op& l : body.ops) {
     if (l.kind != K::TileLoadAt || l.type.rank != 2) continue;
-    CellAccess c = cell_access(l.operands[0]);
-    if (c.pad != "zero" || c.vec * scalar_bytes(l.type.scalar) != 16) continue;
+    CellAccess c = cell_access(l.operand(ops::TileLoadAt::view));
+    if (c.pad != Pad::zero || c.vec * scalar_bytes(l.type.scalar) != 16) continue;
     // Its users: products that take it as a factor, or transposes of it that a product takes as
     // its b (stored as the tile's columns: x @ w.T reads w's rows).
     std::vector<std::pair<const Op*, size_t>> products;
@@ -170,14 +170,14 @@ void Lowerer::plan_rings(const Op& op, const std::unordered_map<Value, const Op*
     std::optional<uint32_t> pitch;
     for (auto [user, at] : products) {
       if (!ok) break;
-      const Type ta = k_.type_of(user->operands[0]), tb = k_.type_of(user->operands[1]);
+      const Type ta = k_.type_of(user->operand(ops::TileMma::a)), tb = k_.type_of(user->operand(ops::TileMma::b));
       MmaPlan plan = plan_mma(ta.scalar, user->type.scalar, ta.shape[0], tb.shape[1], ta.shape[1]);
       uint32_t cols = l.type.shape[1];
       uint32_t p = plan.fragments ? cols + 8 : cols;
       if (pitch && *pitch != p) ok = false;
       pitch = p;
     }
-    for (size_t i = 1; ok && i < l.operands.size(); ++i) ok = clonable(l.operands[i], body, def);
+    for (Value i : l.operands_from(ops::TileLoadAt::cell)) ok = ok && clonable(i, body, def);
     if (!ok) continue;
     Ring r;
     r.load = &l;
@@ -193,10 +193,10 @@ void Lowerer::plan_rings(const Op& op, const std::unordered_map<Value, const Op*
 void Lowerer::issue_copies(const Ring& r, Value at, Value slot_offset, Value valid, const Region& body,
                            const std::unordered_map<Value, const Op*>& def) {
   const Op& l = *r.load;
-  CellAccess c = cell_access(l.operands[0]);
+  CellAccess c = cell_access(l.operand(ops::TileLoadAt::view));
   std::unordered_map<Value, Value> done;
   std::vector<Value> cell;
-  for (size_t i = 1; i < l.operands.size(); ++i) cell.push_back(clone_at(l.operands[i], at, body, def, done));
+  for (Value i : l.operands_from(ops::TileLoadAt::cell)) cell.push_back(clone_at(i, at, body, def, done));
   Layout lay = blocked(l.type, units_, c.vec);
   Addressing a = address(c, lay, cell, {});
   std::array<uint32_t, 4> stride = {r.pitch, 1, 0, 0};
@@ -233,7 +233,8 @@ bool Lowerer::exits_early(const Region& body) {
 
 void Lowerer::lower_for(const Op& op) {
   const Region& body = op.regions[0];
-  size_t ninit = op.operands.size() - 3;
+  std::span<const Value> init_values = op.operands_from(ops::For::inits);
+  const size_t ninit = init_values.size();
   std::unordered_map<Value, const Op*> def;
   for (const Op& o : body.ops) {
     for (Value v : o.results()) def[v] = &o;
@@ -254,7 +255,7 @@ void Lowerer::lower_for(const Op& op) {
   for (const Ring* r : rings) rings_[r->load->result].current = c32(0);
   std::vector<std::optional<Layout>> layout(ninit);
   for (size_t i = 0; i < ninit; ++i) {
-    Value v = op.operands[3 + i];
+    Value v = init_values[i];
     if (!is_tile_type(k_.type_of(v))) continue;
     const Tiled& t = tile(v);
     layout[i] = placed(t) ? t.layout : blocked(k_.type_of(v), units_, 1);
@@ -267,11 +268,12 @@ void Lowerer::lower_for(const Op& op) {
     }
   }
   // The loop proper.
-  std::vector<Value> inits = {op.operands[0], op.operands[1], op.operands[2]};
+  Value lo = op.operand(ops::For::lower_bound), hi = op.operand(ops::For::upper_bound), step = op.operand(ops::For::step);
+  std::vector<Value> inits = {lo, hi, step};
   std::vector<Type> carried;
   std::vector<size_t> first(ninit);
   for (size_t i = 0; i < ninit; ++i) {
-    Value v = op.operands[3 + i];
+    Value v = init_values[i];
     first[i] = inits.size() - 3;
     if (!layout[i]) {
       inits.push_back(v);
@@ -329,7 +331,6 @@ void Lowerer::lower_for(const Op& op) {
     tiles_[arg] = t;
   }
   // The pipeline's prologue: the first S - 1 iterations' copies.
-  Value lo = op.operands[0], hi = op.operands[1], step = op.operands[2];
   Type it = k_.type_of(lo);
   auto index_const = [&](int64_t v) { return b_.constant(it, AttrValue::of_int(v)); };
   if (!rings.empty()) {

@@ -178,11 +178,11 @@ class Lowerer {
     Value array;
     int vec;
     std::vector<int64_t> extent, tile, along;
-    std::string pad;
+    Pad pad = Pad::zero;
   };
   CellAccess cell_access(Value view);
   Value extent_of(const CellAccess& c, size_t d);
-  double pad_value(const std::string& pad);
+  static double pad_value(Pad pad);
 
   // Element index of each slot and the mask (kNoValue: always in range) of each vector chunk.
   struct Addressing {
@@ -191,7 +191,7 @@ class Lowerer {
   };
   Addressing address(const CellAccess& c, const Layout& l, std::span<const Value> cell,
                      std::span<const Value> sub_offset);
-  std::vector<Value> cell_indices(const Op& op, size_t first, const CellAccess& c);
+  std::vector<Value> cell_indices(const Op& op, const CellAccess& c);
   void load_cell(const Op& op);
   void store_cell(const Op& op);
   std::vector<Value> pointer_index(const Op& op, const Type& t, const Layout& l, Value offset);

@@ -60,7 +60,7 @@ void Lowerer::full(const Op& op) {
 void Lowerer::widen(const Op& op) {
   Tiled r;
   r.type = op.type;
-  const Tiled& src = tile(op.operands[0]);
+  const Tiled& src = tile(op.operand(ops::TileUnary::tile));
   if (src.splat) {
     r = src;
     r.type = op.type;
@@ -71,7 +71,7 @@ void Lowerer::widen(const Op& op) {
 }
 
 void Lowerer::transpose(const Op& op) {
-  const Tiled& src = tile(op.operands[0]);
+  const Tiled& src = tile(op.operand(ops::TileUnary::tile));
   Tiled r = src;
   r.type = op.type;
   if (src.splat) {
@@ -106,9 +106,9 @@ Value Lowerer::combine(OpKind k, Value a, Value b) {
 }
 
 void Lowerer::reduce(const Op& op) {
-  Tiled src = in_slots(tile(op.operands[0]));
-  int dim = int(op.attr_int(AttrKey::Dim));
-  bool keep = op.flag(AttrKey::Keepdims);
+  Tiled src = in_slots(tile(op.operand(ops::TileUnary::tile)));
+  int dim = int(op.get<AttrKey::Dim>());
+  bool keep = op.get<AttrKey::Keepdims>();
   const Layout& l = src.layout;
   // 1. A unit's own slots along dim.
   std::vector<size_t> kept, folded;
@@ -212,10 +212,11 @@ Lowerer::MmaPlan Lowerer::plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, 
 // unit accumulates its slots of c exactly over k in a run-time loop, in the order k = 0, 1, ...,
 // in the same layout, so the CPU checks everything but the instruction.
 void Lowerer::mma(const Op& op) {
-  const Type ta = k_.type_of(op.operands[0]), tb = k_.type_of(op.operands[1]);  // copies: emitting grows value_types
+  const Value a = op.operand(ops::TileMma::a), b = op.operand(ops::TileMma::b);
+  const Type ta = k_.type_of(a), tb = k_.type_of(b);  // copies: emitting grows value_types
   uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
   MmaPlan plan = plan_mma(ta.scalar, op.type.scalar, m, n, kk);
-  Tiled c = tile(op.operands[2]);
+  Tiled c = tile(op.operand(ops::TileMma::c));
   Layout lc = plan.fragments ? mma_layout(op.type, plan.wm, plan.wn)
               : !placed(c)   ? blocked(op.type, units_, 1)
                              : c.layout;
@@ -225,7 +226,7 @@ void Lowerer::mma(const Op& op) {
   // written into the scratch array (a at 0, b after it).
   // b may be staged as its columns (the transposed view of a loaded tile: x @ w.T), rows of k
   // padded alike; mma reads it so without moving it.
-  const Tiled &fa = tile(op.operands[0]), &fb = tile(op.operands[1]);
+  const Tiled &fa = tile(a), &fb = tile(b);
   bool a_ready = fa.staged && !fa.staged->columns && fa.staged->pitch == lda;
   bool b_ready = fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
   const bool b_columns = b_ready && fb.staged->columns;
@@ -244,10 +245,10 @@ void Lowerer::mma(const Op& op) {
   if (plan.fragments && k_.facts.target.cuda_at_least(80)) {
     Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
     for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
-    emit(K::MmaSync, {sa, a_off, sb, b_off, local},
-         {{AttrKey::Shape, AttrValue::of_ints({m, n, kk})},
-          {AttrKey::Dims, AttrValue::of_ints({plan.wm, plan.wn})},
-          {AttrKey::Strides, b_columns ? AttrValue::of_ints({lda, ldb, 1u}) : AttrValue::of_ints({lda, ldb})}});
+    std::vector<Attr> attrs = {ir::attr<AttrKey::Warps>({plan.wm, plan.wn}), ir::attr<AttrKey::Shape>({m, n, kk}),
+                               ir::attr<AttrKey::Pitches>({lda, ldb})};
+    if (b_columns) attrs.push_back(ir::attr<AttrKey::BColumns>(true));
+    emit(K::MmaSync, {sa, a_off, sb, b_off, local}, attrs);
     for (size_t j = 0; j < acc.size(); ++j) results.push_back(emit(K::Load, {local, c32(j)}));
   } else {
     results = exact_product(acc, lc, sa, a_off, sb, b_off, lda, ldb, kk, cs, b_columns);
