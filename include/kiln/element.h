@@ -1,6 +1,6 @@
 // The C++ types that are kiln element types (bool, the fixed-width integers, f16, bf16, float,
-// double) and the IR scalar each one is. Kernels, handles and launches all speak of elements
-// through these.
+// double: the rows of ir/scalars.h) and the IR scalar each one is. Kernels, handles and launches
+// all speak of elements through these.
 #pragma once
 
 #include <cstdint>
@@ -17,26 +17,15 @@ template <class T>
 struct scalar_traits {
   static constexpr bool valid = false;
 };
-#define KILN_SCALAR(T, S)                               \
-  template <>                                           \
-  struct scalar_traits<T> {                             \
-    static constexpr bool valid = true;                 \
-    static constexpr ir::Scalar scalar = ir::Scalar::S; \
+// One specialisation per row of the element table (ir/scalars.h).
+#define KILN_X(e, text, T, cpp, compute)               \
+  template <>                                          \
+  struct scalar_traits<T> {                            \
+    static constexpr bool valid = true;                \
+    static constexpr ir::Scalar scalar = ir::Scalar::e; \
   };
-KILN_SCALAR(bool, Bool)
-KILN_SCALAR(int8_t, I8)
-KILN_SCALAR(int16_t, I16)
-KILN_SCALAR(int32_t, I32)
-KILN_SCALAR(int64_t, I64)
-KILN_SCALAR(uint8_t, U8)
-KILN_SCALAR(uint16_t, U16)
-KILN_SCALAR(uint32_t, U32)
-KILN_SCALAR(uint64_t, U64)
-KILN_SCALAR(f16, F16)
-KILN_SCALAR(bf16, BF16)
-KILN_SCALAR(float, F32)
-KILN_SCALAR(double, F64)
-#undef KILN_SCALAR
+KILN_ELEMENT_TYPES(KILN_X)
+#undef KILN_X
 
 template <class T>
 concept Element = scalar_traits<T>::valid;
@@ -68,6 +57,6 @@ constexpr std::optional<ir::Scalar> element_of() {
 
 // How a program spells the element type `s` in C++ ("float", "int32_t", "f16"), for messages that
 // tell a person what to write.
-std::string_view cpp_element_name(ir::Scalar s);
+constexpr std::string_view cpp_element_name(ir::Scalar s) { return ir::scalar_facts(s).cpp_name; }
 
 }  // namespace kiln

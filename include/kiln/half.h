@@ -128,14 +128,16 @@ uint16_t integer_to_bits(I v, int mant, int exp_bits) {
 // IEEE binary16. Arithmetic on the host goes through float, which rounds the same way as the
 // device's native half arithmetic for + - * / (float carries more than twice half's precision).
 struct f16 {
+  static constexpr int mantissa_bits = 10;  // stored; with the implicit bit, 11 of precision
+  static constexpr int exponent_bits = 5;
   uint16_t bits = 0;
   f16() = default;
   explicit f16(float f) : bits(detail::float_to_half_bits(f)) {}
-  explicit f16(double d) : bits(detail::double_to_bits(d, 10, 5, 0x7e00)) {}
+  explicit f16(double d) : bits(detail::double_to_bits(d, mantissa_bits, exponent_bits, 0x7e00)) {}
   // Any integer, rounded once as a cast does. Without it f16(1) is ambiguous (an int converts to
   // float and to double equally well), and so is T(1) in a kernel templated over its element type.
   template <std::integral I>
-  explicit f16(I v) : bits(detail::integer_to_bits(v, 10, 5)) {}
+  explicit f16(I v) : bits(detail::integer_to_bits(v, mantissa_bits, exponent_bits)) {}
   explicit operator float() const { return detail::half_bits_to_float(bits); }
   static f16 from_bits(uint16_t b) { f16 h; h.bits = b; return h; }
   // Rounded once to nearest even (a conversion through float could round twice); the same as f16(v).
@@ -146,12 +148,14 @@ struct f16 {
 
 // bfloat16: the top half of a float.
 struct bf16 {
+  static constexpr int mantissa_bits = 7;
+  static constexpr int exponent_bits = 8;
   uint16_t bits = 0;
   bf16() = default;
   explicit bf16(float f) : bits(detail::float_to_bf16_bits(f)) {}
-  explicit bf16(double d) : bits(detail::double_to_bits(d, 7, 8, 0x7fc0)) {}
+  explicit bf16(double d) : bits(detail::double_to_bits(d, mantissa_bits, exponent_bits, 0x7fc0)) {}
   template <std::integral I>  // as f16's
-  explicit bf16(I v) : bits(detail::integer_to_bits(v, 7, 8)) {}
+  explicit bf16(I v) : bits(detail::integer_to_bits(v, mantissa_bits, exponent_bits)) {}
   explicit operator float() const { return detail::bf16_bits_to_float(bits); }
   static bf16 from_bits(uint16_t b) { bf16 h; h.bits = b; return h; }
   template <std::integral I>

@@ -217,8 +217,9 @@ ValueRef Tracer::bitcast(ValueRef a, Scalar to) {
 
 ValueRef Tracer::vector_construct(std::span<const ValueRef> lanes) {
   int n = static_cast<int>(lanes.size());
-  if (n != 2 && n != 4 && n != 8 && n != 16) {
-    fail("trace.vector_width", OpKind::VectorConstruct, std::to_string(n) + " lanes; a vector has 2, 4, 8 or 16");
+  if (n < 2 || !ir::Target::valid_vector_width(int(n))) {
+    fail("trace.vector_width", OpKind::VectorConstruct,
+         std::to_string(n) + " lanes; a vector has one of " + ir::Target::vector_widths_text(2));
   }
   for (const ValueRef& l : lanes) {
     if (!l.type.is_scalar() || l.type.scalar != lanes[0].type.scalar) {

@@ -5,6 +5,14 @@
 
 namespace kiln::ir {
 
+std::string Target::vector_widths_text(int least) {
+  std::string s;
+  for (int w : kVectorWidths) {
+    if (w >= least) s += (s.empty() ? "" : ", ") + std::to_string(w);
+  }
+  return s;
+}
+
 std::string to_string(const Target& t) {
   switch (t.kind) {
     case Target::Kind::Any: return "any";

@@ -6,45 +6,19 @@
 #include <stdexcept>
 
 #include "kiln/error.h"
+#include "kiln/ir/target.h"
 
 namespace kiln::ir {
 
-namespace {
-struct ScalarFacts {
-  std::string_view name;
-  int bytes;
-};
-constexpr ScalarFacts kScalars[] = {
-#define KILN_X(e, name, bytes) {name, bytes},
-    KILN_IR_SCALARS(KILN_X)
-#undef KILN_X
-};
-}  // namespace
-
-std::string_view scalar_name(Scalar s) { return kScalars[static_cast<int>(s)].name; }
-int scalar_bytes(Scalar s) { return kScalars[static_cast<int>(s)].bytes; }
-
-bool is_float(Scalar s) {
-  return s == Scalar::F16 || s == Scalar::BF16 || s == Scalar::F32 || s == Scalar::F64;
-}
-bool is_signed_int(Scalar s) {
-  return s == Scalar::I8 || s == Scalar::I16 || s == Scalar::I32 || s == Scalar::I64;
-}
-bool is_unsigned_int(Scalar s) {
-  return s == Scalar::U8 || s == Scalar::U16 || s == Scalar::U32 || s == Scalar::U64;
-}
-
 bool parse_scalar(std::string_view text, Scalar& out) {
-  for (size_t i = 0; i < std::size(kScalars); ++i) {
-    if (kScalars[i].name == text) {
+  for (size_t i = 0; i < std::size(kScalarFacts); ++i) {
+    if (kScalarFacts[i].name == text) {
       out = static_cast<Scalar>(i);
       return true;
     }
   }
   return false;
 }
-
-static bool valid_width(int w) { return w == 1 || w == 2 || w == 4 || w == 8 || w == 16; }
 
 Type Type::scalar_of(Scalar s) {
   Type t;
@@ -54,8 +28,8 @@ Type Type::scalar_of(Scalar s) {
 }
 
 Type Type::vector_of(Scalar s, int width) {
-  if (!valid_width(width)) {
-    throw Error("ir.bad_type", "vector width " + std::to_string(width) + " is not one of 1, 2, 4, 8, 16");
+  if (!Target::valid_vector_width(width)) {
+    throw Error("ir.bad_type", "vector width " + std::to_string(width) + " is not one of " + Target::vector_widths_text());
   }
   Type t = scalar_of(s);
   if (width > 1) {

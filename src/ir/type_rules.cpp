@@ -3,6 +3,8 @@
 // the right kinds and the right number and checks only what is particular to its ops.
 #include "kiln/ir/type_rules.h"
 
+#include "kiln/ir/mma.h"
+
 #include <iterator>
 #include <vector>
 
@@ -142,7 +144,9 @@ TypeResult rule_vector_construct(const TypeQuery& q) {
   if (auto d = differing(lanes); !d.empty()) return error(d);
   if (!lanes.front().is_scalar()) return error("takes scalars");
   size_t n = lanes.size();
-  if (n != 2 && n != 4 && n != 8 && n != 16) return error("takes 2, 4, 8 or 16 lanes, has " + std::to_string(n));
+  if (n < 2 || !Target::valid_vector_width(int(n))) {
+    return error("takes one of " + Target::vector_widths_text(2) + " lanes, has " + std::to_string(n));
+  }
   return ok(Type::vector_of(lanes.front().scalar, static_cast<int>(n)));
 }
 
@@ -485,27 +489,16 @@ TypeResult rule_tile_transpose(const TypeQuery& q) {
   return ok(r);
 }
 
-// The formats a tile product takes (seed 04's table): the factors share a format, the accumulator
-// may be wider.
-bool mma_format(Scalar ab, Scalar c) {
-  switch (ab) {
-    case Scalar::F16: return c == Scalar::F16 || c == Scalar::F32;
-    case Scalar::BF16:
-    case Scalar::F32: return c == Scalar::F32;
-    case Scalar::F64: return c == Scalar::F64;
-    default: return false;
-  }
-}
-
 TypeResult rule_tile_mma(const TypeQuery& q) {
   const Type &a = q.operand(ops::TileMma::a), &b = q.operand(ops::TileMma::b), &c = q.operand(ops::TileMma::c);
   for (const Type* t : {&a, &b, &c}) {
     if (!t->is_register_tile() || t->rank != 2) return error("multiplies register tiles of rank 2, not " + ts(*t));
   }
+  // The formats are mma.h's table (seed 04's): the factors share a format, the accumulator may be wider.
   if (a.scalar != b.scalar || !mma_format(a.scalar, c.scalar)) {
     return error("takes " + std::string(scalar_name(a.scalar)) + " x " + std::string(scalar_name(b.scalar)) + " into " +
-                 std::string(scalar_name(c.scalar)) + "; the formats are f16 x f16 into f16 or f32, bf16 x bf16 into " +
-                 "f32, f32 x f32 into f32 and f64 x f64 into f64 (tf32 and the 8-bit floats are not kiln element types)");
+                 std::string(scalar_name(c.scalar)) + "; the formats are " + mma_formats_text() +
+                 " (tf32 and the 8-bit floats are not kiln element types)");
   }
   if (a.shape[1] != b.shape[0]) {
     return error("lhs " + ts(a) + " has k = " + std::to_string(a.shape[1]) + " and rhs " + ts(b) + " has k = " +
@@ -525,14 +518,17 @@ TypeResult rule_tile_block_id(const TypeQuery& q) {
 
 // mma.sync a, a_offset, b, b_offset, acc {shape = [m, n, k], warps = [wm, wn], pitches = [lda, ldb],
 // b_columns}: with b_columns, b is stored as its columns, an n x k tile with rows ldb apart.
+// The instruction is mma.h's m16n8k16: its factor formats, accumulators and block shape.
 TypeResult rule_mma_sync(const TypeQuery& q) {
+  const MmaInstruction& in = kMmaSyncM16N8K16;
   const Type &a = q.operand(ops::MmaSync::a), &b = q.operand(ops::MmaSync::b), &acc = q.operand(ops::MmaSync::acc);
   if (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 || b.width != 1 ||
-      (a.scalar != Scalar::BF16 && a.scalar != Scalar::F16)) {
-    return error("multiplies shared arrays of bf16 or f16, not " + ts(a) + " and " + ts(b));
+      !mma_instruction(a.scalar, in.c)) {
+    return error("multiplies shared arrays of " + std::string(scalar_name(in.factors[0])) + " or " +
+                 std::string(scalar_name(in.factors[1])) + ", not " + ts(a) + " and " + ts(b));
   }
-  if (acc.kind != TypeKind::Local || acc.scalar != Scalar::F32 || acc.width != 1) {
-    return error("accumulates into a local array of f32, not " + ts(acc));
+  if (acc.kind != TypeKind::Local || acc.scalar != in.c || acc.width != 1) {
+    return error("accumulates into a local array of " + std::string(scalar_name(in.c)) + ", not " + ts(acc));
   }
   std::span<const int64_t> shape = q.get<AttrKey::Shape>(), warps = q.get<AttrKey::Warps>(),
                            pitch = q.get<AttrKey::Pitches>();
@@ -541,14 +537,15 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
   }
   int64_t m = shape[0], n = shape[1], k = shape[2], wm = warps[0], wn = warps[1];
   const bool b_columns = q.get<AttrKey::BColumns>();
-  if (wm < 1 || wn < 1 || m % (16 * wm) != 0 || n % (8 * wn) != 0 || k % 16 != 0 || pitch[0] < k || pitch[1] < (b_columns ? k : n) ||
-      (pitch[0] * 2) % 16 != 0 || (pitch[1] * 2) % 16 != 0) {
-    return error("takes m a multiple of 16 wm, n of 8 wn, k of 16, and row pitches of whole 16 bytes at least k and n (k for b "
-                 "stored as columns)");
+  const int64_t bm = in.m, bn = in.n, bk = in.k, esize = scalar_bytes(a.scalar);
+  if (wm < 1 || wn < 1 || m % (bm * wm) != 0 || n % (bn * wn) != 0 || k % bk != 0 || pitch[0] < k ||
+      pitch[1] < (b_columns ? k : n) || (pitch[0] * esize) % 16 != 0 || (pitch[1] * esize) % 16 != 0) {
+    return error("takes m a multiple of " + std::to_string(bm) + " wm, n of " + std::to_string(bn) + " wn, k of " +
+                 std::to_string(bk) + ", and row pitches of whole 16 bytes at least k and n (k for b stored as columns)");
   }
-  if (int64_t(acc.length) != (m / wm / 16) * (n / wn / 8) * 4) {
-    return error("each unit holds " + std::to_string((m / wm / 16) * (n / wn / 8) * 4) + " accumulators, not " +
-                 std::to_string(acc.length));
+  const int64_t slots = mma_sync_slots(in, uint32_t(m), uint32_t(n), uint32_t(wm), uint32_t(wn));
+  if (int64_t(acc.length) != slots) {
+    return error("each unit holds " + std::to_string(slots) + " accumulators, not " + std::to_string(acc.length));
   }
   return none();
 }

@@ -29,8 +29,8 @@ class Verifier {
     }
     const KernelFacts& f = k_.facts;
     if (f.cube_dim.total() == 0) fail_kernel("cube_dim has a zero extent");
-    if (f.vector_width != 1 && f.vector_width != 2 && f.vector_width != 4 && f.vector_width != 8 && f.vector_width != 16) {
-      fail_kernel("vector width " + std::to_string(f.vector_width) + " is not one of 1, 2, 4, 8, 16");
+    if (!Target::valid_vector_width(f.vector_width)) {
+      fail_kernel("vector width " + std::to_string(f.vector_width) + " is not one of " + Target::vector_widths_text());
     }
     region(k_.body, Context{});
   }

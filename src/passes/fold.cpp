@@ -64,12 +64,11 @@ int64_t wrap(Scalar s, uint64_t bits) {
 
 // Rounds a value that is exact in f32 (or any value, for f32 and f64) to the type.
 double round_to(Scalar s, double v) {
-  switch (s) {
-    case Scalar::F16: return static_cast<float>(f16(static_cast<float>(v)));
-    case Scalar::BF16: return static_cast<float>(bf16(static_cast<float>(v)));
-    case Scalar::F32: return static_cast<float>(v);
-    default: return v;
-  }
+  return ir::visit_scalar(s, [&]<class T>() -> double {
+    if constexpr (ir::is_half_type<T>) return static_cast<float>(T(static_cast<float>(v)));
+    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v);
+    else return v;
+  });
 }
 
 bool exact_in_f32(double v) { return std::isnan(v) || static_cast<double>(static_cast<float>(v)) == v; }
@@ -237,22 +236,21 @@ std::optional<AttrValue> fold_cast(Scalar from, Scalar to, const AttrValue& v) {
   return int_result(to, static_cast<uint64_t>(t));
 }
 
+// The bits of float `d` in float type `s`, and back (f64's for every other type).
 uint64_t float_bits(Scalar s, double d) {
-  switch (s) {
-    case Scalar::F16: return f16(static_cast<float>(d)).bits;
-    case Scalar::BF16: return bf16(static_cast<float>(d)).bits;
-    case Scalar::F32: return std::bit_cast<uint32_t>(static_cast<float>(d));
-    default: return std::bit_cast<uint64_t>(d);
-  }
+  return ir::visit_scalar(s, [&]<class T>() -> uint64_t {
+    if constexpr (ir::is_half_type<T>) return T(static_cast<float>(d)).bits;
+    else if constexpr (std::is_same_v<T, float>) return std::bit_cast<uint32_t>(static_cast<float>(d));
+    else return std::bit_cast<uint64_t>(d);
+  });
 }
 
 double float_of_bits(Scalar s, uint64_t bits) {
-  switch (s) {
-    case Scalar::F16: return static_cast<float>(f16::from_bits(static_cast<uint16_t>(bits)));
-    case Scalar::BF16: return static_cast<float>(bf16::from_bits(static_cast<uint16_t>(bits)));
-    case Scalar::F32: return std::bit_cast<float>(static_cast<uint32_t>(bits));
-    default: return std::bit_cast<double>(bits);
-  }
+  return ir::visit_scalar(s, [&]<class T>() -> double {
+    if constexpr (ir::is_half_type<T>) return static_cast<float>(T::from_bits(static_cast<uint16_t>(bits)));
+    else if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>(static_cast<uint32_t>(bits));
+    else return std::bit_cast<double>(bits);
+  });
 }
 
 // bitcast between scalars of one size (lane for lane); NaN payloads are not representable in a

@@ -54,10 +54,11 @@ void largest_tile(const Region& r, const Kernel& k, uint64_t& most, uint64_t& pr
 // four planes to eight (decision 020): a plane's 64 x 64 accumulators read each factor fragment
 // four times from registers, where 32 x 64 read half of them twice as often from shared memory.
 uint32_t tile_units(const Kernel& k) {
+  constexpr uint64_t plane = ir::Target::kPlaneWidth;
   uint64_t most = 1, product = 0;
   largest_tile(k.body, k, most, product);
-  if (product > 0) return uint32_t(std::clamp<uint64_t>(32 * (product / 4096), 128, 256));
-  uint64_t u = 32;
+  if (product > 0) return uint32_t(std::clamp<uint64_t>(plane * (product / 4096), 4 * plane, 8 * plane));
+  uint64_t u = plane;
   while (u < 256 && u * 8 < most) u *= 2;
   return uint32_t(u);
 }
@@ -65,11 +66,12 @@ uint32_t tile_units(const Kernel& k) {
 bool lower_tiles(Kernel& k) {
   if (!has_tile_ops(k.body)) return false;
   uint32_t units = k.facts.cube_dim.x;
-  if (units < 32 || (units & (units - 1)) != 0 || units > 1024 || k.facts.cube_dim.y != 1 || k.facts.cube_dim.z != 1) {
+  if (units < ir::Target::kPlaneWidth || (units & (units - 1)) != 0 || units > ir::Target::kMaxCubeUnits ||
+      k.facts.cube_dim.y != 1 || k.facts.cube_dim.z != 1) {
     throw Error("passes.lower_tiles",
-                "kernel '" + k.name +
-                    "': a tile kernel runs on cubes of [U, 1, 1] units, U a power of two from 32 "
-                    "to 1024 (tile_units gives " +
+                "kernel '" + k.name + "': a tile kernel runs on cubes of [U, 1, 1] units, U a power of two from " +
+                    std::to_string(ir::Target::kPlaneWidth) + " to " + std::to_string(ir::Target::kMaxCubeUnits) +
+                    " (tile_units gives " +
                     std::to_string(tile_units(k)) + "), not [" + std::to_string(k.facts.cube_dim.x) + ", " +
                     std::to_string(k.facts.cube_dim.y) + ", " + std::to_string(k.facts.cube_dim.z) + "]");
   }

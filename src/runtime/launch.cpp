@@ -149,9 +149,9 @@ KernelId bind_launch(const ClientState& st, const KernelRef& kernel, const Launc
                      std::span<const Arg> args, Bindings& bound) {
   const KernelSignature& sig = kernel.signature();
   const int vector_size = config.vector_size;
-  if (vector_size != 1 && vector_size != 2 && vector_size != 4 && vector_size != 8 && vector_size != 16) {
+  if (!ir::Target::valid_vector_width(int(vector_size))) {
     throw Error("launch.bad_argument", "kernel '" + std::string(sig.name) + "': vector size " +
-                                          std::to_string(vector_size) + " is not one of 1, 2, 4, 8, 16");
+                                          std::to_string(vector_size) + " is not one of " + ir::Target::vector_widths_text());
   }
   if (args.size() != sig.count) throw_arity(sig, args.size());
   // Made one by one, as the bindings are (launch_binding.h says why); one is 48 bytes, which GCC

@@ -12,31 +12,6 @@ namespace kiln::runtime {
 
 namespace {
 
-template <class T>
-struct TypeTag {
-  using type = T;
-};
-
-template <class F>
-decltype(auto) with_element(ir::Scalar s, F&& f) {
-  switch (s) {
-    case ir::Scalar::Bool: return f(TypeTag<bool>{});
-    case ir::Scalar::I8: return f(TypeTag<int8_t>{});
-    case ir::Scalar::I16: return f(TypeTag<int16_t>{});
-    case ir::Scalar::I32: return f(TypeTag<int32_t>{});
-    case ir::Scalar::I64: return f(TypeTag<int64_t>{});
-    case ir::Scalar::U8: return f(TypeTag<uint8_t>{});
-    case ir::Scalar::U16: return f(TypeTag<uint16_t>{});
-    case ir::Scalar::U32: return f(TypeTag<uint32_t>{});
-    case ir::Scalar::U64: return f(TypeTag<uint64_t>{});
-    case ir::Scalar::F16: return f(TypeTag<f16>{});
-    case ir::Scalar::BF16: return f(TypeTag<bf16>{});
-    case ir::Scalar::F32: return f(TypeTag<float>{});
-    case ir::Scalar::F64: return f(TypeTag<double>{});
-  }
-  return f(TypeTag<bool>{});
-}
-
 // A into T unless the value would change (300 into u8, 2.5 into an integer); floats narrow with
 // rounding.
 template <class T, class A>
@@ -48,20 +23,20 @@ bool scalar_fits(const A& a, T& out) {
     } else {
       return false;
     }
-  } else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+  } else if constexpr (ir::is_half_type<T>) {
     // One rounding from the value given, as literals in kernels get (expr.h literal_as).
-    if constexpr (std::is_same_v<A, f16> || std::is_same_v<A, bf16>) out = T(static_cast<float>(a));
+    if constexpr (ir::is_half_type<A>) out = T(static_cast<float>(a));
     else if constexpr (std::is_same_v<A, bool>) out = T(a ? 1.0f : 0.0f);
     else if constexpr (std::is_integral_v<A>) out = T::from_integer(a);
     else out = T(static_cast<double>(a));
     return true;
   } else if constexpr (std::is_floating_point_v<T>) {
-    if constexpr (std::is_same_v<A, f16> || std::is_same_v<A, bf16>) out = static_cast<T>(static_cast<float>(a));
+    if constexpr (ir::is_half_type<A>) out = static_cast<T>(static_cast<float>(a));
     else out = static_cast<T>(a);
     return true;
   } else {
     // integer parameter
-    if constexpr (std::is_same_v<A, bool> || std::is_same_v<A, f16> || std::is_same_v<A, bf16>) {
+    if constexpr (std::is_same_v<A, bool> || ir::is_half_type<A>) {
       return false;
     } else if constexpr (std::is_floating_point_v<A>) {
       // Bounds as powers of two, exact in A: T's max rounds up to 2^digits in a float, and a value
@@ -86,12 +61,10 @@ bool convert_scalar(const ScalarValue& v, ir::Scalar to, ScalarValue& out) {
     out = v;
     return true;
   }
-  return with_element(v.type, [&](auto from) {
-    using A = typename decltype(from)::type;
+  return ir::visit_scalar(v.type, [&]<class A>() {
     A a;
     std::memcpy(&a, v.bits.data(), sizeof a);
-    return with_element(to, [&](auto target) {
-      using T = typename decltype(target)::type;
+    return ir::visit_scalar(to, [&]<class T>() {
       T t{};
       if (!scalar_fits<T>(a, t)) return false;
       out = ScalarValue::of(t);
@@ -101,11 +74,10 @@ bool convert_scalar(const ScalarValue& v, ir::Scalar to, ScalarValue& out) {
 }
 
 ComptimeBits comptime_bits_of(const ScalarValue& v) {
-  return with_element(v.type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  return ir::visit_scalar(v.type, [&]<class T>() {
     T x;
     std::memcpy(&x, v.bits.data(), sizeof x);
-    if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+    if constexpr (ir::is_half_type<T>) {
       // No comptime parameter converts to these (Comptime<T> takes arithmetic types and enums); the
       // dispatch names every element, so this branch still has to say something.
       return comptime_bits(static_cast<float>(x));

@@ -3,6 +3,7 @@
 // same rank) is recorded as an explicit tile.broadcast, so the IR's elementwise ops see one shape.
 #include <algorithm>
 
+#include "kiln/ir/mma.h"
 #include "names.h"
 #include "recording.h"
 
@@ -304,14 +305,11 @@ ValueRef mma(const ValueRef& a, const ValueRef& b, const ValueRef& c) {
     if (v->type.rank != 2) r.fail("record.shape_mismatch", op, "multiplies tiles of rank 2, not " + tile_text(v->type));
   }
   ir::Scalar ab = a.type.scalar, cs = c.type.scalar;
-  bool format = ab == b.type.scalar && ((ab == ir::Scalar::F16 && (cs == ir::Scalar::F16 || cs == ir::Scalar::F32)) ||
-                                        ((ab == ir::Scalar::BF16 || ab == ir::Scalar::F32) && cs == ir::Scalar::F32) ||
-                                        (ab == ir::Scalar::F64 && cs == ir::Scalar::F64));
-  if (!format) {
+  if (ab != b.type.scalar || !ir::mma_format(ab, cs)) {
     r.fail("record.mma_format", op,
            std::string(ir::scalar_name(ab)) + " x " + std::string(ir::scalar_name(b.type.scalar)) + " into " +
-               std::string(ir::scalar_name(cs)) + " is not a format of mma; it takes f16 into f16 or f32, bf16 into f32, "
-               "f32 into f32 and f64 into f64 (tf32 and the 8-bit floats f8e4m3 and f8e5m2 are not kiln element types)");
+               std::string(ir::scalar_name(cs)) + " is not a format of mma; it takes " + ir::mma_formats_text() +
+               " (tf32 and the 8-bit floats f8e4m3 and f8e5m2 are not kiln element types)");
   }
   if (a.type.shape[1] != b.type.shape[0]) {
     r.fail("record.mma_shape", op, "lhs is " + tile_text(a.type) + " with k = " + std::to_string(a.type.shape[1]) + ", rhs is " +

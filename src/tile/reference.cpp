@@ -13,30 +13,9 @@ namespace kiln::tile {
 
 namespace {
 
-// Calls f with a value of the C++ type of element s (the value is only a type tag).
-template <class F>
-decltype(auto) with_type(ir::Scalar s, F&& f) {
-  switch (s) {
-    case ir::Scalar::Bool: return f(bool{});
-    case ir::Scalar::I8: return f(int8_t{});
-    case ir::Scalar::I16: return f(int16_t{});
-    case ir::Scalar::I32: return f(int32_t{});
-    case ir::Scalar::I64: return f(int64_t{});
-    case ir::Scalar::U8: return f(uint8_t{});
-    case ir::Scalar::U16: return f(uint16_t{});
-    case ir::Scalar::U32: return f(uint32_t{});
-    case ir::Scalar::U64: return f(uint64_t{});
-    case ir::Scalar::F16: return f(f16{});
-    case ir::Scalar::BF16: return f(bf16{});
-    case ir::Scalar::F32: return f(float{});
-    case ir::Scalar::F64: return f(double{});
-  }
-  throw Error("reference.type_mismatch", "unknown element type");
-}
-
 template <class T>
 double to_double(T v) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+  if constexpr (ir::is_half_type<T>) {
     return double(float(v));
   } else {
     return double(v);
@@ -98,8 +77,7 @@ void HostBuffer::check_element(ir::Scalar wanted) const {
 }
 
 double HostBuffer::get(size_t i) const {
-  return with_type(decl_.element, [&](auto tag) {
-    using T = decltype(tag);
+  return ir::visit_scalar(decl_.element, [&]<class T>() {
     T v;
     std::memcpy(&v, bytes_.data() + i * sizeof(T), sizeof(T));
     return to_double(v);
@@ -113,8 +91,7 @@ std::vector<double> HostBuffer::values() const {
 }
 
 void HostBuffer::set(size_t i, double v) {
-  with_type(decl_.element, [&](auto tag) {
-    using T = decltype(tag);
+  ir::visit_scalar(decl_.element, [&]<class T>() {
     T x = from_double<T>(v);
     std::memcpy(bytes_.data() + i * sizeof(T), &x, sizeof(T));
   });
@@ -175,27 +152,16 @@ void launch_reference(const References& refs, const Entry& entry, const Client& 
 // ---- check mode ----------------------------------------------------------------------------------
 
 Tolerance default_tolerance(ir::Scalar element) {
-  switch (element) {
-    case ir::Scalar::F64: return {1e-12, 1e-12};
-    case ir::Scalar::F32: return {1e-5, 1e-5};
-    case ir::Scalar::F16:
-    case ir::Scalar::BF16: return {1e-2, 1e-2};
-    default: return {0, 0};
-  }
+  if (!ir::is_float(element)) return {0, 0};
+  const int digits = ir::scalar_facts(element).digits;
+  return digits >= 53 ? Tolerance{1e-12, 1e-12} : digits >= 24 ? Tolerance{1e-5, 1e-5} : Tolerance{1e-2, 1e-2};
 }
 
 namespace {
 
 // Fewer mantissa bits first: the tolerance of a float output follows the least precise float
 // parameter, since an input rounded to it bounds what any output can agree to.
-int precision_bits(ir::Scalar s) {
-  switch (s) {
-    case ir::Scalar::BF16: return 8;
-    case ir::Scalar::F16: return 11;
-    case ir::Scalar::F32: return 24;
-    default: return 53;
-  }
-}
+int precision_bits(ir::Scalar s) { return ir::is_float(s) ? ir::scalar_facts(s).digits : 53; }
 
 OutputCheck compare(size_t param, const HostBuffer& got, const HostBuffer& want, Tolerance tol) {
   OutputCheck c;

@@ -45,7 +45,7 @@ TEST(TypeRules, TheSchemaChecksCountsAndOperandKinds) {
   EXPECT_EQ(typed(OpKind::Add, {f32()}).error, "takes 2 operands, has 1");
   EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly)}).error, "takes 2 to 3 operands, has 1");
   EXPECT_EQ(typed(OpKind::VectorConstruct, {}).error, "takes 1 or more operands, has 0");
-  EXPECT_EQ(typed(OpKind::VectorConstruct, {f32()}).error, "takes 2, 4, 8 or 16 lanes, has 1");
+  EXPECT_EQ(typed(OpKind::VectorConstruct, {f32()}).error, "takes one of 2, 4, 8, 16 lanes, has 1");
   EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly), f32()}).error,
             "the index must be a scalar integer, is f32");
   EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly), u32(), u32()}).error, "the mask must be bool, is u32");

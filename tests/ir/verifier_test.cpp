@@ -86,7 +86,7 @@ const RuleCase kRules[] = {
      "%0 = load %v, %n {checked} : vector<4 x f32>\n%1 = vector.construct %0, %0 : vector<8 x f32>\n", 2,
      "vector.construct", "takes scalars"},
     {"vector_construct_of_three_lanes", "%0 = vector.construct %f, %f, %f : vector<4 x f32>\n", 1, "vector.construct",
-     "takes 2, 4, 8 or 16 lanes, has 3"},
+     "takes one of 2, 4, 8, 16 lanes, has 3"},
     {"vector_construct_result", "%0 = vector.construct %f, %f : vector<4 x f32>\n", 1, "vector.construct",
      "result type is vector<4 x f32>, expected vector<2 x f32>"},
     {"vector_extract_of_a_scalar", "%0 = vector.extract %f {lane = 0} : f32\n", 1, "vector.extract",

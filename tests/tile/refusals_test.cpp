@@ -238,16 +238,16 @@ TEST(TileRefusals, MmaFormat) {
               record_k([](P, P) { mma(full<float>({16, 16}, 1.0), full<float>({16, 16}, 1.0), full<double>({16, 16}, 0.0)); });
             },
                     "record.mma_format"),
-            "kernel `k`: op #6 `mmaf`: f32 x f32 into f64 is not a format of mma; it takes f16 into f16 or f32, bf16 "
-            "into f32, f32 into f32 and f64 into f64 (tf32 and the 8-bit floats f8e4m3 and f8e5m2 are not kiln element "
-            "types)");
+            "kernel `k`: op #6 `mmaf`: f32 x f32 into f64 is not a format of mma; it takes f16 x f16 into f16 or f32, "
+            "bf16 x bf16 into f32, f32 x f32 into f32 and f64 x f64 into f64 (tf32 and the 8-bit floats f8e4m3 and "
+            "f8e5m2 are not kiln element types)");
   EXPECT_EQ(refused([] {
               record_k([](P, P) { mma(full<int32_t>({16, 16}, 1), full<int32_t>({16, 16}, 1), full<int32_t>({16, 16}, 0)); });
             },
                     "record.mma_format"),
-            "kernel `k`: op #6 `mmai`: i32 x i32 into i32 is not a format of mma; it takes f16 into f16 or f32, bf16 "
-            "into f32, f32 into f32 and f64 into f64 (tf32 and the 8-bit floats f8e4m3 and f8e5m2 are not kiln element "
-            "types)");
+            "kernel `k`: op #6 `mmai`: i32 x i32 into i32 is not a format of mma; it takes f16 x f16 into f16 or f32, "
+            "bf16 x bf16 into f32, f32 x f32 into f32 and f64 x f64 into f64 (tf32 and the 8-bit floats f8e4m3 and "
+            "f8e5m2 are not kiln element types)");
 }
 
 TEST(TileRefusals, MmaShape) {

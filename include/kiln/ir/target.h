@@ -3,13 +3,37 @@
 // differ per target: the tile layer lowers to different ops on sm_80 and sm_90a.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace kiln::ir {
 
+// The limits below are said here and nowhere else: the IR, the passes, the backends, the runtime's
+// device facts and the layers above read them from Target.
 struct Target {
+  // Units of a plane on every target: a CUDA warp, and the CPU backend's planes of consecutive
+  // units, which run plane ops in the same groups (docs/ir.md, "plane").
+  static constexpr uint32_t kPlaneWidth = 32;
+  static constexpr uint32_t kPlaneLaneBits = 5;  // log2(kPlaneWidth): a unit's lane is its low bits
+  // Units of one cube, at most, and per axis (CUDA's block limits; the CPU backend keeps the same).
+  static constexpr uint32_t kMaxCubeUnits = 1024;
+  static constexpr std::array<uint32_t, 3> kMaxCubeDim = {1024, 1024, 64};
+  // The vector widths a value or an array element may have.
+  static constexpr std::array<int, 5> kVectorWidths = {1, 2, 4, 8, 16};
+  static constexpr bool valid_vector_width(int w) {
+    for (int v : kVectorWidths) {
+      if (v == w) return true;
+    }
+    return false;
+  }
+  // "1, 2, 4, 8, 16" (the widths from `least` on), for messages.
+  static std::string vector_widths_text(int least = 1);
+  // Bytes of shared memory a CUDA kernel may declare statically; past it, its shared arrays are
+  // carved from one dynamic buffer and the launch opts in to the larger size.
+  static constexpr uint32_t kCudaStaticShared = 48 * 1024;
+
   enum class Kind : uint8_t {
     Any,   // not known (hand-written IR, tests): passes assume nothing about the target
     Cpu,   // the CPU backend

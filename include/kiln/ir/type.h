@@ -6,38 +6,9 @@
 #include <string>
 #include <string_view>
 
+#include "kiln/ir/scalars.h"
+
 namespace kiln::ir {
-
-// The order is the order of the text form's keywords table; do not rely on it elsewhere.
-#define KILN_IR_SCALARS(X) \
-  X(Bool, "bool", 1)       \
-  X(I8, "i8", 1)           \
-  X(I16, "i16", 2)         \
-  X(I32, "i32", 4)         \
-  X(I64, "i64", 8)         \
-  X(U8, "u8", 1)           \
-  X(U16, "u16", 2)         \
-  X(U32, "u32", 4)         \
-  X(U64, "u64", 8)         \
-  X(F16, "f16", 2)         \
-  X(BF16, "bf16", 2)       \
-  X(F32, "f32", 4)         \
-  X(F64, "f64", 8)
-
-enum class Scalar : uint8_t {
-#define KILN_X(e, name, bytes) e,
-  KILN_IR_SCALARS(KILN_X)
-#undef KILN_X
-};
-
-std::string_view scalar_name(Scalar s);
-int scalar_bytes(Scalar s);
-bool is_float(Scalar s);
-bool is_signed_int(Scalar s);
-bool is_unsigned_int(Scalar s);
-inline bool is_int(Scalar s) { return is_signed_int(s) || is_unsigned_int(s); }
-// Parses "f32", "u8", ...; false when `text` names no scalar.
-bool parse_scalar(std::string_view text, Scalar& out);
 
 enum class TypeKind : uint8_t {
   None,    // ops without a result

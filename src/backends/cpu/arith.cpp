@@ -322,7 +322,7 @@ bool binary(Planner& p, const ir::Op& op) {
   Elementwise x{p.operand(op, BinaryOperands::lhs), p.operand(op, BinaryOperands::rhs), {}, p.operand_type(op, BinaryOperands::lhs).width};
   const ir::Scalar s = p.operand_type(op, BinaryOperands::lhs).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
-  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+  InstrFn fn = ir::visit_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (Op::template takes<T>) return by_rows<Binary<Op, T>::template At>(ua, ub);
     else return nullptr;
   });
@@ -334,7 +334,7 @@ template <class Op>
 bool unary_op(Planner& p, const ir::Op& op) {
   Elementwise x{p.operand(op, UnaryOperands::x), {}, {}, p.operand_type(op, UnaryOperands::x).width};
   const ir::Scalar s = p.operand_type(op, UnaryOperands::x).scalar;
-  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+  InstrFn fn = ir::visit_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (Op::template takes<T>) return &unary<Op, T>;
     else return nullptr;
   });
@@ -347,7 +347,7 @@ bool divide(Planner& p, const ir::Op& op) {
   Elementwise x{p.operand(op, BinaryOperands::lhs), p.operand(op, BinaryOperands::rhs), {}, p.operand_type(op, BinaryOperands::lhs).width};
   const ir::Scalar s = p.operand_type(op, BinaryOperands::lhs).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
-  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+  InstrFn fn = ir::visit_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (!kIsBool<T>) return by_rows<Divide<Rem, T>::template At>(ua, ub);
     else return nullptr;
   });
@@ -360,7 +360,7 @@ bool fma(Planner& p, const ir::Op& op) {
   Elementwise x{p.operand(op, F::a), p.operand(op, F::b), p.operand(op, F::c), p.operand_type(op, F::a).width};
   const ir::Scalar s = p.operand_type(op, F::a).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b), uc = row(p, op, x.c);
-  InstrFn fn = dispatch_scalar(s, [&]<class T>() -> InstrFn {
+  InstrFn fn = ir::visit_scalar(s, [&]<class T>() -> InstrFn {
     if constexpr (is_float_v<T>) return by_rows<Fma<T>::template At>(ua, ub, uc);
     else return nullptr;
   });
@@ -373,7 +373,7 @@ bool select(Planner& p, const ir::Op& op) {
   Select s{p.operand(op, S::condition), p.operand(op, S::if_true), p.operand(op, S::if_false), op.type.width, false};
   s.lane_cond = p.operand_type(op, S::condition).width == op.type.width;
   const bool uc = row(p, op, s.cond), ux = row(p, op, s.if_true), uy = row(p, op, s.if_false);
-  InstrFn fn = dispatch_scalar(op.type.scalar, [&]<class T>() -> InstrFn {
+  InstrFn fn = ir::visit_scalar(op.type.scalar, [&]<class T>() -> InstrFn {
     return s.lane_cond ? by_rows<SelectInstr<T, true>::template At>(uc, ux, uy)
                        : by_rows<SelectInstr<T, false>::template At>(uc, ux, uy);
   });

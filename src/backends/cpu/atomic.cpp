@@ -112,17 +112,13 @@ InstrFn pick_kind(OpKind k) {
   return nullptr;
 }
 
+// Atomics take 32- and 64-bit integers and f32, f64 (docs/ir.md); nullptr for other scalars.
 template <ArraySpace S>
 InstrFn pick_space(OpKind k, ir::Scalar s) {
-  switch (s) {
-    case ir::Scalar::I32: return pick_kind<int32_t, S>(k);
-    case ir::Scalar::U32: return pick_kind<uint32_t, S>(k);
-    case ir::Scalar::I64: return pick_kind<int64_t, S>(k);
-    case ir::Scalar::U64: return pick_kind<uint64_t, S>(k);
-    case ir::Scalar::F32: return pick_kind<float, S>(k);
-    case ir::Scalar::F64: return pick_kind<double, S>(k);
-    default: return nullptr;
-  }
+  return ir::visit_scalar(s, [&]<class T>() -> InstrFn {
+    if constexpr ((ir::is_int_type<T> && sizeof(T) >= 4) || std::is_floating_point_v<T>) return pick_kind<T, S>(k);
+    else return nullptr;
+  });
 }
 
 }  // namespace

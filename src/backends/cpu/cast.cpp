@@ -71,8 +71,8 @@ bool plan_cast(Planner& p, const ir::Op& op) {
     return true;
   }
   if (op.kind != ir::OpKind::Cast) return false;
-  InstrFn fn = dispatch_scalar(p.operand_type(op, ir::ops::Unary::x).scalar, [&]<class F>() {
-    return dispatch_scalar(op.type.scalar, []<class T>() -> InstrFn { return &cast_instr<F, T>; });
+  InstrFn fn = ir::visit_scalar(p.operand_type(op, ir::ops::Unary::x).scalar, [&]<class F>() {
+    return ir::visit_scalar(op.type.scalar, []<class T>() -> InstrFn { return &cast_instr<F, T>; });
   });
   p.emit(op, fn, Elementwise{p.operand(op, ir::ops::Unary::x), {}, {}, op.type.width});
   return true;

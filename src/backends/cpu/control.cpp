@@ -173,19 +173,15 @@ uint32_t for_next(Exec& e, const Instr& in, uint32_t) {
   }
 }
 
-// Calls fn.template operator()<I>() with I the storage type of integer scalar s.
+// Calls fn.template operator()<I>() with I the storage type of integer scalar s (a for's bounds,
+// which the verifier holds to integers); Error{compile.unsupported} for any other.
 template <class Fn>
 InstrFn on_index_type(ir::Scalar s, Fn&& fn) {
-  switch (s) {
-    case ir::Scalar::I8: return fn.template operator()<int8_t>();
-    case ir::Scalar::I16: return fn.template operator()<int16_t>();
-    case ir::Scalar::I32: return fn.template operator()<int32_t>();
-    case ir::Scalar::I64: return fn.template operator()<int64_t>();
-    case ir::Scalar::U8: return fn.template operator()<uint8_t>();
-    case ir::Scalar::U16: return fn.template operator()<uint16_t>();
-    case ir::Scalar::U32: return fn.template operator()<uint32_t>();
-    default: return fn.template operator()<uint64_t>();
-  }
+  InstrFn f = ir::visit_scalar(s, [&]<class I>() -> InstrFn {
+    if constexpr (ir::is_int_type<I>) return fn.template operator()<I>();
+    else return nullptr;
+  });
+  return require(f, ir::OpKind::For, s);
 }
 
 uint32_t while_head(Exec& e, const Instr& in, uint32_t pc) {

@@ -143,8 +143,8 @@ class CpuBackend : public backend::Backend {
 #endif
     info_.multiprocessors = int(pool_.size());
     info_.memory_bytes = host_memory();
-    info_.max_cube_units = 1024;
-    info_.max_cube_dim = {1024, 1024, 64};
+    info_.max_cube_units = ir::Target::kMaxCubeUnits;
+    info_.max_cube_dim = ir::Target::kMaxCubeDim;
     info_.max_shared_bytes = 1u << 20;
   }
 

@@ -24,21 +24,21 @@ void format_one(std::string& out, const std::string& spec, char conv, ir::Scalar
   double d = 0;
   long long i = 0;
   unsigned long long u = 0;
-  switch (s) {
-    case ir::Scalar::Bool: u = *p; i = *p; d = *p; break;
-    case ir::Scalar::I8: i = *reinterpret_cast<const int8_t*>(p); break;
-    case ir::Scalar::I16: i = *reinterpret_cast<const int16_t*>(p); break;
-    case ir::Scalar::I32: i = *reinterpret_cast<const int32_t*>(p); break;
-    case ir::Scalar::I64: i = *reinterpret_cast<const int64_t*>(p); break;
-    case ir::Scalar::U8: u = *p; break;
-    case ir::Scalar::U16: u = *reinterpret_cast<const uint16_t*>(p); break;
-    case ir::Scalar::U32: u = *reinterpret_cast<const uint32_t*>(p); break;
-    case ir::Scalar::U64: u = *reinterpret_cast<const uint64_t*>(p); break;
-    case ir::Scalar::F16: d = static_cast<float>(*reinterpret_cast<const f16*>(p)); break;
-    case ir::Scalar::BF16: d = static_cast<float>(*reinterpret_cast<const bf16*>(p)); break;
-    case ir::Scalar::F32: d = *reinterpret_cast<const float*>(p); break;
-    case ir::Scalar::F64: d = *reinterpret_cast<const double*>(p); break;
-  }
+  ir::visit_scalar(s, [&]<class T>() {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::is_same_v<T, bool>) {
+      u = v, i = v, d = v;
+    } else if constexpr (ir::is_half_type<T>) {
+      d = static_cast<float>(v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      d = v;
+    } else if constexpr (std::is_signed_v<T>) {
+      i = v;
+    } else {
+      u = v;
+    }
+  });
   bool is_float = ir::is_float(s);
   if (ir::is_signed_int(s)) u = static_cast<unsigned long long>(i), d = double(i);
   if (ir::is_unsigned_int(s)) i = static_cast<long long>(u), d = double(u);

@@ -40,17 +40,12 @@ uint32_t run_uniform(Exec& e, const Instr& in, uint32_t pc) {
 
 uint64_t read_index(const Exec& e, Ref r, ir::Scalar s, uint32_t u) {
   const uint32_t i = r.uniform ? 0 : u;
-  switch (s) {
-    case ir::Scalar::I8: return uint64_t(int64_t(e.slot<int8_t>(r.slot)[i]));
-    case ir::Scalar::I16: return uint64_t(int64_t(e.slot<int16_t>(r.slot)[i]));
-    case ir::Scalar::I32: return uint64_t(int64_t(e.slot<int32_t>(r.slot)[i]));
-    case ir::Scalar::I64: return uint64_t(e.slot<int64_t>(r.slot)[i]);
-    case ir::Scalar::U8: return e.slot<uint8_t>(r.slot)[i];
-    case ir::Scalar::U16: return e.slot<uint16_t>(r.slot)[i];
-    case ir::Scalar::U32: return e.slot<uint32_t>(r.slot)[i];
-    case ir::Scalar::U64: return e.slot<uint64_t>(r.slot)[i];
-    default: return ~uint64_t(0);
-  }
+  // A signed index sign-extends to 64 bits (a negative one reads as a huge one, out of range).
+  return ir::visit_scalar(s, [&]<class T>() -> uint64_t {
+    if constexpr (ir::is_int_type<T> && std::is_signed_v<T>) return uint64_t(int64_t(e.slot<T>(r.slot)[i]));
+    else if constexpr (ir::is_int_type<T>) return uint64_t(e.slot<T>(r.slot)[i]);
+    else return ~uint64_t(0);
+  });
 }
 
 std::string unit_text(const Exec& e, uint32_t unit) {

@@ -220,8 +220,8 @@ class Analysis {
         break;
       }
       case OpKind::UnitPos: out = {0, (axis < 0 ? units : dim_of(axis)) - 1}; break;
-      case OpKind::UnitPosPlane: out = {0, std::min<__int128>(31, units - 1)}; break;
-      case OpKind::PlaneDim: out = {32, 32}; break;
+      case OpKind::UnitPosPlane: out = {0, std::min<__int128>(ir::Target::kPlaneWidth - 1, units - 1)}; break;
+      case OpKind::PlaneDim: out = {ir::Target::kPlaneWidth, ir::Target::kPlaneWidth}; break;
       case OpKind::CubeDim: out = axis < 0 ? Range{units, units} : Range{dim_of(axis), dim_of(axis)}; break;
       // A launch of no cubes runs nothing, so a running cube sees at least one on each axis.
       case OpKind::CubeCount:

@@ -103,13 +103,10 @@ uint32_t class_instr(Exec& e, const Instr& in, uint32_t pc) {
 // Calls fn.template operator()<T>() for the float scalars; nullptr for the others.
 template <class Fn>
 InstrFn on_floats(ir::Scalar s, Fn&& fn) {
-  switch (s) {
-    case ir::Scalar::F16: return fn.template operator()<f16>();
-    case ir::Scalar::BF16: return fn.template operator()<bf16>();
-    case ir::Scalar::F32: return fn.template operator()<float>();
-    case ir::Scalar::F64: return fn.template operator()<double>();
-    default: return nullptr;
-  }
+  return ir::visit_scalar(s, [&]<class T>() -> InstrFn {
+    if constexpr (is_float_v<T>) return fn.template operator()<T>();
+    else return nullptr;
+  });
 }
 
 }  // namespace

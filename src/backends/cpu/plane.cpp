@@ -16,7 +16,8 @@ using ir::OpKind;
 
 template <class F>
 void for_planes(const Exec& e, F&& f) {
-  for (uint32_t p0 = 0; p0 < e.units; p0 += 32) f(p0, std::min(p0 + 32, e.units));
+  constexpr uint32_t w = ir::Target::kPlaneWidth;
+  for (uint32_t p0 = 0; p0 < e.units; p0 += w) f(p0, std::min(p0 + w, e.units));
 }
 
 // Integer sums and products wrap (computed on the unsigned type); floats compute in `calc`.
@@ -122,16 +123,17 @@ uint32_t shuffle_instr(Exec& e, const Instr& in, uint32_t pc) {
   unsigned char* d = e.slot<unsigned char>(in.dst.slot);
   const uint32_t b = args.element_bytes;
   for_active(e, [&](uint32_t u) {
-    uint32_t p0 = u - u % 32, me = u % 32, x = unit_value<uint32_t>(e, args.lane, u);
+    constexpr uint32_t w = ir::Target::kPlaneWidth;
+    uint32_t p0 = u - u % w, me = u % w, x = unit_value<uint32_t>(e, args.lane, u);
     int64_t src;
     switch (K) {
       case OpKind::PlaneBroadcast:
-      case OpKind::PlaneShuffle: src = x % 32; break;
+      case OpKind::PlaneShuffle: src = x % w; break;
       case OpKind::PlaneShuffleXor: src = me ^ x; break;
       case OpKind::PlaneShuffleUp: src = int64_t(me) - int64_t(x); break;
       default: src = int64_t(me) + int64_t(x); break;
     }
-    if (src < 0 || src >= 32 || p0 + uint32_t(src) >= e.units) src = me;
+    if (src < 0 || src >= int64_t(w) || p0 + uint32_t(src) >= e.units) src = me;
     std::memcpy(d + size_t(u) * b, unit_bytes(e, args.value, p0 + uint32_t(src), b), b);
   });
   return pc + 1;
@@ -182,7 +184,7 @@ bool plan_plane(Planner& p, const ir::Op& op) {
     case OpKind::PlaneShuffleXor: fn = &shuffle_instr<OpKind::PlaneShuffleXor>; break;
     case OpKind::PlaneShuffleUp: fn = &shuffle_instr<OpKind::PlaneShuffleUp>; break;
     case OpKind::PlaneShuffleDown: fn = &shuffle_instr<OpKind::PlaneShuffleDown>; break;
-    default: fn = dispatch_scalar(s, [&]<class T>() { return pick_reduce<T>(op.kind); }); break;
+    default: fn = ir::visit_scalar(s, [&]<class T>() { return pick_reduce<T>(op.kind); }); break;
   }
   PlaneArgs x;
   if (value != ir::kNoValue) x.value = p.ref(value);

@@ -113,8 +113,8 @@ uint32_t builtin_instr(Exec& e, const Instr& in, uint32_t pc) {
       case OpKind::AbsolutePos:
         v = axis < 0 ? cube_linear * uint32_t(dim.total()) + u : axis_of(pos, axis) * axis_of(dim, axis) + unit_axis;
         break;
-      case OpKind::PlaneDim: v = 32; break;
-      case OpKind::UnitPosPlane: v = u % 32; break;
+      case OpKind::PlaneDim: v = ir::Target::kPlaneWidth; break;
+      case OpKind::UnitPosPlane: v = u % ir::Target::kPlaneWidth; break;
       default: break;
     }
     d[u] = v;
@@ -125,7 +125,7 @@ uint32_t builtin_instr(Exec& e, const Instr& in, uint32_t pc) {
 void constant(Planner& p, const ir::Op& op) {
   const ir::AttrValue* v = op.attr(ir::AttrKey::Value);
   const double f = v->tag == ir::AttrValue::Tag::Float ? v->f : double(v->i);
-  dispatch_scalar(op.type.scalar, [&]<class T>() {
+  ir::visit_scalar(op.type.scalar, [&]<class T>() {
     T x;
     if constexpr (std::is_same_v<T, bool>) x = v->i != 0;
     else if constexpr (is_float_v<T>) x = num<T>::put(static_cast<typename num<T>::calc>(f));

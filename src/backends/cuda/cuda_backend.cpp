@@ -26,7 +26,6 @@ namespace {
 
 constexpr size_t kStagingBytes = size_t(16) << 20;  // each of the two pinned staging buffers
 constexpr size_t kDirectCopyBytes = size_t(1) << 20;  // smaller transfers go straight through
-constexpr uint32_t kStaticSharedLimit = 48 * 1024;
 
 class CudaStream : public backend::Stream {
  public:
@@ -338,7 +337,7 @@ class CudaBackend : public backend::Backend {
                     ms(t_looked, clock::now()) - nvrtc_ms - store_ms);
       common::log(common::LogChannel::Compile, e.entry + buf);
     }
-    if (e.dynamic_shared_bytes > kStaticSharedLimit) {
+    if (e.dynamic_shared_bytes > ir::Target::kCudaStaticShared) {
       check(d_.cuFuncSetAttribute(exe->function, kFuncAttributeMaxDynamicSharedSizeBytes,
                                      int(e.dynamic_shared_bytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", "launch.bad_dims");

@@ -20,19 +20,8 @@ using ir::OpKind;
 using ir::Scalar;
 using ir::Type;
 
-bool is_half(Scalar s) {
-  return s == Scalar::F16 || s == Scalar::BF16;
-}
-// The unsigned integer of the same width.
-Scalar unsigned_of(Scalar s) {
-  switch (s) {
-    case Scalar::I8: return Scalar::U8;
-    case Scalar::I16: return Scalar::U16;
-    case Scalar::I32: return Scalar::U32;
-    case Scalar::I64: return Scalar::U64;
-    default: return s;
-  }
-}
+using ir::is_half;
+using ir::unsigned_of;
 std::string sname(Scalar s) {
   return std::string(ir::scalar_name(s));
 }
@@ -70,10 +59,13 @@ float to_f32_odd(double d) {
 }
 
 std::string float_literal(Scalar s, double d) {
-  if (s == Scalar::F16 || s == Scalar::BF16) {
-    float f = to_f32_odd(d);
-    uint16_t bits = s == Scalar::F16 ? detail::float_to_half_bits(f) : detail::float_to_bf16_bits(f);
-    if (std::isnan(d)) bits = s == Scalar::F16 ? 0x7e00 : 0x7fc0;
+  if (is_half(s)) {
+    // The quiet NaN of the type (what a float's quiet NaN narrows to), else the value rounded once.
+    const float f = std::isnan(d) ? std::numeric_limits<float>::quiet_NaN() : to_f32_odd(d);
+    uint16_t bits = ir::visit_scalar(s, [&]<class T>() -> uint16_t {
+      if constexpr (ir::is_half_type<T>) return T(f).bits;
+      else return 0;
+    });
     return sname(s) + "{(u16)" + hex(bits) + "}";
   }
   if (s == Scalar::F32) {
@@ -494,23 +486,23 @@ void Emitter::matrix(const ir::Op& op) {
        name(op.operand(M::b)) + "[" + name(op.operand(M::b_offset)) + "], " + name(op.operand(M::acc)) + ");");
 }
 
-// printf promotes as C varargs do: small ints to int, f32 (and f16/bf16 through f32) to double.
+// printf promotes as C varargs do: integers narrower than int (bool too) to int or unsigned, f32
+// (and f16/bf16 through f32) to double.
 void Emitter::debug_print(const ir::Op& op) {
   const ir::AttrValue* f = op.attr(ir::AttrKey::Format);
   if (!f) unsupported(op, "needs a format string");
   std::string s = std::string(t_.print) + "(" + c_string(f->s);
-  for (ir::Value v : op.operands) {
+  for (ir::Value v : op.operands_from(ir::ops::Print::values)) {
     std::string x = name(v);
-    switch (type(v).scalar) {
-      case Scalar::Bool:
-      case Scalar::I8:
-      case Scalar::I16: s += ", (int)" + x; break;
-      case Scalar::U8:
-      case Scalar::U16: s += ", (unsigned)" + x; break;
-      case Scalar::F32: s += ", (double)" + x; break;
-      case Scalar::F16:
-      case Scalar::BF16: s += ", (double)kiln_f32(" + x + ")"; break;
-      default: s += ", " + x;
+    const Scalar t = type(v).scalar;
+    if (is_half(t)) {
+      s += ", (double)kiln_f32(" + x + ")";
+    } else if (ir::is_float(t) && ir::scalar_bytes(t) < 8) {
+      s += ", (double)" + x;
+    } else if (!ir::is_float(t) && ir::scalar_bytes(t) < 4) {
+      s += std::string(ir::is_unsigned_int(t) ? ", (unsigned)" : ", (int)") + x;
+    } else {
+      s += ", " + x;
     }
   }
   line(s + ");");

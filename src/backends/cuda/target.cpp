@@ -1,6 +1,8 @@
 // The CUDA target's data: the spellings the C-like emitter uses for CUDA C++ under NVRTC.
 #include "backends/cuda/target.h"
 
+#include "kiln/ir/target.h"
+
 namespace kiln::cuda {
 
 namespace {
@@ -41,8 +43,8 @@ const CStyleTarget& cuda_target() {
       .cube_pos = {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
       .cube_count = {"gridDim.x", "gridDim.y", "gridDim.z"},
       .print = "printf",
-      .plane_size = 32,
-      .max_static_shared = 48 * 1024,
+      .plane_size = ir::Target::kPlaneWidth,
+      .max_static_shared = ir::Target::kCudaStaticShared,
       .processor = cuda_processor,
       .registers_per_processor = 64 * 1024,
       .shared_reserved_per_cube = 1024,

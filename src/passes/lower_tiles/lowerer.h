@@ -18,13 +18,14 @@
 
 #include "kiln/ir/builder.h"
 #include "kiln/ir/kernel.h"
+#include "kiln/ir/mma.h"
 
 namespace kiln::passes::tile_lowering {
 
 using namespace ir;
 using K = OpKind;
 
-constexpr uint32_t kLaneBits = 5;  // a plane is 32 units (docs/ir.md)
+constexpr uint32_t kLaneBits = ir::Target::kPlaneLaneBits;  // a unit's lane in its plane: its low bits
 
 inline int log2_of(uint64_t v) {
   int b = 0;
@@ -157,13 +158,14 @@ class Lowerer {
   void transpose(const Op& op);
   Value combine(OpKind k, Value a, Value b);
   void reduce(const Op& op);
-  static Layout mma_layout(const Type& t, int wm, int wn);
+  static Layout mma_layout(const MmaInstruction& in, const Type& t, int wm, int wn);
 
   // How a product runs: on tensor cores' layout when its formats and shape allow (bf16 or f16 into
   // f32, m a multiple of 16 per warp row, n of 8 per warp column, k of 16, every warp busy), the
   // warps split between m and n to keep each warp's tile square; else the blocked layout.
   struct MmaPlan {
     bool fragments = false;
+    const MmaInstruction* instruction = nullptr;  // whose fragments the accumulators take
     int wm = 1, wn = 1;
   };
   MmaPlan plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const;

@@ -168,33 +168,39 @@ void Lowerer::reduce(const Op& op) {
   tiles_[op.result] = res;
 }
 
-// The layout of tensor cores' accumulators (mma.sync m16n8k16): in a warp's 16 x 8 tile, lane
-// bits 0-1 name columns 1-2 and lane bits 2-4 rows 0-2; slot bit 0 names column 0 and slot bit 1
-// row 3; further slot bits step over the warp's n-tiles, then its m-tiles; warp bits step over
-// the warps' columns, then their rows. The device library's kiln_mma_sync holds the same.
-Layout Lowerer::mma_layout(const Type& t, int wm, int wn) {
-  uint32_t m = t.shape[0], n = t.shape[1];
-  int mt = log2_of(m / uint32_t(wm) / 16), nt = log2_of(n / uint32_t(wn) / 8);
+// The layout of tensor cores' accumulators is mma.h's mma_sync_element, which the device
+// library's kiln_mma_sync implements: every unit bit and slot bit moves an accumulator along one
+// bit of its row or column, which this reads off it one bit at a time.
+Layout Lowerer::mma_layout(const MmaInstruction& in, const Type& t, int wm, int wn) {
+  const uint32_t m = t.shape[0], n = t.shape[1];
+  auto bit_of = [&](MmaElement e) -> Target {
+    const uint32_t v = e.row | e.col;
+    if ((e.row != 0) == (e.col != 0) || (v & (v - 1)) != 0) {
+      throw Error("passes.lower_tiles", "the accumulator layout of " + std::string(in.name) + " is not bit-linear");
+    }
+    return {e.row != 0 ? 0 : 1, log2_of(v)};
+  };
   Layout l;
   l.rank = 2;
   l.shape = t.shape;
-  l.slot = {{1, 0}, {0, 3}};
-  for (int i = 0; i < nt; ++i) l.slot.push_back({1, 3 + i});
-  for (int i = 0; i < mt; ++i) l.slot.push_back({0, 4 + i});
-  l.unit = {{1, 1}, {1, 2}, {0, 0}, {0, 1}, {0, 2}};
-  for (int i = 0; i < log2_of(uint64_t(wn)); ++i) l.unit.push_back({1, 3 + nt + i});
-  for (int i = 0; i < log2_of(uint64_t(wm)); ++i) l.unit.push_back({0, 4 + mt + i});
+  const uint32_t slots = mma_sync_slots(in, m, n, uint32_t(wm), uint32_t(wn));
+  for (uint32_t b = 1; b < slots; b <<= 1) l.slot.push_back(bit_of(mma_sync_element(in, m, n, wm, wn, 0, b)));
+  const uint32_t units = ir::Target::kPlaneWidth * uint32_t(wm * wn);
+  for (uint32_t b = 1; b < units; b <<= 1) l.unit.push_back(bit_of(mma_sync_element(in, m, n, wm, wn, b, 0)));
   return l;
 }
 
 Lowerer::MmaPlan Lowerer::plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const {
   MmaPlan p;
-  if (!((ab == Scalar::BF16 || ab == Scalar::F16) && c == Scalar::F32) || m % 16 || n % 8 || k % 16) return p;
-  uint32_t warps = units_ / 32;
+  p.instruction = mma_instruction(ab, c);
+  if (!p.instruction) return MmaPlan{};
+  const uint32_t bm = p.instruction->m, bn = p.instruction->n;
+  if (m % bm || n % bn || k % p.instruction->k) return MmaPlan{};
+  uint32_t warps = units_ / ir::Target::kPlaneWidth;
   while (uint32_t(p.wm * p.wn) < warps) {
     bool rows =
-        m / uint32_t(p.wm) / 16 >= 2 && (m / uint32_t(p.wm) >= n / uint32_t(p.wn) || n / uint32_t(p.wn) / 8 < 2);
-    bool cols = n / uint32_t(p.wn) / 8 >= 2;
+        m / uint32_t(p.wm) / bm >= 2 && (m / uint32_t(p.wm) >= n / uint32_t(p.wn) || n / uint32_t(p.wn) / bn < 2);
+    bool cols = n / uint32_t(p.wn) / bn >= 2;
     if (rows)
       p.wm *= 2;
     else if (cols)
@@ -217,7 +223,7 @@ void Lowerer::mma(const Op& op) {
   uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
   MmaPlan plan = plan_mma(ta.scalar, op.type.scalar, m, n, kk);
   Tiled c = tile(op.operand(ops::TileMma::c));
-  Layout lc = plan.fragments ? mma_layout(op.type, plan.wm, plan.wn)
+  Layout lc = plan.fragments ? mma_layout(*plan.instruction, op.type, plan.wm, plan.wn)
               : !placed(c)   ? blocked(op.type, units_, 1)
                              : c.layout;
   std::vector<Value> acc = present(c, lc);
@@ -242,7 +248,7 @@ void Lowerer::mma(const Op& op) {
   if (!(a_ready && b_ready)) emit(K::SyncCube, {});
   Scalar cs = op.type.scalar;
   std::vector<Value> results;
-  if (plan.fragments && k_.facts.target.cuda_at_least(80)) {
+  if (plan.fragments && tensor_core_instruction(ta.scalar, cs, k_.facts.target)) {
     Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
     for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
     std::vector<Attr> attrs = {ir::attr<AttrKey::Warps>({plan.wm, plan.wn}), ir::attr<AttrKey::Shape>({m, n, kk}),

@@ -14,6 +14,7 @@
 
 #include "cuda_test_util.h"
 #include "kiln/half.h"
+#include "kiln/ir/mma.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 
@@ -156,7 +157,7 @@ void run(const std::string& text, uint32_t cubes, const std::vector<Arg>& args) 
   CUfunction fn = nullptr;
   check(d.module_load_data(&mod, c.cubin.data()), "cuModuleLoadData");
   check(d.module_get_function(&fn, mod, r.entry.c_str()), "cuModuleGetFunction");
-  if (r.dynamic_shared_bytes > 48 * 1024) {
+  if (r.dynamic_shared_bytes > ir::Target::kCudaStaticShared) {
     check(d.func_set_attribute(fn, kMaxDynamicSharedAttribute, static_cast<int>(r.dynamic_shared_bytes)),
           "cuFuncSetAttribute");
   }
@@ -577,6 +578,77 @@ TEST(GpuRun, MaskedAtomicsSkipAndSixtyFourBitAtomicsAdd) {
   EXPECT_EQ(dd.read<double>()[0], 256.0);
   std::vector<int64_t> o = dold.read<int64_t>();
   for (uint32_t i = 0; i < 512; i += 3) EXPECT_EQ(o[i], 0) << "a masked-off atomic gives zero (unit " << i << ")";
+}
+
+// The accumulator layout that lower_tiles builds from (ir/mma.h's mma_sync_element) is where the
+// tensor cores and the device library's kiln_mma_sync leave each product: A holds its row in column
+// 0 and 1 in column 1, B holds 1 in row 0 and 256 x its column in row 1, so C[r][c] = r + 256 c,
+// and every unit writes what each of its slots holds.
+std::string mma_layout_kernel(uint32_t m, uint32_t n, uint32_t k, uint32_t wm, uint32_t wn) {
+  const uint32_t lda = k + 8, ldb = n + 8, na = m * lda, nb = k * ldb, units = 32 * wm * wn;
+  const uint32_t slots = ir::mma_sync_slots(ir::kMmaSyncM16N8K16, m, n, wm, wn);
+  auto u = [](uint32_t v) { return std::to_string(v); };
+  return "kernel @mma_layout(%ga: buffer<f16, ro>, %gb: buffer<f16, ro>, %out: buffer<f32, rw>) {cube_dim = [" + u(units) +
+         ", 1, 1], mode = unchecked, address = u32, vector = 1} {\n"
+         "  %0 = shared.alloc : shared<f16, " + u(na + nb) + ">\n"
+         "  %1 = local.alloc : local<f32, " + u(slots) + ">\n"
+         "  %2 = builtin.unit_pos : u32\n"
+         "  %3 = const " + u(units) + " : u32\n"
+         "  %4 = const " + u(na) + " : u32\n"
+         "  %5 = const " + u(nb) + " : u32\n"
+         "  for %2, %4, %3 (%6: u32) {\n"
+         "    %7 = load %ga, %6 : f16\n"
+         "    store %0, %6, %7\n"
+         "  }\n"
+         "  for %2, %5, %3 (%8: u32) {\n"
+         "    %9 = load %gb, %8 : f16\n"
+         "    %10 = add %8, %4 : u32\n"
+         "    store %0, %10, %9\n"
+         "  }\n"
+         "  %11 = const 0 : u32\n"
+         "  %12 = const " + u(slots) + " : u32\n"
+         "  %13 = const 1 : u32\n"
+         "  %14 = const 0.0 : f32\n"
+         "  for %11, %12, %13 (%15: u32) {\n"
+         "    store %1, %15, %14\n"
+         "  }\n"
+         "  sync.cube\n"
+         "  mma.sync %0, %11, %0, %4, %1 {warps = [" + u(wm) + ", " + u(wn) + "], shape = [" + u(m) + ", " + u(n) + ", " +
+         u(k) + "], pitches = [" + u(lda) + ", " + u(ldb) + "]}\n"
+         "  %16 = mul %2, %12 : u32\n"
+         "  for %11, %12, %13 (%17: u32) {\n"
+         "    %18 = load %1, %17 : f32\n"
+         "    %19 = add %16, %17 : u32\n"
+         "    store %out, %19, %18\n"
+         "  }\n"
+         "}\n";
+}
+
+TEST(GpuRun, MmaLayoutIsWhatTheHardwareReturns) {
+  KILN_REQUIRE_GPU();
+  struct Case {
+    uint32_t m, n, k, wm, wn;
+  };
+  for (Case c : {Case{64, 64, 16, 2, 2}, Case{16, 8, 16, 1, 1}, Case{128, 64, 32, 4, 1}, Case{32, 128, 16, 1, 4}}) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " over " +
+                 std::to_string(c.wm) + "x" + std::to_string(c.wn) + " planes");
+    const uint32_t lda = c.k + 8, ldb = c.n + 8, units = 32 * c.wm * c.wn;
+    const uint32_t slots = ir::mma_sync_slots(ir::kMmaSyncM16N8K16, c.m, c.n, c.wm, c.wn);
+    std::vector<f16> a(size_t(c.m) * lda, f16(0.0f)), b(size_t(c.k) * ldb, f16(0.0f));
+    for (uint32_t r = 0; r < c.m; ++r) a[size_t(r) * lda] = f16(float(r)), a[size_t(r) * lda + 1] = f16(1.0f);
+    for (uint32_t col = 0; col < c.n; ++col) b[col] = f16(1.0f), b[ldb + col] = f16(256.0f * float(col));
+    std::vector<float> poison(size_t(units) * slots, -1.0f);
+    DeviceBuffer da(a, uint32_t(a.size())), db(b, uint32_t(b.size())), dout(poison, uint32_t(poison.size()));
+    run(mma_layout_kernel(c.m, c.n, c.k, c.wm, c.wn), 1, {Arg::of(da), Arg::of(db), Arg::of(dout)});
+    std::vector<float> out = dout.read<float>();
+    for (uint32_t unit = 0; unit < units; ++unit) {
+      for (uint32_t j = 0; j < slots; ++j) {
+        ir::MmaElement e = ir::mma_sync_element(ir::kMmaSyncM16N8K16, c.m, c.n, c.wm, c.wn, unit, j);
+        ASSERT_EQ(out[size_t(unit) * slots + j], float(e.row) + 256.0f * float(e.col))
+            << "unit " << unit << " slot " << j << " should hold (" << e.row << ", " << e.col << ")";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cuda/target.h"
+#include "kiln/ir/mma.h"
 #include "cuda_test_util.h"
 
 namespace kiln::cuda::testing {
@@ -31,14 +32,15 @@ struct Shape {
   constexpr int units() const { return 32 * wm * wn; }
 };
 
-// The contract's layout: where slot j of unit u lies in the M x N accumulator tile.
+// The contract's layout (ir/mma.h's definition): where slot j of unit u lies in the M x N
+// accumulator tile.
 struct Cell {
   int row, col;
 };
-constexpr Cell slot_cell(const Shape& s, int u, int j) {
-  const int lane = u % 32, warp = u / 32, wn = warp % s.wn, wm = warp / s.wn;
-  const int c = j % 4, nt = (j / 4) % s.nt(), mt = j / 4 / s.nt();
-  return {wm * (s.m / s.wm) + mt * 16 + (c >> 1) * 8 + lane / 4, wn * (s.n / s.wn) + nt * 8 + (lane % 4) * 2 + (c & 1)};
+Cell slot_cell(const Shape& s, int u, int j) {
+  ir::MmaElement e = ir::mma_sync_element(ir::kMmaSyncM16N8K16, uint32_t(s.m), uint32_t(s.n), uint32_t(s.wm),
+                                          uint32_t(s.wn), uint32_t(u), uint32_t(j));
+  return {int(e.row), int(e.col)};
 }
 
 const Shape kShapes[] = {

@@ -3,18 +3,19 @@
 #include "types.cuh"
 // kiln_mma_sync<M, N, K, WM, WN, LDA, LDB, BCOLS>(a, b, acc): acc += A x B for an M x K tile A
 // and a K x N tile B, both row-major in shared memory (row pitches LDA and LDB elements; with
-// BCOLS, B is stored as its N x K transpose), split over the cube's WM x WN warps. lower_tiles emits the call (docs/decisions/019-tile-layer.md) and mirrors
-// the accumulator layout below in its own index math, so the two must never drift apart.
+// BCOLS, B is stored as its N x K transpose), split over the cube's WM x WN warps. lower_tiles emits
+// the call (docs/decisions/019-tile-layer.md). The accumulator layout is defined once, by
+// mma_sync_element in include/kiln/ir/mma.h, from which lower_tiles builds its layout; this file
+// implements it, and tests/backends/cuda/gpu_run_test.cpp (MmaLayoutIsWhatTheHardwareReturns)
+// checks what the hardware hands back against that definition.
 //
 // Who calls: all U = 32 * WM * WN units of the cube together, in uniform control flow (mma.sync and
 // ldmatrix are warp-wide). There is no barrier inside: the caller syncs the cube before (the
 // factors are staged) and after (the factors' memory may be reused).
 //
-// Accumulators: each unit holds S = MT * NT * 4 of them, MT = M / WM / 16, NT = N / WN / 8. With
-// lane = u % 32, warp = u / 32, wm = warp / WN, wn = warp % WN, slot j = c + 4 * (nt + NT * mt):
-//   row(j) = wm * (M / WM) + mt * 16 + (c >> 1) * 8 + lane / 4
-//   col(j) = wn * (N / WN) + nt * 8 + (lane % 4) * 2 + (c & 1)
-// which is mma.sync's C fragment (c0..c3 of a 16 x 8 tile), repeated over the warp's MT x NT tiles.
+// Accumulators: each unit holds S = MT * NT * 4 of them, MT = M / WM / 16, NT = N / WN / 8: warp
+// w = (w / WN, w % WN) of the grid of warps, slot j = c + 4 * (nt + NT * mt) register c of the
+// warp's block (mt, nt), mma.sync's C fragment in it (mma.h says which element each lane holds).
 //
 // The instructions, for one k-step of 16 (g = lane / 4, t = lane % 4):
 // - ldmatrix.sync.aligned.m8n8.x4.shared.b16 (A): four 8 x 8 matrices of 16-bit elements, whose
