@@ -251,7 +251,8 @@ result_proxy_t<proxy_element_t<A>, proxy_is_vector<A>> unary(ir::OpKind kind, co
 }  // namespace detail
 
 // An operator or function `fn` of two operands, for (proxy, proxy), (proxy, number) and
-// (number, proxy); `how` is detail::binary or detail::compare, `R`/`NR` the result types.
+// (number, proxy); `how` is detail::binary or detail::compare, `R`/`NR` the result types. It stays
+// defined: math.h makes min, max, pow and copysign with it.
 #define KILN_PROXY_BINARY(fn, how, kind, R, NR)     \
   template <class A, class B>                     \
     requires ProxyPair<A, B>                      \
