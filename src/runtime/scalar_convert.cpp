@@ -24,7 +24,7 @@ bool scalar_fits(const A& a, T& out) {
       return false;
     }
   } else if constexpr (ir::is_half_type<T>) {
-    // One rounding from the value given, as literals in kernels get (expr.h literal_as).
+    // One rounding from the value given, as numbers in kernels get (dsl/number.h, Number::value).
     if constexpr (ir::is_half_type<A>) out = T(static_cast<float>(a));
     else if constexpr (std::is_same_v<A, bool>) out = T(a ? 1.0f : 0.0f);
     else if constexpr (std::is_integral_v<A>) out = T::from_integer(a);

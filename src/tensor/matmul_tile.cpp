@@ -69,7 +69,7 @@ Traced record_batched(const Problem& q) {
                  const Index product = block_id(0) / int32_t(m_blocks), i = block_id(0) % int32_t(m_blocks), j = block_id(1);
                  const Index a_product = q.a_shared ? Index(0) : product, b_product = q.b_shared ? Index(0) : product;
                  tile::Var<Acc> acc = zeros<Acc>({uint32_t(s.bm), uint32_t(s.bn)});
-                 For(d_range(0, steps).prefetch_stages(s.stages), [&](Index kk) {
+                 For(d_range(0, int32_t(steps)).prefetch_stages(s.stages), [&](Index kk) {
                    Tile<T> x = q.a_columns ? load_at(a, {a_product * int32_t(steps) + kk, i}).transpose()
                                            : load_at(a, {a_product * int32_t(m_blocks) + i, kk});
                    Tile<T> y = q.b_columns ? load_at(b, {b_product * int32_t(n_blocks) + j, kk}).transpose()
@@ -93,7 +93,7 @@ Traced record(const Problem& q) {
   return trace("tensor_matmul_tile", In<T>(ca), In<T>(cb), Out<T>(cells({q.m, q.n}, {s.bm, s.bn})),
                [q, s, steps](Param<T> a, Param<T> b, Param<T> c) {
                  tile::Var<Acc> acc = zeros<Acc>({uint32_t(s.bm), uint32_t(s.bn)});
-                 For(d_range(0, steps).prefetch_stages(s.stages), [&](Index kk) {
+                 For(d_range(0, int32_t(steps)).prefetch_stages(s.stages), [&](Index kk) {
                    Tile<T> x = load_at(a, {kk}), y = load_at(b, {kk});
                    acc = mma(q.a_columns ? x.transpose() : x, q.b_columns ? y.transpose() : y, acc);
                  });

@@ -214,13 +214,6 @@ ValueRef full(ir::Scalar s, std::span<const uint32_t> shape, const ir::AttrValue
   return r.tracer().record(K::TileFull, {}, register_tile(s, shape), {{ir::AttrKey::Value, v}});
 }
 
-ValueRef literal_tile(ir::Scalar s, double v) {
-  ir::AttrValue a = ir::is_float(s) ? ir::AttrValue::of_float(v)
-                    : s == ir::Scalar::Bool ? ir::AttrValue::of_bool(v != 0)
-                                            : ir::AttrValue::of_int(int64_t(v));
-  return full(s, {}, a);
-}
-
 ValueRef elementwise(ir::OpKind kind, std::span<const ValueRef> operands) {
   Recording& r = current();
   ir::Scalar s = operands.back().type.scalar;

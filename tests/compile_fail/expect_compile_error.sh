@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A compile-must-fail check that cannot pass by accident: compiles FILE with -DKILN_CASE_<CASE> and
 # passes only if the compiler fails, reports a diagnostic at the line marked `// error-here: CASE`
-# in FILE (the error itself, or the "required from here" of a template error), and prints a
+# in FILE (the error itself, the "required from here" of a template error, or the "in 'constexpr'
+# expansion of" that starts a failed constant evaluation, such as a consteval call), and prints a
 # line matching MESSAGE (an extended regular expression) naming the cause.
 #   expect_compile_error.sh FILE CASE MESSAGE -- COMPILER ARGS...
 # With CASE "control", FILE must compile (the file's control: the same code done right).
@@ -30,7 +31,7 @@ if [ -z "$line" ]; then
   exit 1
 fi
 name=$(basename "$file")
-if ! echo "$out" | grep -qE "${name}:${line}:[0-9]+: (error|required from here)|${name}:${line}:[0-9]+:   required from here"; then
+if ! echo "$out" | grep -qE "${name}:${line}:[0-9]+: (error|required from here)|${name}:${line}:[0-9]+:   (required from here|in .{1,3}constexpr.{1,3} expansion of)"; then
   echo "case $case of $file failed to compile, but not at line $line (the marked line). Diagnostics:"
   echo "$out" | head -40
   exit 1

@@ -173,16 +173,17 @@ TEST(TraceError, NegativeConstantStep) {
   expect_trace_error<NegativeSignedStep>("trace.loop_step", {"'for'", "the step -1 must be greater than 0"});
 }
 
-// -1 converted to u32 would be a step of 4294967295; the C++ value is checked first.
-struct NegativeStepOfAnUnsignedRange {
-  static constexpr std::string_view name = "negative_unsigned_step";
+// A zero step of an unsigned range, as a C++ number. (-1 there does not compile: it is out of
+// uint32_t's range, tests/compile_fail/narrowing.cpp range_negative_step.)
+struct ZeroStepOfAnUnsignedRange {
+  static constexpr std::string_view name = "zero_unsigned_step";
   void operator()(Slice<float> out, Scalar<uint32_t> n) const {
-    For(range(0u, n, -1), [&](Expr<uint32_t> i) { out[i] = 0.0f; });
+    For(range(0u, n, 0), [&](Expr<uint32_t> i) { out[i] = 0.0f; });
   }
 };
 
-TEST(TraceError, NegativeConstantStepOfAnUnsignedRange) {
-  expect_trace_error<NegativeStepOfAnUnsignedRange>("trace.loop_step", {"the step -1 must be greater than 0"});
+TEST(TraceError, ZeroConstantStepOfAnUnsignedRange) {
+  expect_trace_error<ZeroStepOfAnUnsignedRange>("trace.loop_step", {"the step 0 must be greater than 0"});
 }
 
 struct ZeroStepProxy {

@@ -46,7 +46,7 @@ struct Grid2D {
     auto y = absolute_pos_y();
     If(x < w && y < h, [&] {
       auto idx = y * w + x;
-      out[idx] = in[idx] * 3.0f + cast<T>(x) - cast<T>(y);  // 3.0f: an int literal does not compile for f16 (BUG case f16_int_literal)
+      out[idx] = in[idx] * 3 + cast<T>(x) - cast<T>(y);  // an int literal: every T holds 3
       where[idx * 4u] = unit_pos_x();
       where[idx * 4u + 1u] = unit_pos_y();
       where[idx * 4u + 2u] = cube_pos_x();

@@ -40,7 +40,7 @@ TEST(TileOps, PaddingAtRaggedEdges) {
                      Out<float>(cells({cells_n * 2}, {2})), [](Param<float> lo, Param<float> hi, Param<float> out) {
                        Tile<float> mn = reduce_min(load_cell(lo), {.keepdims = true});  // [1]
                        Tile<float> mx = reduce_max(load_cell(hi), {.keepdims = true});
-                       Tile<float> pair = where(full<bool>({2}, 0.0) == full<bool>({2}, 0.0), broadcast(mn, {2}), broadcast(mx, {2}));
+                       Tile<float> pair = where(full<bool>({2}, false) == full<bool>({2}, false), broadcast(mn, {2}), broadcast(mx, {2}));
                        store_sub(out, broadcast(mn, {1}), {Index(0)});
                        store_sub(out, broadcast(mx, {1}), {Index(1)});
                        (void)pair;

@@ -91,7 +91,7 @@ inline Traced matmul_bf16_program(int64_t n, int64_t stages) {
                In<bf16>(cells({n, n}, {32, 128}).along({free_axis, 1})), Out<float>(cells({n, n}, {128, 128})),
                [n, stages](Param<bf16> a, Param<bf16> b, Param<float> c) {
                  Var<float> acc = zeros(c);
-                 For(d_range(0, n / 32).prefetch_stages(stages),
+                 For(d_range(0, int32_t(n / 32)).prefetch_stages(stages),
                      [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
                  store_cell(c, acc);
                });

@@ -62,7 +62,7 @@ Traced matmul_bf16(int64_t n, MatmulShape s) {
                In<bf16>(cells({n, n}, {s.bk, s.bn}).along({free_axis, 1})), Out<bf16>(cells({n, n}, {s.bm, s.bn})),
                [n, s](Param<bf16> a, Param<bf16> b, Param<bf16> c) {
                  tile::Var<float> acc = zeros<float>({uint32_t(s.bm), uint32_t(s.bn)});
-                 For(d_range(0, n / s.bk).prefetch_stages(s.stages),
+                 For(d_range(0, int32_t(n / s.bk)).prefetch_stages(s.stages),
                      [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
                  store_cell(c, acc.get().to<bf16>());
                });

@@ -124,49 +124,38 @@ class Range {
 };
 
 namespace detail {
-template <class A, class B>
-struct range_type {
-  using type = A;
-};
-template <Proxy A, class B>
-struct range_type<A, B> {
-  using type = proxy_element_t<A>;
-};
-template <class A, Proxy B>
-  requires(!Proxy<A>)
-struct range_type<A, B> {
-  using type = proxy_element_t<B>;
-};
-template <class I, class X>
-dsl::ValueRef bound(const X& x) {
-  if constexpr (Proxy<X>) {
-    static_assert(std::is_same_v<proxy_element_t<X>, I>, "the bounds of a range must have one integer type");
-    return read_ref(x);
-  } else {
-    return literal<I>(static_cast<I>(x));
-  }
-}
-}  // namespace detail
-
-// range(lo, hi [, step]): bounds are integer proxies or C++ integers (which take the proxy's type;
-// with no proxy at all, the C++ type).
-template <class A, class B, class S = int>
-auto range(const A& lo, const B& hi, const S& step = 1) {
-  using I = typename detail::range_type<A, B>::type;
+template <class I>
+Range<I> make_range(const Operand<I>& lo, const Operand<I>& hi, const Operand<I>& step) {
   static_assert(std::is_integral_v<I> && !std::is_same_v<I, bool>, "range() takes integers");
-  if constexpr (!Proxy<S>) {
-    // Checked before the conversion to I: -1 for an unsigned range would become a huge step.
-    if (step <= 0) {
-      dsl::Tracer::current().fail("trace.loop_step", ir::OpKind::For,
-                                  "the step " + std::to_string(step) + " must be greater than 0");
-    }
+  if (step.is_number() && !step.positive()) {
+    dsl::Tracer::current().fail("trace.loop_step", ir::OpKind::For, "the step " + step.text() + " must be greater than 0");
   }
   // One statement each: C++ leaves the order of function arguments unspecified, and the IR would
   // follow it.
-  dsl::ValueRef l = detail::bound<I>(lo);
-  dsl::ValueRef h = detail::bound<I>(hi);
-  dsl::ValueRef s = detail::bound<I>(step);
+  dsl::ValueRef l = lo.ref();
+  dsl::ValueRef h = hi.ref();
+  dsl::ValueRef s = step.ref();
   return Range<I>(l, h, s);
+}
+}  // namespace detail
+
+// range(lo, hi [, step]): the bounds and the step are integer proxies of one type I, or C++
+// numbers that take I as detail::Number allows (`range(0, n)` for a uint32_t n; never -1 beside
+// it). With no proxy among lo and hi, I is lo's C++ type.
+template <Proxy B>
+Range<proxy_element_t<B>> range(const detail::Operand<proxy_element_t<B>>& lo, const B& hi,
+                                const detail::Operand<proxy_element_t<B>>& step = 1) {
+  return detail::make_range<proxy_element_t<B>>(lo, hi, step);
+}
+template <Proxy A>
+Range<proxy_element_t<A>> range(const A& lo, const detail::NumberFor<A>& hi,
+                                const detail::Operand<proxy_element_t<A>>& step = 1) {
+  return detail::make_range<proxy_element_t<A>>(lo, hi, step);
+}
+template <detail::IntegerLiteral A>
+Range<A> range(const A& lo, const detail::Number<std::type_identity_t<A>>& hi,
+               const detail::Operand<std::type_identity_t<A>>& step = 1) {
+  return detail::make_range<A>(detail::Number<A>(lo), hi, step);
 }
 
 // Records a run-time `for` over `r`; `body(i)` receives the induction value.

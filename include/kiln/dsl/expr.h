@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kiln/dsl/number.h"
 #include "kiln/dsl/trace.h"
 #include "kiln/element.h"
 
@@ -16,47 +17,6 @@ template <class T>
 class Expr;
 template <class T>
 class Vector;
-
-namespace detail {
-
-template <Element T>
-dsl::ValueRef literal(T v) {
-  ir::Type t = ir::Type::scalar_of(scalar_of<T>());
-  ir::AttrValue a;
-  if constexpr (std::is_same_v<T, bool>) {
-    a = ir::AttrValue::of_bool(v);
-  } else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
-    a = ir::AttrValue::of_float(static_cast<double>(static_cast<float>(v)));
-  } else if constexpr (std::is_floating_point_v<T>) {
-    a = ir::AttrValue::of_float(static_cast<double>(v));
-  } else {
-    a = ir::AttrValue::of_int(static_cast<int64_t>(v));
-  }
-  return dsl::Tracer::current().constant(t, a);
-}
-
-// A C++ number written next to a proxy: converted to the proxy's element type.
-template <class L>
-concept Literal = std::is_arithmetic_v<L> || std::is_same_v<L, f16> || std::is_same_v<L, bf16>;
-
-template <Element T, Literal L>
-dsl::ValueRef literal_as(const L& v) {
-  constexpr bool half_out = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
-  constexpr bool half_in = std::is_same_v<L, f16> || std::is_same_v<L, bf16>;
-  if constexpr (half_in) {
-    return literal_as<T>(static_cast<float>(v));
-  } else if constexpr (half_out && std::is_same_v<L, bool>) {
-    return literal<T>(T(v ? 1.0f : 0.0f));
-  } else if constexpr (half_out && std::is_integral_v<L>) {
-    return literal<T>(T::from_integer(v));  // one rounding, as a cast on the device does
-  } else if constexpr (half_out) {
-    return literal<T>(T(static_cast<double>(v)));
-  } else {
-    return literal<T>(static_cast<T>(v));
-  }
-}
-
-}  // namespace detail
 
 // ---- proxy traits ------------------------------------------------------------------------------
 // A proxy is anything that stands for a traced value: Expr, Vector, an element of a slice or
@@ -82,15 +42,43 @@ dsl::ValueRef read_ref(const P& p) {
   return proxy_traits<std::remove_cvref_t<P>>::read(p);
 }
 
-// An operand of a proxy operation: a proxy, or a C++ number that takes the other side's type.
-template <class A, class E>
-dsl::ValueRef operand_ref(const A& a) {
-  if constexpr (Proxy<A>) {
-    return read_ref(a);
-  } else {
-    return detail::literal_as<E>(a);
+namespace detail {
+// A C++ number beside the proxy A: it takes A's element type (number.h says which numbers do).
+template <class A>
+using NumberFor = Number<proxy_element_t<A>>;
+
+// A scalar operand whose element type the call fixes (a range bound or step, an atomic's value, a
+// vector lane, a plane lane): a proxy of element E, or a C++ number as Number<E> takes it. It keeps
+// the proxy and reads it when ref() is called, so the caller records its operands in order.
+template <Element E>
+class Operand : public Number<E> {
+ public:
+  // Number's constructors, each forwarded (GCC 12 does not keep consteval on an inherited one).
+  template <class L>
+    requires(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>)
+  consteval Operand(L&& v) : Number<E>(static_cast<L&&>(v)) {}  // NOLINT: implicit on purpose
+  template <class L>
+    requires(fit_of<L, E> != NumberFit::none && !(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>))
+  Operand(L&& v) : Number<E>(static_cast<L&&>(v)) {}  // NOLINT
+  Operand(const Number<E>& n) : Number<E>(n) {}  // NOLINT
+  template <Proxy P>
+  Operand(const P& p) : proxy_(&p), read_(&read_proxy<P>) {  // NOLINT: implicit on purpose
+    static_assert(std::is_same_v<proxy_element_t<P>, E>,
+                  "the proxy's element type differs from the one this operand takes; use cast<T>()");
   }
-}
+  dsl::ValueRef ref() const { return read_ ? read_(proxy_) : Number<E>::ref(); }
+  // A C++ number (not a proxy): its value is known while tracing.
+  bool is_number() const { return read_ == nullptr; }
+
+ private:
+  template <class P>
+  static dsl::ValueRef read_proxy(const void* p) {
+    return read_ref(*static_cast<const P*>(p));
+  }
+  const void* proxy_ = nullptr;
+  dsl::ValueRef (*read_)(const void*) = nullptr;
+};
+}  // namespace detail
 
 // ---- Expr<T>: a traced scalar ----------------------------------------------------------------
 
@@ -101,11 +89,9 @@ class Expr {
  public:
   using element_type = T;
 
-  // A C++ value becomes a constant.
-  Expr(T value) : ref_(detail::literal<T>(value)) {}  // NOLINT: implicit on purpose
+  // A C++ number becomes a constant; its type must hold only values of T (detail::made_from).
   template <detail::Literal L>
-    requires(!std::is_same_v<L, T> && !std::is_same_v<T, bool> && !std::is_same_v<L, bool>)
-  Expr(L value) : ref_(detail::literal_as<T>(value)) {}  // NOLINT
+  Expr(const L& value) : ref_(detail::made_from<T>(value).ref()) {}  // NOLINT: implicit on purpose
   // Any scalar proxy of the same element type (a slice element, a Var, a Scalar parameter).
   template <Proxy P>
     requires(std::is_same_v<proxy_element_t<P>, T> && !proxy_is_vector<P> && !std::is_same_v<std::remove_cvref_t<P>, Expr>)
@@ -142,7 +128,8 @@ class Vector {
   using element_type = T;
 
   Vector(const Expr<T>& scalar) : ref_(scalar.ref()) {}  // NOLINT: broadcasts
-  Vector(T value) : ref_(detail::literal<T>(value)) {}   // NOLINT
+  template <detail::Literal L>
+  Vector(const L& value) : ref_(detail::made_from<T>(value).ref()) {}  // NOLINT: a constant, broadcast
   template <Proxy P>
     requires(std::is_same_v<proxy_element_t<P>, T> && !std::is_same_v<std::remove_cvref_t<P>, Vector> &&
              !std::is_same_v<std::remove_cvref_t<P>, Expr<T>>)
@@ -196,63 +183,66 @@ using result_proxy_t = std::conditional_t<IsVector, Vector<E>, Expr<E>>;
 // ---- operand pairs ----------------------------------------------------------------------------
 
 namespace detail {
-
-template <class A, class B>
-struct pair_element {
-  using type = void;
-};
-template <Proxy A, Proxy B>
-struct pair_element<A, B> {
-  using type = std::conditional_t<std::is_same_v<proxy_element_t<A>, proxy_element_t<B>>, proxy_element_t<A>, void>;
-};
-template <Proxy A, Literal B>
-  requires(!Proxy<B>)
-struct pair_element<A, B> {
-  using type = proxy_element_t<A>;
-};
-template <Literal A, Proxy B>
-  requires(!Proxy<A>)
-struct pair_element<A, B> {
-  using type = proxy_element_t<B>;
-};
-
 template <class A>
 constexpr bool vec = [] {
   if constexpr (Proxy<A>) return proxy_is_vector<A>;
   else return false;
 }();
-
 }  // namespace detail
 
-// Two operands make a pair when at least one is a proxy and their element types agree (a C++
-// number takes the proxy's type). Mixed element types do not compile: use cast<T>().
+// Two proxies of one element type. Mixed element types do not compile: use cast<T>(). A C++
+// number beside a proxy takes the proxy's type, as detail::Number allows: each operation has an
+// overload for (proxy, number) and one for (number, proxy), whose number parameter is a Number.
 template <class A, class B>
-concept ProxyPair = (Proxy<A> || Proxy<B>) && (Proxy<A> || detail::Literal<A>) && (Proxy<B> || detail::Literal<B>) &&
-                    !std::is_void_v<typename detail::pair_element<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type>;
+concept ProxyPair = Proxy<A> && Proxy<B> && std::is_same_v<proxy_element_t<A>, proxy_element_t<B>>;
 
 template <class A, class B>
-using pair_element_t = typename detail::pair_element<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
-
-template <class A, class B>
-using pair_result_t = result_proxy_t<pair_element_t<A, B>, detail::vec<std::remove_cvref_t<A>> || detail::vec<std::remove_cvref_t<B>>>;
-
+using pair_result_t = result_proxy_t<proxy_element_t<A>, detail::vec<std::remove_cvref_t<A>> || detail::vec<std::remove_cvref_t<B>>>;
 template <class A, class B>
 using pair_compare_t = result_proxy_t<bool, detail::vec<std::remove_cvref_t<A>> || detail::vec<std::remove_cvref_t<B>>>;
+// What an operation on the proxy A and a number gives.
+template <class A>
+using number_result_t = result_proxy_t<proxy_element_t<A>, proxy_is_vector<A>>;
+template <class A>
+using number_compare_t = result_proxy_t<bool, proxy_is_vector<A>>;
 
 namespace detail {
-template <class A, class B>
-pair_result_t<A, B> binary(ir::OpKind kind, const A& a, const B& b) {
-  using E = pair_element_t<A, B>;
-  dsl::ValueRef ra = operand_ref<A, E>(a);
-  dsl::ValueRef rb = operand_ref<B, E>(b);
-  return pair_result_t<A, B>(dsl::Tracer::current().binary(kind, ra, rb));
+// Operands are read (which may record a load) and numbers recorded left to right.
+template <class R>
+R binary_refs(ir::OpKind kind, const dsl::ValueRef& ra, const dsl::ValueRef& rb) {
+  return R(dsl::Tracer::current().binary(kind, ra, rb));
 }
 template <class A, class B>
+  requires ProxyPair<A, B>
+pair_result_t<A, B> binary(ir::OpKind kind, const A& a, const B& b) {
+  dsl::ValueRef ra = read_ref(a);
+  return binary_refs<pair_result_t<A, B>>(kind, ra, read_ref(b));
+}
+template <Proxy A>
+number_result_t<A> binary(ir::OpKind kind, const A& a, const NumberFor<A>& b) {
+  dsl::ValueRef ra = read_ref(a);
+  return binary_refs<number_result_t<A>>(kind, ra, b.ref());
+}
+template <Proxy B>
+number_result_t<B> binary(ir::OpKind kind, const NumberFor<B>& a, const B& b) {
+  dsl::ValueRef ra = a.ref();
+  return binary_refs<number_result_t<B>>(kind, ra, read_ref(b));
+}
+template <class A, class B>
+  requires ProxyPair<A, B>
 pair_compare_t<A, B> compare(ir::OpKind kind, const A& a, const B& b) {
-  using E = pair_element_t<A, B>;
-  dsl::ValueRef ra = operand_ref<A, E>(a);
-  dsl::ValueRef rb = operand_ref<B, E>(b);
-  return pair_compare_t<A, B>(dsl::Tracer::current().binary(kind, ra, rb));
+  dsl::ValueRef ra = read_ref(a);
+  return binary_refs<pair_compare_t<A, B>>(kind, ra, read_ref(b));
+}
+template <Proxy A>
+number_compare_t<A> compare(ir::OpKind kind, const A& a, const NumberFor<A>& b) {
+  dsl::ValueRef ra = read_ref(a);
+  return binary_refs<number_compare_t<A>>(kind, ra, b.ref());
+}
+template <Proxy B>
+number_compare_t<B> compare(ir::OpKind kind, const NumberFor<B>& a, const B& b) {
+  dsl::ValueRef ra = a.ref();
+  return binary_refs<number_compare_t<B>>(kind, ra, read_ref(b));
 }
 template <Proxy A>
 result_proxy_t<proxy_element_t<A>, proxy_is_vector<A>> unary(ir::OpKind kind, const A& a) {
@@ -260,12 +250,25 @@ result_proxy_t<proxy_element_t<A>, proxy_is_vector<A>> unary(ir::OpKind kind, co
 }
 }  // namespace detail
 
-#define KILN_BINARY_OPERATOR(op, kind)                    \
-  template <class A, class B>                             \
-    requires ProxyPair<A, B>                              \
-  pair_result_t<A, B> operator op(const A& a, const B& b) { \
-    return detail::binary(ir::OpKind::kind, a, b);        \
+// An operator or function `fn` of two operands, for (proxy, proxy), (proxy, number) and
+// (number, proxy); `how` is detail::binary or detail::compare, `R`/`NR` the result types. It stays
+// defined: math.h makes min, max, pow and copysign with it.
+#define KILN_PROXY_BINARY(fn, how, kind, R, NR)     \
+  template <class A, class B>                     \
+    requires ProxyPair<A, B>                      \
+  R<A, B> fn(const A& a, const B& b) {            \
+    return detail::how(ir::OpKind::kind, a, b);   \
+  }                                               \
+  template <Proxy A>                              \
+  NR<A> fn(const A& a, detail::NumberFor<A> b) {  \
+    return detail::how(ir::OpKind::kind, a, b);   \
+  }                                               \
+  template <Proxy B>                              \
+  NR<B> fn(detail::NumberFor<B> a, const B& b) {  \
+    return detail::how(ir::OpKind::kind, a, b);   \
   }
+
+#define KILN_BINARY_OPERATOR(op, kind) KILN_PROXY_BINARY(operator op, binary, kind, pair_result_t, number_result_t)
 KILN_BINARY_OPERATOR(+, Add)
 KILN_BINARY_OPERATOR(-, Sub)
 KILN_BINARY_OPERATOR(*, Mul)
@@ -280,23 +283,31 @@ KILN_BINARY_OPERATOR(>>, Shr)
 
 // && and || on proxy bools record `and` / `or`: both sides are evaluated (a proxy cannot
 // short-circuit). Guard a load with If() when its index may be out of range in unchecked mode.
-template <class A, class B>
-  requires ProxyPair<A, B> && std::is_same_v<pair_element_t<A, B>, bool>
-pair_result_t<A, B> operator&&(const A& a, const B& b) {
-  return detail::binary(ir::OpKind::And, a, b);
+namespace detail {
+template <class P>
+concept BoolProxy = Proxy<P> && std::is_same_v<proxy_element_t<P>, bool>;
 }
-template <class A, class B>
-  requires ProxyPair<A, B> && std::is_same_v<pair_element_t<A, B>, bool>
-pair_result_t<A, B> operator||(const A& a, const B& b) {
-  return detail::binary(ir::OpKind::Or, a, b);
-}
-
-#define KILN_COMPARE_OPERATOR(op, kind)                      \
-  template <class A, class B>                                \
-    requires ProxyPair<A, B>                                 \
-  pair_compare_t<A, B> operator op(const A& a, const B& b) { \
-    return detail::compare(ir::OpKind::kind, a, b);          \
+// The number beside a bool proxy is taken by its exact type: a C++ bool converts to bool without a
+// user-defined conversion, and a Number parameter would tie with the built-in `bool && bool`
+// (which reaches the proxy through its deleted operator bool).
+#define KILN_LOGIC_OPERATOR(op, kind)                                      \
+  template <detail::BoolProxy A, detail::BoolProxy B>                      \
+  pair_result_t<A, B> operator op(const A& a, const B& b) {                \
+    return detail::binary(ir::OpKind::kind, a, b);                         \
+  }                                                                        \
+  template <detail::BoolProxy A, detail::Literal L>                        \
+  number_result_t<A> operator op(const A& a, const L& b) {                 \
+    return detail::binary(ir::OpKind::kind, a, detail::Number<bool>(b));   \
+  }                                                                        \
+  template <detail::Literal L, detail::BoolProxy B>                        \
+  number_result_t<B> operator op(const L& a, const B& b) {                 \
+    return detail::binary(ir::OpKind::kind, detail::Number<bool>(a), b);   \
   }
+KILN_LOGIC_OPERATOR(&&, And)
+KILN_LOGIC_OPERATOR(||, Or)
+#undef KILN_LOGIC_OPERATOR
+
+#define KILN_COMPARE_OPERATOR(op, kind) KILN_PROXY_BINARY(operator op, compare, kind, pair_compare_t, number_compare_t)
 KILN_COMPARE_OPERATOR(==, Eq)
 KILN_COMPARE_OPERATOR(!=, Ne)
 KILN_COMPARE_OPERATOR(<, Lt)
@@ -327,9 +338,19 @@ auto operator~(const A& a) {
     a = detail::binary(ir::OpKind::kind, a, b);                                                \
     return a;                                                                                  \
   }                                                                                            \
+  template <class T>                                                                           \
+  Expr<T>& operator op##=(Expr<T>& a, detail::Number<std::type_identity_t<T>> b) {             \
+    a = detail::binary(ir::OpKind::kind, a, b);                                                \
+    return a;                                                                                  \
+  }                                                                                            \
   template <class T, class B>                                                                  \
     requires ProxyPair<Vector<T>, B>                                                           \
   Vector<T>& operator op##=(Vector<T>& a, const B& b) {                                        \
+    a = detail::binary(ir::OpKind::kind, a, b);                                                \
+    return a;                                                                                  \
+  }                                                                                            \
+  template <class T>                                                                           \
+  Vector<T>& operator op##=(Vector<T>& a, detail::Number<std::type_identity_t<T>> b) {         \
     a = detail::binary(ir::OpKind::kind, a, b);                                                \
     return a;                                                                                  \
   }

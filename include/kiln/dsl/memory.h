@@ -83,23 +83,23 @@ class ElementRef {
 
   // Stores into an element (writing a Slice<const T> element is Error{trace.read_only}); rebinds
   // a copy. Either way the result is the value assigned, so `a[i] = b[j] = 0` works.
-  template <class V>
-    requires(Proxy<V> || detail::Literal<V>)
+  template <Proxy V>
   value_proxy operator=(const V& v) {
-    if constexpr (Proxy<V>) {
-      static_assert(std::is_same_v<proxy_element_t<V>, scalar>, "the value's element type differs; use cast<T>()");
-      static_assert(info::is_vector || !proxy_is_vector<V>, "a vector does not fit in a scalar element");
-    }
-    return assign(operand_ref<V, scalar>(v));
+    static_assert(std::is_same_v<proxy_element_t<V>, scalar>, "the value's element type differs; use cast<T>()");
+    static_assert(info::is_vector || !proxy_is_vector<V>, "a vector does not fit in a scalar element");
+    return assign(read_ref(v));
   }
+  // A C++ number, as detail::Number takes it: `y[i] = 0` on a uint32_t slice, never `= 2.5` on an
+  // integer one.
+  value_proxy operator=(detail::Number<scalar> v) { return assign(v.ref()); }
   value_proxy operator=(const ElementRef& other) { return assign(other.get().ref()); }
 
-#define KILN_ELEMENT_COMPOUND(op)                          \
-  template <class V>                                       \
-    requires(Proxy<V> || detail::Literal<V>)               \
-  value_proxy operator op##=(const V& v) {                 \
-    return *this = get() op v;                             \
-  }
+#define KILN_ELEMENT_COMPOUND(op)                                                   \
+  template <Proxy V>                                                                \
+  value_proxy operator op##=(const V& v) {                                          \
+    return *this = get() op v;                                                      \
+  }                                                                                 \
+  value_proxy operator op##=(detail::Number<scalar> v) { return *this = get() op v; }
   KILN_ELEMENT_COMPOUND(+)
   KILN_ELEMENT_COMPOUND(-)
   KILN_ELEMENT_COMPOUND(*)
@@ -240,19 +240,23 @@ void check_atomic_target(ir::OpKind kind, const ElementRef<T>& e) {
   }
 }
 
-template <class T, class V>
-Expr<typename array_element<T>::scalar> atomic(ir::OpKind kind, const ElementRef<T>& e, const V& v) {
+template <class T>
+using atomic_operand = Operand<typename array_element<T>::scalar>;
+
+template <class T>
+Expr<typename array_element<T>::scalar> atomic(ir::OpKind kind, const ElementRef<T>& e, const atomic_operand<T>& v) {
   using S = typename array_element<T>::scalar;
   static_assert(!array_element<T>::is_vector, "atomics work on scalar elements");
   check_atomic_target(kind, e);
-  return Expr<S>(dsl::Tracer::current().atomic(kind, e.array(), e.index(), operand_ref<V, S>(v)));
+  return Expr<S>(dsl::Tracer::current().atomic(kind, e.array(), e.index(), v.ref()));
 }
 }  // namespace detail
 
-#define KILN_ATOMIC(fn, kind)                                   \
-  template <class T, class V>                                   \
-  auto fn(const ElementRef<T>& e, const V& v) {                 \
-    return detail::atomic(ir::OpKind::kind, e, v);              \
+// The value is a proxy of the element's type or a C++ number as detail::Number takes it.
+#define KILN_ATOMIC(fn, kind)                                                  \
+  template <class T>                                                           \
+  auto fn(const ElementRef<T>& e, const detail::atomic_operand<T>& v) {        \
+    return detail::atomic(ir::OpKind::kind, e, v);                             \
   }
 KILN_ATOMIC(atomic_add, AtomicAdd)
 KILN_ATOMIC(atomic_sub, AtomicSub)
@@ -265,13 +269,13 @@ KILN_ATOMIC(atomic_exchange, AtomicExchange)
 #undef KILN_ATOMIC
 
 // Compare and swap: writes `desired` when the element equals `expected`; returns the old value.
-template <class T, class A, class B>
-auto atomic_cas(const ElementRef<T>& e, const A& expected, const B& desired) {
+template <class T>
+auto atomic_cas(const ElementRef<T>& e, const detail::atomic_operand<T>& expected,
+                const detail::atomic_operand<T>& desired) {
   using S = typename detail::array_element<T>::scalar;
   detail::check_atomic_target(ir::OpKind::AtomicCas, e);
-  dsl::ValueRef d = operand_ref<B, S>(desired);
-  return Expr<S>(dsl::Tracer::current().atomic(ir::OpKind::AtomicCas, e.array(), e.index(),
-                                               operand_ref<A, S>(expected), &d));
+  dsl::ValueRef d = desired.ref();
+  return Expr<S>(dsl::Tracer::current().atomic(ir::OpKind::AtomicCas, e.array(), e.index(), expected.ref(), &d));
 }
 
 }  // namespace kiln

@@ -11,9 +11,9 @@ auto plane1(ir::OpKind kind, const A& a) {
   dsl::ValueRef r[] = {read_ref(a)};
   return result_proxy_t<proxy_element_t<A>, proxy_is_vector<A>>(dsl::Tracer::current().plane(kind, r));
 }
-template <Proxy A, class L>
-auto plane2(ir::OpKind kind, const A& a, const L& lane) {
-  dsl::ValueRef r[] = {read_ref(a), operand_ref<L, uint32_t>(lane)};
+template <Proxy A>
+auto plane2(ir::OpKind kind, const A& a, const Operand<uint32_t>& lane) {
+  dsl::ValueRef r[] = {read_ref(a), lane.ref()};
   return result_proxy_t<proxy_element_t<A>, proxy_is_vector<A>>(dsl::Tracer::current().plane(kind, r));
 }
 template <Proxy A>
@@ -42,13 +42,14 @@ Expr<uint32_t> plane_ballot(const A& a) {
 }
 // True on the first active unit of the plane only.
 inline Expr<bool> plane_elect() { return Expr<bool>(dsl::Tracer::current().plane(ir::OpKind::PlaneElect, {})); }
-// The value of unit `lane` (the same lane for all: broadcast; per unit: shuffle).
-template <Proxy A, class L> auto plane_broadcast(const A& a, const L& lane) { return detail::plane2(ir::OpKind::PlaneBroadcast, a, lane); }
-template <Proxy A, class L> auto plane_shuffle(const A& a, const L& lane) { return detail::plane2(ir::OpKind::PlaneShuffle, a, lane); }
+// The value of unit `lane` (the same lane for all: broadcast; per unit: shuffle). A lane, mask or
+// delta is a uint32_t proxy or a C++ number as detail::Number takes it.
+template <Proxy A> auto plane_broadcast(const A& a, const detail::Operand<uint32_t>& lane) { return detail::plane2(ir::OpKind::PlaneBroadcast, a, lane); }
+template <Proxy A> auto plane_shuffle(const A& a, const detail::Operand<uint32_t>& lane) { return detail::plane2(ir::OpKind::PlaneShuffle, a, lane); }
 // The value of unit lane ^ mask, lane - delta, lane + delta (a unit keeps its own value when that
 // unit is outside the plane).
-template <Proxy A, class L> auto plane_shuffle_xor(const A& a, const L& mask) { return detail::plane2(ir::OpKind::PlaneShuffleXor, a, mask); }
-template <Proxy A, class L> auto plane_shuffle_up(const A& a, const L& delta) { return detail::plane2(ir::OpKind::PlaneShuffleUp, a, delta); }
-template <Proxy A, class L> auto plane_shuffle_down(const A& a, const L& delta) { return detail::plane2(ir::OpKind::PlaneShuffleDown, a, delta); }
+template <Proxy A> auto plane_shuffle_xor(const A& a, const detail::Operand<uint32_t>& mask) { return detail::plane2(ir::OpKind::PlaneShuffleXor, a, mask); }
+template <Proxy A> auto plane_shuffle_up(const A& a, const detail::Operand<uint32_t>& delta) { return detail::plane2(ir::OpKind::PlaneShuffleUp, a, delta); }
+template <Proxy A> auto plane_shuffle_down(const A& a, const detail::Operand<uint32_t>& delta) { return detail::plane2(ir::OpKind::PlaneShuffleDown, a, delta); }
 
 }  // namespace kiln

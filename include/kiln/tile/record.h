@@ -56,7 +56,6 @@ std::vector<uint32_t> cell_shape(ParamRef p);
 
 // Values.
 ValueRef full(ir::Scalar s, std::span<const uint32_t> shape, const ir::AttrValue& v);
-ValueRef literal_tile(ir::Scalar s, double v);  // a rank-0 tile of a C++ number
 ValueRef elementwise(ir::OpKind kind, std::span<const ValueRef> operands);
 ValueRef cast(const ValueRef& t, ir::Scalar to);
 ValueRef broadcast(const ValueRef& t, std::span<const uint32_t> shape);

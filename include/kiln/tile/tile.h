@@ -19,8 +19,11 @@ class Tile {
  public:
   using element_type = T;
   explicit Tile(dsl::ValueRef r) : ref_(r) {}
-  // A C++ number: a rank-0 tile, which widens to whatever it meets.
-  Tile(double v) : ref_(detail::literal_tile(scalar_of<T>(), v)) {}  // NOLINT: `t + 1.0`
+  // A C++ number: a rank-0 tile, which widens to whatever it meets. Its type must hold only values
+  // of T (kiln::detail::made_from); beside a tile in an operator it may be any constant T holds.
+  template <kiln::detail::Literal L>
+  Tile(const L& v) : Tile(kiln::detail::made_from<T>(v)) {}  // NOLINT: implicit on purpose
+  explicit Tile(const kiln::detail::Number<T>& v) : ref_(detail::full(scalar_of<T>(), {}, v.attr())) {}
 
   const dsl::ValueRef& ref() const { return ref_; }
   std::vector<uint32_t> shape() const { return detail::shape_of(ref_); }
@@ -62,18 +65,22 @@ Tile<bool> compare(ir::OpKind k, const Tile<T>& a, const Tile<T>& b) {
 }
 }  // namespace detail
 
-// Each operator takes two tiles of T, or a tile and a C++ number (a rank-0 tile).
+// Each operator takes two tiles of T, or a tile and a C++ number (a rank-0 tile) that T holds, as
+// kiln::detail::Number takes it: `t * 2.0` on a float tile, `t + 2` on an integer one, never
+// `t + 2.5` there.
+template <Element T>
+using TileNumber = kiln::detail::Number<std::type_identity_t<T>>;
 #define KILN_TILE_BINARY(op, kind)                                                      \
   template <Element T>                                                                  \
   Tile<T> operator op(const Tile<T>& a, const Tile<T>& b) {                             \
     return detail::binary(ir::OpKind::kind, a, b);                                      \
   }                                                                                     \
   template <Element T>                                                                  \
-  Tile<T> operator op(const Tile<T>& a, double b) {                                     \
+  Tile<T> operator op(const Tile<T>& a, TileNumber<T> b) {                              \
     return detail::binary(ir::OpKind::kind, a, Tile<T>(b));                             \
   }                                                                                     \
   template <Element T>                                                                  \
-  Tile<T> operator op(double a, const Tile<T>& b) {                                     \
+  Tile<T> operator op(TileNumber<T> a, const Tile<T>& b) {                              \
     return detail::binary(ir::OpKind::kind, Tile<T>(a), b);                             \
   }
 KILN_TILE_BINARY(+, Add)
@@ -88,7 +95,7 @@ KILN_TILE_BINARY(/, Div)
     return detail::compare(ir::OpKind::kind, a, b);                                     \
   }                                                                                     \
   template <Element T>                                                                  \
-  Tile<bool> operator op(const Tile<T>& a, double b) {                                  \
+  Tile<bool> operator op(const Tile<T>& a, TileNumber<T> b) {                           \
     return detail::compare(ir::OpKind::kind, a, Tile<T>(b));                            \
   }
 KILN_TILE_COMPARE(<, Lt)
@@ -161,23 +168,21 @@ Tile<C> mma(const Tile<A>& a, const Tile<A>& b, const Tile<C>& c) {
   return Tile<C>(detail::mma(a.ref(), b.ref(), c.ref()));
 }
 
-// A tile of `shape` holding `v` everywhere; zeros<T>(shape).
+// A tile of `shape` holding `v` everywhere (a number T holds, as kiln::detail::Number takes it:
+// full<int32_t>(s, 2.5) does not compile); zeros<T>(shape).
 template <Element T>
-Tile<T> full(std::initializer_list<uint32_t> shape, double v) {
+Tile<T> full(std::initializer_list<uint32_t> shape, TileNumber<T> v) {
   std::vector<uint32_t> s(shape);
-  ir::AttrValue a = ir::is_float(scalar_of<T>())       ? ir::AttrValue::of_float(v)
-                    : scalar_of<T>() == ir::Scalar::Bool ? ir::AttrValue::of_bool(v != 0)
-                                                         : ir::AttrValue::of_int(int64_t(v));
-  return Tile<T>(detail::full(scalar_of<T>(), s, a));
+  return Tile<T>(detail::full(scalar_of<T>(), s, v.attr()));
 }
 template <Element T>
 Tile<T> zeros(std::initializer_list<uint32_t> shape) {
-  return full<T>(shape, 0.0);
+  return full<T>(shape, T{});
 }
 // A rank-0 tile: f_const(F64, 1.0) is constant<double>(1.0).
 template <Element T>
-Tile<T> constant(double v) {
-  return Tile<T>(detail::literal_tile(scalar_of<T>(), v));
+Tile<T> constant(TileNumber<T> v) {
+  return Tile<T>(v);
 }
 // Explicit widening, where no elementwise op does it (seed 04's broadcast(t, shape)).
 template <Element T>
@@ -205,15 +210,11 @@ class Var {
   dsl::ValueRef var_;
 };
 
-// A run-time loop over [lo, hi): For(d_range(0, n), [&](Index k) { ... }). Its attributes
-// (prefetch_stages, unroll) are kiln's Range ones.
-template <class A, class B>
-auto d_range(const A& lo, const B& hi) {
-  if constexpr (Proxy<A> || Proxy<B>) {
-    return kiln::range(lo, hi);
-  } else {
-    return kiln::range(Index(static_cast<int32_t>(lo)), static_cast<int32_t>(hi));
-  }
+// A run-time loop over [lo, hi): For(d_range(0, n), [&](Index k) { ... }). The bounds are Index
+// proxies or C++ numbers that an int32_t holds (as kiln::detail::Number takes them). Its
+// attributes (prefetch_stages, unroll) are kiln's Range ones.
+inline Range<int32_t> d_range(const kiln::detail::Operand<int32_t>& lo, const kiln::detail::Operand<int32_t>& hi) {
+  return kiln::detail::make_range<int32_t>(lo, hi, 1);
 }
 using kiln::For;
 
