@@ -272,7 +272,7 @@ void check_supported(const std::string& op, DType d) {
 
 Tensor allocate(const Client& client, const Shape& shape, const Strides& strides, DType dtype) {
   int64_t n = product(shape);
-  Handle h = client.empty(size_t(std::max<int64_t>(n, 1)) * size_t(ir::scalar_bytes(dtype))).view_as(dtype);
+  Handle h = client.empty_bytes(size_t(std::max<int64_t>(n, 1)) * size_t(ir::scalar_bytes(dtype))).view_as(dtype);
   return Tensor(client, std::move(h), shape, strides, dtype);
 }
 
