@@ -66,6 +66,8 @@ constexpr int kMaxOperands = 96;
 constexpr int64_t kMinTakenBytes = int64_t(1) << 20;
 
 std::atomic<size_t> g_live_steps{0};  // steps not yet destroyed: sync and assign skip the registry at 0
+uint64_t g_runs = 0;  // chains run so far (under the fusion mutex): Pending::generation
+uint64_t g_walks = 0;  // walks over chains so far (under the fusion mutex): Pending::mark
 
 // Held while steps are recorded or run: steps are shared between tensors, which may live on
 // several threads. Recursive: a run may need an earlier step run first.
@@ -150,7 +152,7 @@ class ChainSize {
   int inputs = 0;
   int64_t taken = 0;
 
-  ChainSize() : walk_(++next_walk_) {}
+  ChainSize() : walk_(++g_walks) {}
   bool over() const { return steps > kMaxSteps || inputs > kMaxOperands; }
   void step(Pending& p) {
     if (p.mark == walk_ || over()) return;
@@ -168,26 +170,28 @@ class ChainSize {
     for (int i = 0; i < inputs; ++i) {
       if (seen_[size_t(i)].tensor && same_view(*seen_[size_t(i)].tensor, t)) return;
     }
-    seen_[size_t(inputs++)] = Seen{&t, {}};
+    seen_[size_t(inputs++)] = Seen{&t, 0, ir::Scalar::Bool};
     if (given) taken += t.numel() * ir::scalar_bytes(t.dtype());
   }
   void number(const ScalarValue& v) {
     if (over()) return;
+    uint64_t bits;
+    std::memcpy(&bits, v.bits.data(), sizeof bits);
     for (int i = 0; i < inputs; ++i) {
       const Seen& s = seen_[size_t(i)];
-      if (!s.tensor && s.number.type == v.type && s.number.bits == v.bits) return;
+      if (!s.tensor && s.type == v.type && s.bits == bits) return;
     }
-    seen_[size_t(inputs++)] = Seen{nullptr, v};
+    seen_[size_t(inputs++)] = Seen{nullptr, bits, v.type};
   }
 
  private:
   struct Seen {
-    const Tensor* tensor;  // null: a number
-    ScalarValue number;
+    const Tensor* tensor;  // null: a number, of these bits and type
+    uint64_t bits;
+    ir::Scalar type;
   };
-  static inline uint64_t next_walk_ = 0;  // under the fusion mutex
   uint64_t walk_;
-  std::array<Seen, kMaxOperands + 1> seen_;  // the first `inputs`
+  std::array<Seen, kMaxOperands + 1> seen_;  // the first `inputs` (the rest left unset: no clearing per walk)
 };
 
 // The step's inputs as an op's operands (which point into them).
@@ -315,6 +319,7 @@ void run(const std::shared_ptr<Pending>& root) {
     rule.order = &r.order;  // as recorded: the vote of the operands as they were then
     r.result = run_eager(*r.op, ops, rule, Checked{r.in, r.out, r.shape, r.client});
     r.done = true;
+    ++g_runs;
     finish(chain);
     return;
   }
@@ -357,16 +362,20 @@ void run(const std::shared_ptr<Pending>& root) {
     p.result = std::move(results[j]);
     p.done = true;
   }
+  ++g_runs;
   finish(chain);
 }
 
 // Reads `memory_id`, directly, through the result of a step that has run, or through a step that
-// has not.
-bool reads(const Pending& p, uint64_t memory_id) {
+// has not. A chain is a DAG (y * y reads one step twice): each step is visited once a walk, or a
+// chain of 40 such steps would be visited 2^40 times.
+bool reads(Pending& p, uint64_t memory_id, uint64_t walk) {
+  if (p.mark == walk) return false;  // reached along another path, where it read nothing of it
+  p.mark = walk;
   for (const Pending::Input& in : p.inputs) {
     if (in.kind == Pending::Kind::Tensor && in.tensor.handle().memory_id() == memory_id) return true;
     if (in.kind != Pending::Kind::Step) continue;
-    if (in.step->done ? in.step->result.handle().memory_id() == memory_id : reads(*in.step, memory_id)) return true;
+    if (in.step->done ? in.step->result.handle().memory_id() == memory_id : reads(*in.step, memory_id, walk)) return true;
   }
   return false;
 }
@@ -395,7 +404,7 @@ void run_pending(Wanted wanted) {
 }
 
 void run_client(uint64_t client_id) {
-  run_pending([&](const Pending& p) { return p.client.id() == client_id; });
+  run_pending([&](Pending& p) { return p.client.id() == client_id; });
 }
 
 // The memory order the op's own result would have had, launched eagerly at this call: that of
@@ -445,6 +454,7 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
   // per other operand. Only a bound past a limit walks the chain for the exact figures.
   int steps = 0, uses = 0;
   int64_t taken = 0;
+  bool steps_exact = true;  // one pending operand whose count is exact (z = std::move(z) + 1), or none
   auto bound = [&] {
     steps = 1, uses = 0, taken = 0;
     std::array<const Pending*, 4> seen{};
@@ -460,6 +470,7 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
         steps += p->steps, uses += p->operands, taken += p->taken_bytes;
       }
     }
+    steps_exact = n_seen == 0 || (n_seen == 1 && seen[0]->steps_exact && seen[0]->generation == g_runs);
   };
   int64_t count = 1;
   for (int64_t d : *checked.shape) count *= d;
@@ -467,7 +478,8 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
   const int64_t taken_limit = std::max(2 * result_bytes, kMinTakenBytes);
   auto over = [&] { return steps > kMaxSteps || uses > kMaxOperands || taken > taken_limit; };
   bound();
-  if (over()) {
+  // The walk gives the exact figures; not needed when the step count is exact and already over.
+  if (over() && !(steps_exact && steps > kMaxSteps)) {
     ChainSize exact;
     for (size_t i = 0; i < operands.size(); ++i) {
       const Operand& o = operands[i];
@@ -482,6 +494,7 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
       }
     }
     steps = exact.steps, uses = exact.inputs, taken = exact.taken;
+    steps_exact = true;
   }
   if (over()) {
     for (Operand& o : operands) {  // the operands' chains run first
@@ -499,6 +512,8 @@ Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& 
   p->steps = steps;
   p->operands = uses;
   p->taken_bytes = taken;
+  p->steps_exact = steps_exact;
+  p->generation = g_runs;
   p->inputs.resize(operands.size());
   // Lent operands first, then given ones: a tensor given and lent in one call (std::move(z) * z)
   // is read through its lent copy before it is taken.
@@ -544,13 +559,13 @@ Tensor take_result(std::shared_ptr<Pending>& pending) {
 }
 
 void flush_readers(uint64_t memory_id) {
-  run_pending([&](const Pending& p) { return reads(p, memory_id); });
+  run_pending([&](Pending& p) { return reads(p, memory_id, ++g_walks); });
 }
 
 }  // namespace tensor
 
 void fusion::flush() {
-  tensor::run_pending([](const tensor::Pending&) { return true; });
+  tensor::run_pending([](tensor::Pending&) { return true; });
 }
 
 }  // namespace kiln

@@ -47,7 +47,11 @@ struct Pending {
   int steps = 1;
   int operands = 0;
   int64_t taken_bytes = 0;
-  uint64_t mark = 0;  // the last walk that counted this step (each walk draws a new number)
+  // `steps` was the exact count when `generation` was the number of chain runs so far: it still is
+  // while no chain has run since (a run can take steps out of this chain).
+  bool steps_exact = true;
+  uint64_t generation = 0;
+  uint64_t mark = 0;  // the last walk over chains that visited this step (each walk draws a new number)
   std::atomic<bool> done{false};  // run: `result` holds the value, `inputs` are gone
   bool failed = false;  // its last run threw: sync and flush leave it to its own use, which throws again
   Tensor result;

@@ -235,6 +235,28 @@ TEST(TensorFusion, LimitsCountDistinctStepsAndInputs) {
       }
       expect_values(y, want, tolerance(DType::F32), what);
     }
+    // A step of the chain that has run on its own (a kept intermediate, read) no longer counts:
+    // 1 + 47 steps recorded, the first then run, and one more is 48 steps to run, one kernel.
+    {
+      HostTensor hx = random_host(DType::F32, {6}, seed++);
+      Tensor x = upload(c, DType::F32, hx);
+      Tensor h = x * 2;
+      Tensor y = h + 1;
+      for (int k = 0; k < 46; ++k) y = std::move(y) + 1;
+      h.eval();
+      const uint64_t before = launches(c);
+      y = std::move(y) + 1;
+      EXPECT_EQ(launches(c), before) << dev.name() << ": 48 steps left to run, within the limit";
+      y.eval();
+      EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+      std::vector<double> want(hx.v.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        float v = float(hx.v[i]) * 2;
+        for (int k = 0; k < 48; ++k) v += 1;
+        want[i] = v;
+      }
+      expect_values(y, want, 0, dev.name() + " a chain past a step that has run");
+    }
     // The input budget (96) by distinct inputs: a tree of 48 where() steps over 97 distinct tensors
     // passes it at its last step, whose operands' chain runs at that call; the same tree whose last
     // step reads a tensor the chain already reads (96 distinct) records without running anything.
@@ -329,6 +351,34 @@ TEST(TensorFusion, ChainsRunBeforeTheirInputsAreOverwritten) {
     assign(x.slice(0, 0, 1), upload(c, DType::F32, random_host(DType::F32, {1, 4}, 13)));
     std::vector<double> want(hx.v.size());
     for (size_t i = 0; i < want.size(); ++i) want[i] = double(float(float(hx.v[i] * 2) + 1));
+    expect_values(y, want, 0, dev.name() + " y from x before the assign");
+  }
+}
+
+// A chain is a DAG: y = max(y, y) forty times reads one step twice at every level, 2^40 paths
+// from its root, and finding whether it reads a tensor's memory (before an assign writes there)
+// visits each step once.
+TEST(TensorFusion, DeepSharedChainsRunBeforeTheirInputsAreOverwritten) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    HostTensor hx = random_host(DType::F32, {3, 4}, 14);
+    Tensor x = upload(c, DType::F32, hx);
+    Tensor y = x + 0.5;
+    for (int k = 0; k < 40; ++k) y = max(y, y);
+    EXPECT_TRUE(y.pending()) << dev.name() << ": 41 steps, one chain";
+    // An assign elsewhere: the chain, which does not read that memory, stays pending (finding so
+    // walks the whole chain).
+    Tensor other = upload(c, DType::F32, random_host(DType::F32, {3, 4}, 16));
+    uint64_t before = launches(c);
+    assign(other, x);
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name() << ": the assign alone";
+    EXPECT_TRUE(y.pending()) << dev.name();
+    before = launches(c);
+    assign(x, upload(c, DType::F32, random_host(DType::F32, {3, 4}, 15)));
+    EXPECT_EQ(launches(c) - before, 2u) << dev.name() << ": y's chain, then the assign";
+    std::vector<double> want(hx.v.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = double(float(hx.v[i]) + 0.5f);
     expect_values(y, want, 0, dev.name() + " y from x before the assign");
   }
 }
