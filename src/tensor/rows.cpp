@@ -284,7 +284,9 @@ std::optional<TiledLayout> tiled_layout(const Tensor& xv, const Tensor& ov, int6
                                          tensor::Dims(std::span(ov.strides()).first(outer))};
   tensor::Walk walk = tensor::Walk::in_order(std::span(xv.shape()).first(outer), strides, order);
   walk.fold();  // the unit dim stays innermost (merged, perhaps, with dims outside it)
-  if (walk.strides[0].back() != 1 || walk.shape.back() < 2) return std::nullopt;
+  // (Folded in this order, the dims may not fold as far as the row-major walk's: past a kernel's
+  // 8 dims, the other kernels serve the call.)
+  if (walk.strides[0].back() != 1 || walk.shape.back() < 2 || walk.shape.size() + 1 > 8) return std::nullopt;
   TiledLayout t;
   t.outer_rank = int(walk.shape.size());
   t.len = walk.shape.back();
