@@ -143,8 +143,10 @@ void rows_f32(const Client& c, bool gpu, const std::map<std::string, double>& pe
     }
     const double ms_t = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = softmax(xt, -1); });
     const std::string t_size = std::to_string(t_rows) + " x " + std::to_string(t_cols);
+    // On the CPU backend (a cube's units run in lockstep on the host) the ratio says little of how
+    // memory is read: recorded there, with no target.
     rows.push_back({"tensor softmax f32 of x.transpose(), " + t_size + " (strided rows)", "GB/s", bytes / ms_t / 1e6,
-                    "softmax " + size, bytes / ms / 1e6, true, 0.8});
+                    "softmax " + size, bytes / ms / 1e6, true, gpu ? 0.8 : NAN});
     rows.push_back({"tensor softmax of x.transpose(), max relative error", "", worst, "", NAN, false, 1e-5});
   }
   ms = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = layer_norm(x); });
