@@ -17,7 +17,14 @@ namespace runtime {
 namespace {
 std::atomic<uint64_t> g_next_client{1};
 std::atomic<uint64_t> g_next_memory{1};
-std::atomic<DeferredRunner> g_deferred_runner{nullptr};
+
+// The registered runners: a list that only grows, newest first, read by sync without a lock (a
+// node is complete before it is published; nodes live to exit).
+struct RunnerNode {
+  DeferredRunner runner;
+  RunnerNode* next;
+};
+std::atomic<RunnerNode*> g_runners{nullptr};
 
 size_t small_page_for(const DeviceState& d) {
   // Small allocations share pages: 32 MiB on GPUs, 8 MiB on the host.
@@ -25,10 +32,26 @@ size_t small_page_for(const DeviceState& d) {
 }
 }  // namespace
 
-void set_deferred_runner(DeferredRunner runner) { g_deferred_runner.store(runner, std::memory_order_release); }
+void register_deferred_runner(DeferredRunner runner) {
+  static std::mutex m;  // registrations one at a time, so that one registered twice is seen
+  std::lock_guard<std::mutex> lock(m);
+  RunnerNode* head = g_runners.load(std::memory_order_acquire);
+  for (RunnerNode* n = head; n; n = n->next) {
+    if (n->runner == runner) return;
+  }
+  g_runners.store(new RunnerNode{runner, head}, std::memory_order_release);
+}
 
 void run_deferred(uint64_t client_id) {
-  if (DeferredRunner r = g_deferred_runner.load(std::memory_order_acquire)) r(client_id);
+  std::exception_ptr first;
+  for (RunnerNode* n = g_runners.load(std::memory_order_acquire); n; n = n->next) {
+    try {
+      n->runner(client_id);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 ClientState::ClientState(std::shared_ptr<DeviceState> d)

@@ -49,7 +49,7 @@ std::string given_name(const Arg& a) {
   std::string want(cpp_element_name(wanted));
   if (!held) {
     throw Error("launch.type_mismatch",
-                argument_head(sig, i) + "the handle holds raw bytes (made by empty(bytes), upload_bytes, or an upload of a type " +
+                argument_head(sig, i) + "the handle holds raw bytes (made by empty_bytes, upload_bytes, or an upload of a type " +
                     "that is no element type, such as char or a struct), the parameter takes " +
                     std::string(ir::scalar_name(wanted)) + "; make it with empty<" + want + ">(n) or upload a " +
                     "std::vector<" + want + ">, or view the bytes with handle.view_as<" + want + ">()");

@@ -9,9 +9,9 @@
 #include <optional>
 #include <utility>
 
+#include "kiln/runtime/extension.h"
 #include "kiln/tensor/fusion.h"
 #include "kiln/tensor/ops.h"
-#include "runtime/scalar_convert.h"
 #include "tensor/elementwise.h"
 #include "tensor/fusion.h"
 #include "tensor/kernels.h"
@@ -185,6 +185,10 @@ std::array<Arg, sizeof...(I)> placeholder_args(std::index_sequence<I...>) {
 namespace tensor {
 
 DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
+  // Seed 03's rule: each operand of the result's shape votes its bytes (elements times element
+  // size: a bool condition weighs less than the f64 values beside it) for its order in memory; the
+  // order with the most bytes wins outright, and a tie keeps the logical (row-major) order, so that
+  // t + row_major is row-major whichever side t is on.
   std::array<std::pair<DimOrder, int64_t>, kMaxWalkInputs> votes;
   size_t n_votes = 0;
   for (const Operand& o : operands) {
@@ -198,15 +202,18 @@ DimOrder voted_order(std::span<Operand> operands, const Shape& shape) {
     } else {
       mine = tensor::memory_order(shape, t.strides());
     }
+    const int64_t bytes = t.numel() * ir::scalar_bytes(t.dtype());
     auto it = std::find_if(votes.begin(), votes.begin() + n_votes, [&](const auto& v) { return v.first == mine; });
-    if (it == votes.begin() + n_votes) votes[n_votes++] = {mine, t.numel()};
-    else it->second += t.numel();
+    if (it == votes.begin() + n_votes) votes[n_votes++] = {mine, bytes};
+    else it->second += bytes;
   }
   size_t best = 0;
+  bool tie = false;
   for (size_t i = 1; i < n_votes; ++i) {
-    if (votes[i].second > votes[best].second) best = i;
+    if (votes[i].second > votes[best].second) best = i, tie = false;
+    else if (votes[i].second == votes[best].second) tie = true;
   }
-  return n_votes > 0 ? votes[best].first : tensor::row_major_order(shape.size());
+  return n_votes > 0 && !tie ? votes[best].first : tensor::row_major_order(shape.size());
 }
 
 void check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule, Checked& c) {

@@ -68,8 +68,8 @@ struct Checked {
 void check_elementwise(const OpInfo& info, std::span<Operand> operands, const ResultRule& rule, Checked& checked);
 
 // The order in which new memory lays out a result of `shape`: the one that the operands of that
-// shape agree on, weighed by their elements (a pending operand by the order recorded for it);
-// row-major when none has it.
+// shape vote for, weighed by their bytes (a pending operand by the order recorded for it; an
+// expanded one does not vote); row-major when none has the shape, or when the top orders tie.
 DimOrder voted_order(std::span<Operand> operands, const Shape& shape);
 
 // A walk's kernel takes its inputs (tensors and numbers), its outputs and the count: at most

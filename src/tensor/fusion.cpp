@@ -2,6 +2,7 @@
 #include "tensor/fusion.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bitset>
 #include <cstdlib>
@@ -10,9 +11,8 @@
 #include <mutex>
 #include <string>
 
+#include "kiln/runtime/extension.h"
 #include "kiln/tensor/fusion.h"
-#include "runtime/deferred.h"
-#include "runtime/scalar_convert.h"
 #include "tensor/support.h"
 
 namespace kiln {
@@ -55,8 +55,9 @@ namespace tensor {
 
 namespace {
 
-// A chain has at most this many steps, and reads at most this many operands (shared ones counted
-// per use): longer ones run in parts. (A kernel's own limit, on distinct inputs, is kept by run().)
+// A chain has at most this many distinct steps, and reads at most this many distinct inputs (a
+// step or an input read many times, as y * y reads y, counted once): longer ones run in parts.
+// (A kernel's own limit, 16 parameters, is kept by run(), which splits a chain that passes it.)
 constexpr int kMaxSteps = 48;
 constexpr int kMaxOperands = 96;
 // A chain holds the tensors given to it, which the eager ops would have freed step by step: past
@@ -65,6 +66,8 @@ constexpr int kMaxOperands = 96;
 constexpr int64_t kMinTakenBytes = int64_t(1) << 20;
 
 std::atomic<size_t> g_live_steps{0};  // steps not yet destroyed: sync and assign skip the registry at 0
+uint64_t g_runs = 0;  // chains run so far (under the fusion mutex): Pending::generation
+uint64_t g_walks = 0;  // walks over chains so far (under the fusion mutex): Pending::mark
 
 // Held while steps are recorded or run: steps are shared between tensors, which may live on
 // several threads. Recursive: a run may need an earlier step run first.
@@ -135,6 +138,61 @@ void collect(const std::shared_ptr<Pending>& p, Chain& chain) {
   chain.holders.push_back(&p);
   chain.uses.push_back(0);
 }
+
+bool same_view(const Tensor& a, const Tensor& b);
+
+// The exact size of a chain (Pending's steps, operands and taken_bytes): its distinct unrun
+// steps, its distinct inputs and the bytes of the distinct tensors given to it. A chain is a DAG;
+// the walk marks each step it counts with its own number, so that a step reached along several
+// paths is counted once; inputs are told apart as gather() tells them. It stops counting once a
+// limit is passed (the chain then runs in parts, whatever the exact figure).
+class ChainSize {
+ public:
+  int steps = 1;  // the step being recorded
+  int inputs = 0;
+  int64_t taken = 0;
+
+  ChainSize() : walk_(++g_walks) {}
+  bool over() const { return steps > kMaxSteps || inputs > kMaxOperands; }
+  void step(Pending& p) {
+    if (p.mark == walk_ || over()) return;
+    p.mark = walk_;
+    ++steps;
+    for (Pending::Input& in : p.inputs) {
+      if (in.kind == Pending::Kind::Number) number(in.number);
+      else if (in.kind == Pending::Kind::Tensor) tensor(in.tensor, in.owned);
+      else if (in.step->done) tensor(in.step->result, in.owned);
+      else step(*in.step);
+    }
+  }
+  void tensor(const Tensor& t, bool given) {
+    if (over()) return;
+    for (int i = 0; i < inputs; ++i) {
+      if (seen_[size_t(i)].tensor && same_view(*seen_[size_t(i)].tensor, t)) return;
+    }
+    seen_[size_t(inputs++)] = Seen{&t, 0, ir::Scalar::Bool};
+    if (given) taken += t.numel() * ir::scalar_bytes(t.dtype());
+  }
+  void number(const ScalarValue& v) {
+    if (over()) return;
+    uint64_t bits;
+    std::memcpy(&bits, v.bits.data(), sizeof bits);
+    for (int i = 0; i < inputs; ++i) {
+      const Seen& s = seen_[size_t(i)];
+      if (!s.tensor && s.type == v.type && s.bits == bits) return;
+    }
+    seen_[size_t(inputs++)] = Seen{nullptr, bits, v.type};
+  }
+
+ private:
+  struct Seen {
+    const Tensor* tensor;  // null: a number, of these bits and type
+    uint64_t bits;
+    ir::Scalar type;
+  };
+  uint64_t walk_;
+  std::array<Seen, kMaxOperands + 1> seen_;  // the first `inputs` (the rest left unset: no clearing per walk)
+};
 
 // The step's inputs as an op's operands (which point into them).
 std::vector<Operand> operands_of(Pending& p) {
@@ -261,6 +319,7 @@ void run(const std::shared_ptr<Pending>& root) {
     rule.order = &r.order;  // as recorded: the vote of the operands as they were then
     r.result = run_eager(*r.op, ops, rule, Checked{r.in, r.out, r.shape, r.client});
     r.done = true;
+    ++g_runs;
     finish(chain);
     return;
   }
@@ -303,16 +362,20 @@ void run(const std::shared_ptr<Pending>& root) {
     p.result = std::move(results[j]);
     p.done = true;
   }
+  ++g_runs;
   finish(chain);
 }
 
 // Reads `memory_id`, directly, through the result of a step that has run, or through a step that
-// has not.
-bool reads(const Pending& p, uint64_t memory_id) {
+// has not. A chain is a DAG (y * y reads one step twice): each step is visited once a walk, or a
+// chain of 40 such steps would be visited 2^40 times.
+bool reads(Pending& p, uint64_t memory_id, uint64_t walk) {
+  if (p.mark == walk) return false;  // reached along another path, where it read nothing of it
+  p.mark = walk;
   for (const Pending::Input& in : p.inputs) {
     if (in.kind == Pending::Kind::Tensor && in.tensor.handle().memory_id() == memory_id) return true;
     if (in.kind != Pending::Kind::Step) continue;
-    if (in.step->done ? in.step->result.handle().memory_id() == memory_id : reads(*in.step, memory_id)) return true;
+    if (in.step->done ? in.step->result.handle().memory_id() == memory_id : reads(*in.step, memory_id, walk)) return true;
   }
   return false;
 }
@@ -341,7 +404,28 @@ void run_pending(Wanted wanted) {
 }
 
 void run_client(uint64_t client_id) {
-  run_pending([&](const Pending& p) { return p.client.id() == client_id; });
+  run_pending([&](Pending& p) { return p.client.id() == client_id; });
+}
+
+// The memory order the op's own result would have had, launched eagerly at this call: that of
+// the operand it would be written into (the first given one, left to right, that holds its memory
+// alone and has the result's shape and element type: a given pending operand is such a temporary
+// when nothing else holds it), else the operands' vote. A pending operand's order is the one
+// recorded for it. So `exp(wT) + a` is laid out as exp(wT) is, as eagerly, where the vote ties.
+template <class LentElsewhere>
+DimOrder own_order(std::span<Operand> operands, const Checked& checked, const LentElsewhere& lent_elsewhere) {
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Operand& o = operands[i];
+    if (o.is_scalar() || !o.owned() || lent_elsewhere(i)) continue;
+    const Tensor& t = o.tensor();
+    if (t.shape() != *checked.shape || t.dtype() != checked.out) continue;
+    if (const std::shared_ptr<Pending>& p = t.pending_step()) {
+      if (p.use_count() == 1) return p->order;
+    } else if (t.can_mut() && !self_overlapping(t.shape(), t.strides())) {
+      return memory_order(t.shape(), t.strides());
+    }
+  }
+  return voted_order(operands, *checked.shape);
 }
 
 }  // namespace
@@ -350,54 +434,89 @@ Pending::Pending() { g_live_steps.fetch_add(1, std::memory_order_relaxed); }
 Pending::~Pending() { g_live_steps.fetch_sub(1, std::memory_order_relaxed); }
 
 Tensor record_pending(OpInfo& info, std::span<Operand> operands, const Checked& checked) {
-  static const bool runner = (runtime::set_deferred_runner(&run_client), true);
+  static const bool runner = (runtime::register_deferred_runner(&run_client), true);
   (void)runner;
   std::lock_guard<std::recursive_mutex> lock(fusion_mutex());
   // A copy of a tensor whose chain has run is a plain tensor.
   for (Operand& o : operands) {
     if (!o.is_scalar() && o.tensor().pending_step() && o.tensor().pending_step()->done) o.tensor().eval();
   }
-  // The chain's size so far (steps, operand uses, bytes of tensors given to it).
-  int steps = 0, uses = 0;
-  int64_t taken = 0;
-  auto measure = [&] {
-    steps = 1, uses = 0, taken = 0;
-    for (const Operand& o : operands) {
-      const Pending* p = o.is_scalar() ? nullptr : o.tensor().pending_step().get();
-      steps += p ? p->steps : 0;
-      uses += p ? p->operands : 1;
-      taken += p ? p->taken_bytes : o.owned() ? o.tensor().numel() * ir::scalar_bytes(o.tensor().dtype()) : 0;
-    }
-  };
-  measure();
-  int64_t count = 1;
-  for (int64_t d : *checked.shape) count *= d;
-  const int64_t result_bytes = count * ir::scalar_bytes(checked.out);
-  if (steps > kMaxSteps || uses > kMaxOperands || taken > std::max(2 * result_bytes, kMinTakenBytes)) {
-    for (Operand& o : operands) {  // the operands' chains run first
-      if (!o.is_scalar()) o.tensor().eval();
-    }
-    measure();
-  }
-  auto p = std::make_shared<Pending>();
-  p->op = &info;
-  p->in = checked.in;
-  p->out = checked.out;
-  p->shape = *checked.shape;
-  p->order = voted_order(operands, *checked.shape);
-  p->client = *checked.client;
-  p->steps = steps;
-  p->operands = uses;
-  p->taken_bytes = taken;
-  p->inputs.resize(operands.size());
-  // Lent operands first, then given ones: a tensor given and lent in one call (std::move(z) * z)
-  // is read through its lent copy before it is taken. A given tensor also lent is treated as lent.
+  // Given by std::move and not lent in the same call (std::move(z) * z): a tensor given and lent
+  // at once is treated as lent.
   auto lent_elsewhere = [&](size_t i) {
     for (size_t j = 0; j < operands.size(); ++j) {
       if (j != i && !operands[j].is_scalar() && &operands[j].tensor() == &operands[i].tensor()) return true;
     }
     return false;
   };
+  // The chain's size with this step (steps, inputs, bytes of tensors given to it), first as
+  // bounds: the counts of the distinct pending operands (y * y reads one chain) summed, one input
+  // per other operand. Only a bound past a limit walks the chain for the exact figures.
+  int steps = 0, uses = 0;
+  int64_t taken = 0;
+  bool steps_exact = true;  // one pending operand whose count is exact (z = std::move(z) + 1), or none
+  auto bound = [&] {
+    steps = 1, uses = 0, taken = 0;
+    std::array<const Pending*, 4> seen{};
+    size_t n_seen = 0;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const Operand& o = operands[i];
+      const Pending* p = o.is_scalar() ? nullptr : o.tensor().pending_step().get();
+      if (!p) {
+        ++uses;
+        if (o.owned() && !lent_elsewhere(i)) taken += o.tensor().numel() * ir::scalar_bytes(o.tensor().dtype());
+      } else if (std::find(seen.begin(), seen.begin() + n_seen, p) == seen.begin() + n_seen) {
+        if (n_seen < seen.size()) seen[n_seen++] = p;
+        steps += p->steps, uses += p->operands, taken += p->taken_bytes;
+      }
+    }
+    steps_exact = n_seen == 0 || (n_seen == 1 && seen[0]->steps_exact && seen[0]->generation == g_runs);
+  };
+  int64_t count = 1;
+  for (int64_t d : *checked.shape) count *= d;
+  const int64_t result_bytes = count * ir::scalar_bytes(checked.out);
+  const int64_t taken_limit = std::max(2 * result_bytes, kMinTakenBytes);
+  auto over = [&] { return steps > kMaxSteps || uses > kMaxOperands || taken > taken_limit; };
+  bound();
+  // The walk gives the exact figures; not needed when the step count is exact and already over.
+  if (over() && !(steps_exact && steps > kMaxSteps)) {
+    ChainSize exact;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const Operand& o = operands[i];
+      if (o.is_scalar()) {
+        ScalarValue v;
+        (void)runtime::convert_scalar(o.scalar(), checked.in, v);  // checked: it holds the value
+        exact.number(v);
+      } else if (o.tensor().pending_step()) {
+        exact.step(*o.tensor().pending_step());
+      } else {
+        exact.tensor(o.tensor(), o.owned() && !lent_elsewhere(i));
+      }
+    }
+    steps = exact.steps, uses = exact.inputs, taken = exact.taken;
+    steps_exact = true;
+  }
+  if (over()) {
+    for (Operand& o : operands) {  // the operands' chains run first
+      if (!o.is_scalar()) o.tensor().eval();
+    }
+    bound();
+  }
+  auto p = std::make_shared<Pending>();
+  p->op = &info;
+  p->in = checked.in;
+  p->out = checked.out;
+  p->shape = *checked.shape;
+  p->order = own_order(operands, checked, lent_elsewhere);
+  p->client = *checked.client;
+  p->steps = steps;
+  p->operands = uses;
+  p->taken_bytes = taken;
+  p->steps_exact = steps_exact;
+  p->generation = g_runs;
+  p->inputs.resize(operands.size());
+  // Lent operands first, then given ones: a tensor given and lent in one call (std::move(z) * z)
+  // is read through its lent copy before it is taken.
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < operands.size(); ++i) {
       Pending::Input& in = p->inputs[i];
@@ -440,13 +559,13 @@ Tensor take_result(std::shared_ptr<Pending>& pending) {
 }
 
 void flush_readers(uint64_t memory_id) {
-  run_pending([&](const Pending& p) { return reads(p, memory_id); });
+  run_pending([&](Pending& p) { return reads(p, memory_id, ++g_walks); });
 }
 
 }  // namespace tensor
 
 void fusion::flush() {
-  tensor::run_pending([](const tensor::Pending&) { return true; });
+  tensor::run_pending([](tensor::Pending&) { return true; });
 }
 
 }  // namespace kiln

@@ -39,9 +39,19 @@ struct Pending {
   DimOrder order;      // the memory order the op's own result would have (its operands' vote)
   Client client{nullptr};
   std::vector<Input> inputs;
-  int steps = 1;       // steps in the chain up to here, a shared one counted per use: the chain's limit
-  int operands = 0;    // tensor and number inputs of those steps, counted likewise
-  int64_t taken_bytes = 0;  // bytes of tensors given to the chain (which eager ops would have freed)
+  // The chain's size up to here, for its limits: its distinct steps (a step read by several
+  // counted once), its distinct inputs (a tensor view or a number once however often read), the
+  // bytes of the distinct tensors given to it (which eager ops would have freed). Each is an upper
+  // bound, exact whenever it was measured by walking the chain (record_pending walks only when a
+  // bound passes a limit, so that the op's path stays short).
+  int steps = 1;
+  int operands = 0;
+  int64_t taken_bytes = 0;
+  // `steps` was the exact count when `generation` was the number of chain runs so far: it still is
+  // while no chain has run since (a run can take steps out of this chain).
+  bool steps_exact = true;
+  uint64_t generation = 0;
+  uint64_t mark = 0;  // the last walk over chains that visited this step (each walk draws a new number)
   std::atomic<bool> done{false};  // run: `result` holds the value, `inputs` are gone
   bool failed = false;  // its last run threw: sync and flush leave it to its own use, which throws again
   Tensor result;

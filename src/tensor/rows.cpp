@@ -3,19 +3,23 @@
 // combined across the cube: plane reduction, one partial per plane in shared memory, then every
 // unit folds the partials in the same order, so all units agree bit for bit. Two kinds of kernel:
 // streaming (each pass over the row reads it again) and resident (a unit reads its elements of the
-// row once into registers, for rows of up to 32 elements a unit); autotune picks the kind and the
-// cube's size per row length.
+// row once into registers, for rows of up to 32 elements a unit); and, for strided rows whose
+// neighbours lie next to each other in memory (x.transpose()'s), a tiled kernel that reads a tile
+// of rows at a time (rows_tiled.cpp). Autotune picks the kind and the cube's size per row length.
 #include "kiln/tensor/rows.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
 #include <mutex>
+#include <optional>
 
 #include "kiln/autotune.h"
 #include "kiln/runtime/launch.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
+#include "tensor/row_spec.h"
 #include "tensor/support.h"
 
 namespace kiln {
@@ -28,31 +32,12 @@ using dsl::ValueRef;
 constexpr uint32_t kPlane = 32;
 constexpr int64_t kMaxResident = 32;  // elements a unit holds in registers
 
-enum class RowOp { Softmax, LogSoftmax, LayerNorm };
-
-const char* name_of(RowOp op) {
-  return op == RowOp::Softmax ? "softmax" : op == RowOp::LogSoftmax ? "log_softmax" : "layer_norm";
-}
-
-struct RowSpec {
-  RowOp op;
-  DType dtype;
-  int outer_rank;  // dims that pick the row (the row itself is the last dim)
-  bool weight, bias;
-  uint32_t units = 256;  // of the cube
-  int resident = 0;      // elements a unit holds (0: streaming)
-  std::string key() const {
-    return std::string("tensor_") + name_of(op) + "/" + std::string(ir::scalar_name(dtype)) + "/" + std::to_string(outer_rank) +
-           (weight ? "/w" : "") + (bias ? "/b" : "") + "/u" + std::to_string(units) + "/r" + std::to_string(resident);
-  }
-  // The same facts packed, for the lookup on every call.
-  uint64_t packed() const {
-    return uint64_t(op) | uint64_t(dtype) << 4 | uint64_t(outer_rank) << 12 | uint64_t(weight) << 20 | uint64_t(bias) << 21 |
-           uint64_t(units) << 22 | uint64_t(uint32_t(resident)) << 40;
-  }
-};
+using tensor::name_of;
+using tensor::RowOp;
+using tensor::RowSpec;
 
 ir::Kernel record_row(const RowSpec& s) {
+  if (s.tile > 0) return tensor::record_tiled_rows(s);
   const DType acc = s.dtype == DType::F16 || s.dtype == DType::BF16 ? DType::F32 : s.dtype;
   ir::Kernel k;
   k.name = std::string("tensor_") + name_of(s.op);
@@ -226,6 +211,16 @@ KernelRef row_kernel(const RowSpec& spec) {
   return ref;
 }
 
+// How the tiled kernel sees a call: the outer dims ordered so that the one along which rows are
+// neighbours in memory (unit stride in the input) is the innermost, then folded.
+struct TiledLayout {
+  TensorBinding in, out;
+  int outer_rank = 0;
+  int64_t others = 1;  // rows picked by the outer dims but the tile's
+  int64_t len = 0;     // the tile dim's length
+  bool transpose = false;  // the output's rows are contiguous
+};
+
 // What every candidate of one call launches with: they run while row_op does (autotune runs them
 // before it returns), so each captures a pointer to this and its own cube shape.
 struct RowLaunch {
@@ -235,26 +230,76 @@ struct RowLaunch {
   DType acc = DType::F32;
   double eps = 0;
   Client client{nullptr};
+  std::optional<TiledLayout> tiled;
 
-  void run(uint32_t units, int resident) const {
+  // One row a cube (tile 0), or a cube per `tile` rows of the tiled layout.
+  void run(uint32_t units, int resident, int tile) const {
     RowSpec s = spec;
     s.units = units;
     s.resident = resident;
+    uint32_t cubes = rows;
+    const TensorBinding* x = &in;
+    const TensorBinding* y = &out;
+    if (tile > 0) {
+      s.tile = tile;
+      s.transpose = tiled->transpose;
+      s.outer_rank = tiled->outer_rank;
+      cubes = tensor::checked_u32(tiled->others * ((tiled->len + tile - 1) / tile), name_of(s.op), "cubes");
+      x = &tiled->in;
+      y = &tiled->out;
+    }
     KernelRef kernel = row_kernel(s);
     std::array<Arg, 6> args{Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in)};
     size_t n = 0;
-    args[n++] = Arg(in);
+    args[n++] = Arg(*x);
     if (s.weight) args[n++] = Arg(weight);
     if (s.bias) args[n++] = Arg(bias);
-    args[n++] = Arg(out);
+    args[n++] = Arg(*y);
     args[n++] = Arg(cols);
     if (s.op == RowOp::LayerNorm) args[n++] = acc == DType::F64 ? Arg(eps) : Arg(float(eps));
     LaunchConfig config;
     config.dim = CubeDim{units};
-    config.count = CubeCount{rows};
+    config.count = CubeCount{cubes};
     launch(client, kernel, config, std::span<const Arg>(args.data(), n));
   }
 };
+
+// The tiled layout of rows of `cols` elements, strided in x (seen as xv, the row dim last; ov the
+// output likewise), when an outer dim of more than one row steps by one element in x: rows that
+// are neighbours in memory, which a tile reads together. None otherwise.
+std::optional<TiledLayout> tiled_layout(const Tensor& xv, const Tensor& ov, int64_t cols, const char* name) {
+  const size_t outer = xv.shape().size() - 1;
+  if (xv.strides().back() == 1 || cols < 2) return std::nullopt;
+  int unit_dim = -1;
+  for (size_t i = 0; i < outer; ++i) {
+    if (xv.shape()[i] > 1 && xv.strides()[i] == 1) unit_dim = int(i);
+  }
+  if (unit_dim < 0) return std::nullopt;
+  tensor::DimOrder order;
+  for (size_t i = 0; i < outer; ++i) {
+    if (int(i) != unit_dim) order.push_back(int(i));
+  }
+  order.push_back(unit_dim);
+  std::array<tensor::Dims, 2> strides = {tensor::Dims(std::span(xv.strides()).first(outer)),
+                                         tensor::Dims(std::span(ov.strides()).first(outer))};
+  tensor::Walk walk = tensor::Walk::in_order(std::span(xv.shape()).first(outer), strides, order);
+  walk.fold();  // the unit dim stays innermost (merged, perhaps, with dims outside it)
+  // (Folded in this order, the dims may not fold as far as the row-major walk's: past a kernel's
+  // 8 dims, the other kernels serve the call.)
+  if (walk.strides[0].back() != 1 || walk.shape.back() < 2 || walk.shape.size() + 1 > 8) return std::nullopt;
+  TiledLayout t;
+  t.outer_rank = int(walk.shape.size());
+  t.len = walk.shape.back();
+  for (size_t i = 0; i + 1 < walk.shape.size(); ++i) t.others *= walk.shape[i];
+  tensor::Dims shape = walk.shape, in_strides = walk.strides[0], out_strides = walk.strides[1];
+  shape.push_back(cols);
+  in_strides.push_back(xv.strides().back());
+  out_strides.push_back(ov.strides().back());
+  t.in = tensor::binding(xv.handle(), shape, in_strides, name);
+  t.out = tensor::binding(ov.handle(), shape, out_strides, name);
+  t.transpose = ov.strides().back() == 1;
+  return t;
+}
 
 Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, const Tensor& bias, double eps) {
   const char* name = name_of(op);
@@ -314,16 +359,31 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   l.acc = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
   l.eps = eps;
   l.client = x.client();
-  // The candidates: streaming with 256 units; resident with 128 to 1024 units where a unit's
-  // share of the row fits its registers. The set and the names depend on the row length's bucket
-  // alone (autotune's key), so that every length of a bucket shares one result; the kernels are
-  // recorded per exact share, and looked up only by the candidate that runs.
+  l.tiled = tiled_layout(xv, ov, cols, name);
+  // The candidates: for strided rows that are neighbours in memory, the tiled kernel first (the
+  // untuned default there), with tiles of 32 and 128 bytes along the contiguous axis (a sector, a
+  // line) and cubes of 256 and 1024 units; streaming with 256 units; resident with 128 to 1024
+  // units where a unit's share of the row fits its registers. The set and the names depend on the
+  // row length's bucket and the layout alone (autotune's key), so that every length of a bucket
+  // shares one result; the kernels are recorded per exact share, and looked up only by the
+  // candidate that runs.
   std::vector<autotune::Candidate> candidates;
-  candidates.reserve(5);
+  candidates.reserve(9);
   auto add_candidate = [&](uint32_t units, int resident) {
     candidates.push_back({(resident ? "resident " : "streaming ") + std::to_string(units),
-                          [work = &l, units, resident] { work->run(units, resident); }});
+                          [work = &l, units, resident] { work->run(units, resident, 0); }});
   };
+  if (l.tiled) {
+    // (tile bytes along the contiguous axis, units): a sector's worth with many cubes resident;
+    // then with one large cube an SM, half a sector (its other half read by the next cube at
+    // about the same time), a sector and a line: fewer rows in flight at once leave more of what
+    // pass 1 read in L2 for pass 2.
+    for (auto [bytes, units] : {std::pair{32, 256u}, std::pair{16, 1024u}, std::pair{32, 1024u}, std::pair{128, 1024u}}) {
+      const int tile = std::clamp(bytes / ir::scalar_bytes(x.dtype()), 1, int(kPlane));
+      candidates.push_back({"strided " + std::to_string(tile) + "x" + std::to_string(units),
+                            [work = &l, units, tile] { work->run(units, 0, tile); }});
+    }
+  }
   const int64_t cols_bucket = autotune::bucket(cols);
   for (uint32_t units : {128u, 256u, 512u, 1024u}) {
     // The smallest cube that holds the bucket's longest row; larger ones while each unit still has 4.
@@ -331,10 +391,11 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
     if (most <= kMaxResident && (units == 128 || most >= 4)) add_candidate(units, int((cols + units - 1) / units));
   }
   add_candidate(256, 0);
-  // Untuned: the first resident kernel, else streaming.
+  // Untuned: the first tiled kernel, else the first resident one, else streaming.
   const std::string facts = std::string(ir::scalar_name(x.dtype())) + " cols " + std::to_string(autotune::bucket(cols)) +
                             " rows " + std::to_string(autotune::bucket(rows)) + (weight.defined() ? " weight" : "") +
-                            (bias.defined() ? " bias" : "") + (in_strides.back() == 1 ? "" : " strided");
+                            (bias.defined() ? " bias" : "") + (in_strides.back() == 1 ? "" : " strided") +
+                            (l.tiled ? (l.tiled->transpose ? " tiled into rows" : " tiled") : "");
   autotune::run(l.client, autotune::Key{name, facts}, candidates, 0);
   return out;
 }

@@ -165,15 +165,21 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   return t;
 }
 
-Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end) const {
+Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
   eval();  // a view of a pending tensor is a view of its memory
   size_t d = dim_index("slice", dim, rank());
   if (start < 0 || end < start || end > shape_[d]) {
     throw Error("tensor.index_out_of_range", "slice: [" + std::to_string(start) + ", " + std::to_string(end) + ") of dim " +
                                                  std::to_string(dim) + ", which has size " + std::to_string(shape_[d]));
   }
+  if (step <= 0) {
+    throw Error("tensor.bad_step", "slice: step " + std::to_string(step) + " of dim " + std::to_string(dim) +
+                                       "; a step must be 1 or more (reverse a dim by other means)");
+  }
   Tensor t = *this;
-  t.shape_[d] = end - start;
+  t.shape_[d] = (end - start + step - 1) / step;  // a step past the range keeps the first element
+  // A dim of one element keeps its stride: multiplied, a long step could pass 32 bits for nothing.
+  if (t.shape_[d] > 1) t.strides_[d] = strides_[d] * step;
   if (end > start && start > 0) t.handle_ = handle_.offset_start(size_t(start * strides_[d] * ir::scalar_bytes(dtype_)));
   return t;
 }
@@ -272,7 +278,7 @@ void check_supported(const std::string& op, DType d) {
 
 Tensor allocate(const Client& client, const Shape& shape, const Strides& strides, DType dtype) {
   int64_t n = product(shape);
-  Handle h = client.empty(size_t(std::max<int64_t>(n, 1)) * size_t(ir::scalar_bytes(dtype))).view_as(dtype);
+  Handle h = client.empty_bytes(size_t(std::max<int64_t>(n, 1)) * size_t(ir::scalar_bytes(dtype))).view_as(dtype);
   return Tensor(client, std::move(h), shape, strides, dtype);
 }
 

@@ -90,7 +90,7 @@ TEST(ArgumentEdges, NegativeSizesAreOutOfMemoryNotAWrappedSlice) {
   Client cl = Device::cpu().client();
   int n = -1;
   try {
-    (void)cl.empty(size_t(n) * sizeof(float));
+    (void)cl.empty_bytes(size_t(n) * sizeof(float));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "memory.out_of_memory");

@@ -62,7 +62,7 @@ TEST(CudaRuntime, AllocationLargerThanTheDeviceThenTheClientStillWorks) {
   Handle keep = c.upload(std::vector<float>{1, 2, 3, 4});
   size_t too_big = size_t(c.device().info().memory_bytes) * 2;
   try {
-    (void)c.empty(too_big);
+    (void)c.empty_bytes(too_big);
     FAIL() << "expected memory.out_of_memory";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "memory.out_of_memory");

@@ -72,7 +72,7 @@ TEST(LaunchErrors, HandleOfAnotherElementTypeNamesBothTypes) {
 TEST(LaunchErrors, RawBytesNeedAnElementType) {
   Client c = Device::cpu().client();
   Watched x(c, 16, 1);
-  Handle raw = c.empty(16 * sizeof(float));
+  Handle raw = c.empty_bytes(16 * sizeof(float));
   EXPECT_FALSE(raw.element().has_value());
   Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 2.0f, x.handle, raw); },
                          "launch.type_mismatch");

@@ -14,15 +14,15 @@ TEST(MemoryPool, FreedSmallSlicesAreReused) {
   Client c = Device::cpu().client();
   MemoryStats s0 = c.stats().memory;
   {
-    Handle a = c.empty(1000);
-    Handle b = c.empty(5000);
+    Handle a = c.empty_bytes(1000);
+    Handle b = c.empty_bytes(5000);
   }
   MemoryStats s1 = c.stats().memory;
   EXPECT_EQ(s1.allocations - s0.allocations, 2u);
   EXPECT_EQ(s1.in_use_bytes, s0.in_use_bytes);
   EXPECT_EQ(s1.frees - s0.frees, 2u);
   uint64_t reserved = s1.reserved_bytes;
-  for (int i = 0; i < 100; ++i) Handle h = c.empty(3000);
+  for (int i = 0; i < 100; ++i) Handle h = c.empty_bytes(3000);
   MemoryStats s2 = c.stats().memory;
   EXPECT_EQ(s2.reserved_bytes, reserved) << "the pool reserved more memory for allocations it could reuse";
   EXPECT_GE(s2.reused - s1.reused, 100u);
@@ -31,9 +31,9 @@ TEST(MemoryPool, FreedSmallSlicesAreReused) {
 TEST(MemoryPool, LargeAllocationsReusePages) {
   Client c = Device::cpu().client();
   size_t big = size_t(16) << 20;
-  { Handle h = c.empty(big); }
+  { Handle h = c.empty_bytes(big); }
   MemoryStats s1 = c.stats().memory;
-  { Handle h = c.empty(big - 4096); }
+  { Handle h = c.empty_bytes(big - 4096); }
   MemoryStats s2 = c.stats().memory;
   EXPECT_EQ(s2.reserved_bytes, s1.reserved_bytes);
   EXPECT_EQ(s2.pages, s1.pages);
@@ -44,12 +44,12 @@ TEST(MemoryPool, NeighboursMergeWhenFreed) {
   Client c = Device::cpu().client();
   // The CPU pool's pages are 8 MiB: 64 slices of 128 KiB fill one exactly.
   std::vector<Handle> hs;
-  for (int i = 0; i < 64; ++i) hs.push_back(c.empty(128 * 1024));
+  for (int i = 0; i < 64; ++i) hs.push_back(c.empty_bytes(128 * 1024));
   MemoryStats full = c.stats().memory;
   ASSERT_EQ(full.pages, 1u);
   // Free eight neighbours: only if they merge can they serve one allocation of 1 MiB.
   for (int i = 10; i < 18; ++i) hs[size_t(i)] = Handle();
-  Handle merged = c.empty(1024 * 1024);
+  Handle merged = c.empty_bytes(1024 * 1024);
   MemoryStats after = c.stats().memory;
   EXPECT_EQ(after.pages, 1u) << "freed neighbours did not merge";
   EXPECT_EQ(after.reserved_bytes, full.reserved_bytes);
@@ -60,7 +60,7 @@ TEST(MemoryPool, OutOfMemoryIsAnErrorAndTheClientStillWorks) {
   Client c = Device::cpu().client();
   Handle small = c.upload(std::vector<float>{1, 2, 3});
   try {
-    (void)c.empty(size_t(1) << 50);  // a petabyte
+    (void)c.empty_bytes(size_t(1) << 50);  // a petabyte
     FAIL() << "expected memory.out_of_memory";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "memory.out_of_memory");
@@ -101,7 +101,12 @@ TEST(Handles, KnowTheirElementType) {
   EXPECT_EQ(c.upload(std::vector<f16>{f16(1.0f)}).element(), ir::Scalar::F16);
   EXPECT_EQ(c.empty<bf16>(3).element(), ir::Scalar::BF16);
   EXPECT_EQ(c.empty<bf16>(3).size_in_used(), 6u);
-  EXPECT_FALSE(c.empty(12).element().has_value());
+  EXPECT_FALSE(c.empty_bytes(12).element().has_value());
+  // empty_bytes counts bytes, empty<T> elements: the spellings cannot be confused (an untyped
+  // empty(n) does not compile, tests/compile_fail/client_empty.cpp).
+  EXPECT_EQ(c.empty_bytes(12).size_in_used(), 12u);
+  EXPECT_EQ(c.empty_bytes(12).view_as(ir::Scalar::F32).size_in_used(), 12u);
+  EXPECT_EQ(c.empty<float>(12).size_in_used(), 48u);
   // Integer types the fixed-width names are not take the element of their width and sign.
   EXPECT_EQ(c.upload(std::vector<long long>{1}).element(), ir::Scalar::I64);
   EXPECT_EQ(c.upload(std::vector<unsigned long long>{1}).element(), ir::Scalar::U64);

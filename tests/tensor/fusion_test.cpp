@@ -188,6 +188,113 @@ TEST(TensorFusion, ChainResultsTakeGivenMemory) {
   }
 }
 
+// A chain's limits count its distinct steps and distinct inputs: y * y reads one chain, so
+// y = y * y * 0.5 + 0.75 repeated is a DAG of 3 steps a statement, not a tree that doubles.
+TEST(TensorFusion, LimitsCountDistinctStepsAndInputs) {
+  uint32_t seed = 900;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    // 13 steps: y = x + 0.25, then 4 statements. x is given (256 KiB): the bytes given to the chain
+    // count x once too, and the result takes x's memory.
+    {
+      HostTensor hx = random_host(DType::F32, {256, 256}, seed++, -0.5, 0.5);
+      Tensor x = upload(c, DType::F32, hx);
+      const uint64_t x_mem = x.handle().memory_id();
+      const uint64_t before = launches(c);
+      Tensor y = std::move(x) + 0.25;
+      for (int k = 0; k < 4; ++k) y = y * y * 0.5 + 0.75;
+      EXPECT_EQ(launches(c), before) << dev.name() << ": nothing runs while recording";
+      y.eval();
+      EXPECT_EQ(launches(c) - before, 1u) << dev.name() << ": a 13-step chain is one kernel";
+      EXPECT_EQ(y.handle().memory_id(), x_mem) << dev.name() << ": the result in the given tensor's memory";
+      std::vector<double> want(hx.v.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        float v = float(hx.v[i]) + 0.25f;
+        for (int k = 0; k < 4; ++k) v = float(float(v * v) * 0.5f) + 0.75f;
+        want[i] = v;
+      }
+      expect_values(y, want, tolerance(DType::F32), dev.name() + " 13-step chain");
+    }
+    // 46 and 49 distinct steps reading x many times (through every path, 2^15 reads and more): one
+    // kernel, then two (the first 48 steps, then the last).
+    for (int statements : {15, 16}) {
+      HostTensor hx = random_host(DType::F32, {5, 7}, seed++, -1, 0.4);
+      Tensor x = upload(c, DType::F32, hx);
+      const uint64_t before = launches(c);
+      Tensor y = x + 0.25;
+      for (int k = 0; k < statements; ++k) y = y * y * 0.5 + x;
+      y.eval();
+      const std::string what = dev.name() + " " + std::to_string(1 + 3 * statements) + " steps";
+      EXPECT_EQ(launches(c) - before, statements == 15 ? 1u : 2u) << what;
+      std::vector<double> want(hx.v.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        float v = float(hx.v[i]) + 0.25f;
+        for (int k = 0; k < statements; ++k) v = float(float(v * v) * 0.5f) + float(hx.v[i]);
+        want[i] = v;
+      }
+      expect_values(y, want, tolerance(DType::F32), what);
+    }
+    // A step of the chain that has run on its own (a kept intermediate, read) no longer counts:
+    // 1 + 47 steps recorded, the first then run, and one more is 48 steps to run, one kernel.
+    {
+      HostTensor hx = random_host(DType::F32, {6}, seed++);
+      Tensor x = upload(c, DType::F32, hx);
+      Tensor h = x * 2;
+      Tensor y = h + 1;
+      for (int k = 0; k < 46; ++k) y = std::move(y) + 1;
+      h.eval();
+      const uint64_t before = launches(c);
+      y = std::move(y) + 1;
+      EXPECT_EQ(launches(c), before) << dev.name() << ": 48 steps left to run, within the limit";
+      y.eval();
+      EXPECT_EQ(launches(c) - before, 1u) << dev.name();
+      std::vector<double> want(hx.v.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        float v = float(hx.v[i]) * 2;
+        for (int k = 0; k < 48; ++k) v += 1;
+        want[i] = v;
+      }
+      expect_values(y, want, 0, dev.name() + " a chain past a step that has run");
+    }
+    // The input budget (96) by distinct inputs: a tree of 48 where() steps over 97 distinct tensors
+    // passes it at its last step, whose operands' chain runs at that call; the same tree whose last
+    // step reads a tensor the chain already reads (96 distinct) records without running anything.
+    for (bool repeat : {false, true}) {
+      std::vector<Tensor> conds, vals;
+      for (int k = 0; k < 48; ++k) {
+        conds.push_back(upload(c, DType::Bool, random_host(DType::Bool, {3}, seed++, 0, 1)));
+        vals.push_back(upload(c, DType::F32, random_host(DType::F32, {3}, seed++)));
+        vals.push_back(upload(c, DType::F32, random_host(DType::F32, {3}, seed++)));
+      }
+      Tensor extra = upload(c, DType::F32, random_host(DType::F32, {3}, seed++));
+      // 24 leaves where(c, a, b) (72 inputs), 23 joins where(c, acc, leaf) (23 more), then
+      // where(c, acc, last): 48 steps, 97 distinct inputs, or 96 when `last` is vals[0].
+      auto tree = [&](bool fused, uint64_t* at_last) {
+        FusionMode mode(fused);
+        std::vector<Tensor> leaves;
+        for (size_t k = 0; k < 24; ++k) leaves.push_back(where(conds[k], vals[2 * k], vals[2 * k + 1]));
+        Tensor acc = leaves[0];
+        leaves[0] = Tensor();
+        for (size_t k = 1; k < 24; ++k) acc = where(conds[23 + k], std::move(acc), std::move(leaves[k]));
+        const uint64_t before = launches(c);
+        Tensor y = where(conds[47], std::move(acc), repeat ? vals[0] : extra);
+        if (at_last) *at_last = launches(c) - before;
+        return y.to_data();
+      };
+      const TensorData eager = tree(false, nullptr);
+      uint64_t at_last = 0;
+      const TensorData fused = tree(true, &at_last);
+      EXPECT_EQ(fused.bytes, eager.bytes) << dev.name() << (repeat ? " 96" : " 97") << " distinct inputs";
+      if (repeat) {
+        EXPECT_EQ(at_last, 0u) << dev.name() << ": 96 distinct inputs (one read twice) are within the budget";
+      } else {
+        EXPECT_GT(at_last, 0u) << dev.name() << ": 97 distinct inputs pass the budget, the chain so far runs";
+      }
+    }
+  }
+}
+
 // What needs a chain's value runs it; a chain nobody uses never runs; sync runs what is pending.
 TEST(TensorFusion, ChainsRunWhenTheirValueIsNeeded) {
   for (const Device& dev : devices()) {
@@ -244,6 +351,34 @@ TEST(TensorFusion, ChainsRunBeforeTheirInputsAreOverwritten) {
     assign(x.slice(0, 0, 1), upload(c, DType::F32, random_host(DType::F32, {1, 4}, 13)));
     std::vector<double> want(hx.v.size());
     for (size_t i = 0; i < want.size(); ++i) want[i] = double(float(float(hx.v[i] * 2) + 1));
+    expect_values(y, want, 0, dev.name() + " y from x before the assign");
+  }
+}
+
+// A chain is a DAG: y = max(y, y) forty times reads one step twice at every level, 2^40 paths
+// from its root, and finding whether it reads a tensor's memory (before an assign writes there)
+// visits each step once.
+TEST(TensorFusion, DeepSharedChainsRunBeforeTheirInputsAreOverwritten) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    FusionMode on(true);
+    HostTensor hx = random_host(DType::F32, {3, 4}, 14);
+    Tensor x = upload(c, DType::F32, hx);
+    Tensor y = x + 0.5;
+    for (int k = 0; k < 40; ++k) y = max(y, y);
+    EXPECT_TRUE(y.pending()) << dev.name() << ": 41 steps, one chain";
+    // An assign elsewhere: the chain, which does not read that memory, stays pending (finding so
+    // walks the whole chain).
+    Tensor other = upload(c, DType::F32, random_host(DType::F32, {3, 4}, 16));
+    uint64_t before = launches(c);
+    assign(other, x);
+    EXPECT_EQ(launches(c) - before, 1u) << dev.name() << ": the assign alone";
+    EXPECT_TRUE(y.pending()) << dev.name();
+    before = launches(c);
+    assign(x, upload(c, DType::F32, random_host(DType::F32, {3, 4}, 15)));
+    EXPECT_EQ(launches(c) - before, 2u) << dev.name() << ": y's chain, then the assign";
+    std::vector<double> want(hx.v.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = double(float(hx.v[i]) + 0.5f);
     expect_values(y, want, 0, dev.name() + " y from x before the assign");
   }
 }

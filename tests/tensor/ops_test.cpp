@@ -148,6 +148,59 @@ TEST(TensorOps, ComparisonsGiveBoolTensors) {
   }
 }
 
+// The comparison operators are the comparison ops: bool tensors, tensor against tensor (broadcast),
+// tensor against number and number against tensor, fused and eager.
+TEST(TensorOps, ComparisonOperatorsGiveBoolTensors) {
+  uint32_t seed = 1400;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::I32, DType::BF16}) {
+      HostTensor ha = random_host(t, {4, 5}, seed++, -3, 3), hb = random_host(t, {5}, seed++, -3, 3);
+      Tensor a = upload(c, t, ha), b = upload(c, t, hb);
+      struct Case {
+        const char* name;
+        std::function<Tensor()> got;
+        std::function<bool(double, double)> host;  // of a's element and the other side's
+        bool number;                               // the other side is the number 1
+        bool number_first;                         // the number on the left: host(1, a)
+      };
+      const Case cases[] = {
+          {"a < b", [&] { return a < b; }, [](double x, double y) { return x < y; }, false, false},
+          {"a <= b", [&] { return a <= b; }, [](double x, double y) { return x <= y; }, false, false},
+          {"a > b", [&] { return a > b; }, [](double x, double y) { return x > y; }, false, false},
+          {"a >= b", [&] { return a >= b; }, [](double x, double y) { return x >= y; }, false, false},
+          {"a == b", [&] { return a == b; }, [](double x, double y) { return x == y; }, false, false},
+          {"a != b", [&] { return a != b; }, [](double x, double y) { return x != y; }, false, false},
+          {"a < 1", [&] { return a < 1; }, [](double x, double y) { return x < y; }, true, false},
+          {"a == 1", [&] { return a == 1; }, [](double x, double y) { return x == y; }, true, false},
+          {"a != 1", [&] { return a != 1; }, [](double x, double y) { return x != y; }, true, false},
+          {"1 < a", [&] { return 1 < a; }, [](double x, double y) { return x < y; }, true, true},
+          {"1 >= a", [&] { return 1 >= a; }, [](double x, double y) { return x >= y; }, true, true},
+          {"1 == a", [&] { return 1 == a; }, [](double x, double y) { return x == y; }, true, true},
+      };
+      for (bool fused : {true, false}) {
+        FusionMode mode(fused);
+        for (const Case& k : cases) {
+          const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + (fused ? " fused " : " eager ") + k.name;
+          std::vector<double> want(ha.v.size());
+          for (size_t i = 0; i < want.size(); ++i) {
+            const double other = k.number ? 1.0 : hb.v[i % 5];
+            want[i] = k.number_first ? k.host(other, ha.v[i]) : k.host(ha.v[i], other);
+          }
+          Tensor r = k.got();
+          EXPECT_EQ(r.dtype(), DType::Bool) << what;
+          EXPECT_EQ(r.shape(), (Shape{4, 5})) << what;
+          expect_values(r, want, 0, what);
+        }
+      }
+      // The operators are the named ops, bit for bit, also over a transposed view.
+      Tensor at = upload(c, t, random_host(t, {5, 4}, seed++, -3, 3)).transpose();
+      EXPECT_EQ((at <= a).to_data().bytes, le(at, a).to_data().bytes) << dev.name();
+      EXPECT_EQ((at == a).to_data().bytes, eq(at, a).to_data().bytes) << dev.name();
+    }
+  }
+}
+
 // where(condition, a, b) over element types, broadcast shapes, a transposed value, numbers, and
 // the contiguous (vector) walk; and its refusals.
 TEST(TensorOps, WhereMatchesTheHost) {
@@ -340,9 +393,131 @@ TEST(TensorOps, NewMemoryFollowsTheOperandsMemoryOrder) {
     // A broadcast operand does not vote: the full-size one decides.
     Tensor s = a + upload(c, DType::F32, random_host(DType::F32, {3}, 3));
     EXPECT_EQ(s.strides(), a.strides());
-    // Operands that disagree: the larger share of bytes wins; row-major for a tie goes to the first.
+    // Operands that disagree, as many bytes each: a tie keeps row-major, whichever side.
     Tensor row_major = upload(c, DType::F32, random_host(DType::F32, {4, 2, 3}, 4));
     EXPECT_EQ((row_major + a).strides(), row_major.strides());
+    EXPECT_EQ((a + row_major).strides(), row_major.strides());
+  }
+}
+
+// Seed 03's vote: the operands of the result's shape vote their bytes for their memory order; the
+// most bytes win, a tie keeps row-major; broadcast and expanded operands do not vote. The fused
+// path lays a result out as the eager one does; the values are the host's either way.
+TEST(TensorOps, NewMemoryIsVotedByBytesATieKeepsRowMajor) {
+  uint32_t seed = 1700;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    // [4, 5] tensors of type t: row-major, and transposed (strides [1, 4]).
+    auto rm = [&](DType t) {
+      HostTensor h = random_host(t, {4, 5}, seed++, -3, 3);
+      return std::make_pair(upload(c, t, h), h);
+    };
+    auto tr = [&](DType t) {
+      HostTensor h = random_host(t, {5, 4}, seed++, -3, 3);
+      Tensor base = upload(c, t, h);
+      Tensor v = base.transpose();
+      return std::make_pair(v, host_view(base, h, v));
+    };
+    // [2, 3, 4] tensors in three memory orders: row-major, last two dims swapped, fully reversed.
+    auto p3 = [&](DType t, int which) {
+      const Shape base_shape = which == 0 ? Shape{2, 3, 4} : which == 1 ? Shape{2, 4, 3} : Shape{4, 3, 2};
+      HostTensor h = random_host(t, base_shape, seed++, -3, 3);
+      Tensor base = upload(c, t, h);
+      Tensor v = which == 0 ? base : which == 1 ? base.permute({0, 2, 1}) : base.permute({2, 1, 0});
+      return std::make_pair(v, host_view(base, h, v));
+    };
+    const Strides kRowMajor{5, 1}, kTransposed{1, 4};
+    struct Case {
+      std::string name;
+      std::function<Tensor()> run;
+      std::vector<double> want;
+      Strides strides;  // of the result
+    };
+    std::vector<Case> cases;
+    {
+      auto t_pair = tr(DType::F32);
+      Tensor t = t_pair.first;
+      HostTensor ht = t_pair.second;
+      auto r_pair = rm(DType::F32);
+      Tensor r = r_pair.first;
+      HostTensor hr = r_pair.second;
+      std::vector<double> sum(ht.v.size());
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] = double(float(ht.v[i] + hr.v[i]));
+      cases.push_back({"t + row_major (a tie)", [t, r] { return t + r; }, sum, kRowMajor});
+      cases.push_back({"row_major + t (a tie)", [t, r] { return r + t; }, sum, kRowMajor});
+      std::vector<double> prod(ht.v.size());
+      for (size_t i = 0; i < prod.size(); ++i) prod[i] = double(float(float(ht.v[i] + hr.v[i]) * 2));
+      cases.push_back({"(t + row_major) * 2 (a tie, then one voter)", [t, r] { return (t + r) * 2; }, prod, kRowMajor});
+    }
+    for (DType t : {DType::F64, DType::F32, DType::F16}) {
+      // Bytes, not elements: a row-major bool condition (1 byte an element) against a transposed
+      // value of t. By elements the two tie (and the first operand's order used to win).
+      const std::string tn(ir::scalar_name(t));
+      auto cond_pair = rm(DType::Bool);
+      Tensor cond = cond_pair.first;
+      HostTensor hc = cond_pair.second;
+      auto v_pair = tr(t);
+      Tensor v = v_pair.first;
+      HostTensor hv = v_pair.second;
+      std::vector<double> want(hv.v.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = hc.v[i] != 0 ? hv.v[i] : 2.0;
+      cases.push_back({"where(row-major bool, transposed " + tn + ", 2)", [cond, v] { return where(cond, v, 2); }, want, kTransposed});
+      auto ct_pair = tr(DType::Bool);
+      Tensor ct = ct_pair.first;
+      HostTensor hct = ct_pair.second;
+      auto w_pair = rm(t);
+      Tensor w = w_pair.first;
+      HostTensor hw = w_pair.second;
+      for (size_t i = 0; i < want.size(); ++i) want[i] = hct.v[i] != 0 ? hw.v[i] : 2.0;
+      cases.push_back({"where(transposed bool, row-major " + tn + ", 2)", [ct, w] { return where(ct, w, 2); }, want, kRowMajor});
+    }
+    {
+      // Three operands in three orders: the two f32 values tie (4 bytes an element each) above the
+      // bool condition (1): row-major. The condition joining one of them breaks the tie.
+      auto c2_pair = p3(DType::Bool, 2);
+      Tensor c2 = c2_pair.first;
+      HostTensor hc2 = c2_pair.second;
+      auto c1_pair = p3(DType::Bool, 1);
+      Tensor c1 = c1_pair.first;
+      HostTensor hc1 = c1_pair.second;
+      auto a1_pair = p3(DType::F32, 1);
+      Tensor a1 = a1_pair.first;
+      HostTensor ha1 = a1_pair.second;
+      auto b0_pair = p3(DType::F32, 0);
+      Tensor b0 = b0_pair.first;
+      HostTensor hb0 = b0_pair.second;
+      std::vector<double> want(ha1.v.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = hc2.v[i] != 0 ? ha1.v[i] : hb0.v[i];
+      cases.push_back({"where(reversed bool, swapped f32, row-major f32)", [c2, a1, b0] { return where(c2, a1, b0); }, want,
+                       Strides{12, 4, 1}});
+      for (size_t i = 0; i < want.size(); ++i) want[i] = hc1.v[i] != 0 ? ha1.v[i] : hb0.v[i];
+      cases.push_back({"where(swapped bool, swapped f32, row-major f32)", [c1, a1, b0] { return where(c1, a1, b0); }, want,
+                       Strides{12, 1, 3}});
+    }
+    {
+      // Operands not of the result's shape do not vote: a broadcast row, an expanded column.
+      auto t_pair = tr(DType::F32);
+      Tensor t = t_pair.first;
+      HostTensor ht = t_pair.second;
+      HostTensor hrow = random_host(DType::F32, {5}, seed++, -3, 3);
+      Tensor row = upload(c, DType::F32, hrow);
+      std::vector<double> want(ht.v.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = double(float(ht.v[i] + hrow.v[i % 5]));
+      cases.push_back({"t + a broadcast row", [t, row] { return t + row; }, want, kTransposed});
+      cases.push_back({"an expanded row + t", [t, row] { return row.reshape({1, 5}).expand({4, 5}) + t; }, want, kTransposed});
+    }
+    for (const Case& k : cases) {
+      Strides eager_strides;
+      for (bool fused : {false, true}) {
+        FusionMode mode(fused);
+        const std::string what = dev.name() + (fused ? " fused " : " eager ") + k.name;
+        Tensor r = k.run();
+        EXPECT_EQ(r.strides(), k.strides) << what;
+        expect_values(r, k.want, tolerance(r.dtype()), what);
+        if (!fused) eager_strides = r.strides();
+        else EXPECT_EQ(r.strides(), eager_strides) << what << ": the fused layout is the eager one";
+      }
+    }
   }
 }
 

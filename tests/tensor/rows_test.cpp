@@ -2,6 +2,9 @@
 // rows shorter and longer than a cube (1, 7, 255, 257, 1000), strided inputs, errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "kiln/autotune.h"
 #include "support.h"
 
@@ -39,9 +42,17 @@ std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
 
 // `check` for each kind of row kernel: autotune's choice, then each kernel the length is offered
 // pinned (streaming, and resident with cubes of 128 to 1024 units while a unit holds at most 32
-// elements of the length's bucket and, beyond 128 units, at least 4).
-void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check) {
+// elements of the length's bucket and, beyond 128 units, at least 4; and for strided rows that
+// are neighbours in memory, `tiled` of element type t, the tiled kernel: tiles of 32 bytes with
+// cubes of 256 units, and of 16, 32 and 128 bytes with cubes of 1024).
+void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check,
+                 std::optional<DType> tiled = std::nullopt) {
   std::vector<std::string> kinds = {"", "streaming 256"};
+  if (tiled) {
+    for (auto [bytes, units] : {std::pair{32, 256}, std::pair{16, 1024}, std::pair{32, 1024}, std::pair{128, 1024}}) {
+      kinds.push_back("strided " + std::to_string(std::clamp(bytes / ir::scalar_bytes(*tiled), 1, 32)) + "x" + std::to_string(units));
+    }
+  }
   int64_t bucket = 1;
   while (bucket < len) bucket *= 2;
   for (int64_t units : {128, 256, 512, 1024}) {
@@ -83,7 +94,7 @@ TEST(TensorRows, SoftmaxAndLogSoftmaxMatchTheHost) {
       want = values(data_of(t, {int64_t(want.size())}, want));
       each_kernel("softmax", 5, [&](const std::string& kind) {
         expect_values(softmax(v, 1), want, tolerance(t) * 8, dev.name() + " softmax dim 1 of a permuted view, " + kind);
-      });
+      }, t);
     }
   }
 }
@@ -122,6 +133,84 @@ TEST(TensorRows, LayerNormMatchesTheHost) {
                                                             std::to_string(len) + " with " + std::to_string(with) + ", " + kind);
           });
         }
+      }
+    }
+  }
+}
+
+// Strided rows whose neighbours lie next to each other in memory (the rows of x.transpose()) are
+// read by tiles (rows_tiled.cpp): over every float type, row lengths around a plane and a cube
+// (1, 31, 33, 127, 129, 1000), row counts that are not a multiple of a tile, the output's rows
+// contiguous (written through shared memory) or strided like the input's (softmax over dim 0),
+// a rank-3 view, and layer_norm with weight and bias. Each kernel pinned, against the host.
+TEST(TensorRows, StridedRowsReadByTiles) {
+  uint32_t seed = 700;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
+      const double tol = tolerance(t) * (t == DType::F32 ? 8 : t == DType::F64 ? 16 : 2);
+      for (int64_t len : {1, 31, 33, 127, 129, 1000}) {
+        for (int64_t rows : {5, 37}) {
+          const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " " + std::to_string(rows) + " rows of " +
+                                   std::to_string(len);
+          HostTensor h = random_host(t, {len, rows}, seed++, -6, 6);
+          Tensor base = upload(c, t, h);
+          // softmax and log_softmax over the last dim of base.transpose(): [rows, len], strides [1, rows].
+          Tensor x = base.transpose();
+          HostTensor hx = host_view(base, h, x);
+          for (bool log : {false, true}) {
+            std::vector<double> want = host_rows(hx, 1, [&](const std::vector<double>& r) { return host_softmax(r, log); }).v;
+            want = values(data_of(t, {int64_t(want.size())}, want));
+            each_kernel(log ? "log_softmax" : "softmax", len, [&](const std::string& kind) {
+              Tensor got = log ? log_softmax(x, -1) : softmax(x, -1);
+              EXPECT_TRUE(got.is_contiguous()) << what;
+              expect_values(got, want, tol, what + (log ? " log_softmax" : " softmax") + " of x.transpose(), " + kind);
+            }, len > 1 ? std::optional<DType>(t) : std::nullopt);
+          }
+          // Over dim 0 of base itself: rows strided in the input and in the (row-major) output.
+          std::vector<double> want = host_rows(h, 0, [&](const std::vector<double>& r) { return host_softmax(r, false); }).v;
+          want = values(data_of(t, {int64_t(want.size())}, want));
+          each_kernel("softmax", len, [&](const std::string& kind) {
+            expect_values(softmax(base, 0), want, tol, what + " softmax over dim 0, " + kind);
+          }, len > 1 ? std::optional<DType>(t) : std::nullopt);
+        }
+      }
+      // Rank 3: [2, 6, len] viewed from [2, len, 6] (the outer dims fold around the tile's).
+      for (int64_t len : {33, 129}) {
+        HostTensor h = random_host(t, {2, len, 6}, seed++, -6, 6);
+        Tensor base = upload(c, t, h);
+        Tensor x = base.permute({0, 2, 1});
+        HostTensor hx = host_view(base, h, x);
+        std::vector<double> want = host_rows(hx, 2, [&](const std::vector<double>& r) { return host_softmax(r, false); }).v;
+        want = values(data_of(t, {int64_t(want.size())}, want));
+        each_kernel("softmax", len, [&](const std::string& kind) {
+          expect_values(softmax(x, -1), want, tol, dev.name() + " " + std::string(ir::scalar_name(t)) + " softmax rank 3, " + kind);
+        }, t);
+      }
+      // layer_norm over the last dim of a transposed view, with weight and bias.
+      for (int64_t len : {33, 1000}) {
+        HostTensor h = random_host(t, {len, 37}, seed++, -5, 5);
+        HostTensor w = random_host(t, {len}, seed++, 0.5, 2), b = random_host(t, {len}, seed++, -1, 1);
+        Tensor base = upload(c, t, h);
+        Tensor x = base.transpose();
+        HostTensor hx = host_view(base, h, x);
+        const double eps = 1e-5;
+        std::vector<double> want = host_rows(hx, 1, [&](const std::vector<double>& r) {
+          double mean = 0, var = 0;
+          for (double v : r) mean += v;
+          mean /= double(r.size());
+          for (double v : r) var += (v - mean) * (v - mean);
+          var /= double(r.size());
+          std::vector<double> o;
+          for (size_t j = 0; j < r.size(); ++j) o.push_back((r[j] - mean) / std::sqrt(var + eps) * w.v[j] + b.v[j]);
+          return o;
+        }).v;
+        want = values(data_of(t, {int64_t(want.size())}, want));
+        Tensor tw = upload(c, t, w), tb = upload(c, t, b);
+        each_kernel("layer_norm", len, [&](const std::string& kind) {
+          expect_values(layer_norm(x, tw, tb, eps), want, tolerance(t) * 16,
+                        dev.name() + " " + std::string(ir::scalar_name(t)) + " layer_norm of x.transpose(), len " + std::to_string(len) + ", " + kind);
+        }, t);
       }
     }
   }

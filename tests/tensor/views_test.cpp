@@ -38,6 +38,87 @@ TEST(TensorViews, LaunchNothingAndShareMemory) {
   expect_values(pr, host_view(t, h, p).v, 0, "reshaped view");
 }
 
+// slice with a step (x[start:end:step]) is a view: the dim's stride times the step, nothing
+// launched; ops read it through its strides on every device.
+TEST(TensorViews, SliceWithAStep) {
+  uint32_t seed = 40;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (DType t : {DType::F32, DType::F16, DType::I64}) {
+      const std::string what = dev.name() + " " + std::string(ir::scalar_name(t));
+      HostTensor h = random_host(t, {7, 9}, seed++);
+      Tensor x = upload(c, t, h);
+      const uint64_t before = c.stats().launches;
+      Tensor cols = x.slice(1, 1, 9, 3);  // columns 1, 4, 7
+      EXPECT_EQ(cols.shape(), (Shape{7, 3})) << what;
+      EXPECT_EQ(cols.strides(), (Strides{9, 3})) << what;
+      EXPECT_EQ(cols.handle().memory_id(), x.handle().memory_id()) << what;
+      EXPECT_EQ(cols.handle().offset() - x.handle().offset(), size_t(ir::scalar_bytes(t))) << what;
+      Tensor rows = x.slice(0, 0, 7, 2);  // rows 0, 2, 4, 6 (the range does not divide by the step)
+      EXPECT_EQ(rows.shape(), (Shape{4, 9})) << what;
+      EXPECT_EQ(rows.strides(), (Strides{18, 1})) << what;
+      Tensor past = x.slice(0, 2, 7, 10);  // a step past the dim's length: the first element alone
+      EXPECT_EQ(past.shape(), (Shape{1, 9})) << what;
+      Tensor none = x.slice(1, 4, 4, 2);
+      EXPECT_EQ(none.shape(), (Shape{7, 0})) << what;
+      Tensor both = x.slice(0, 1, 7, 2).slice(1, 0, 9, 4).transpose();  // [3, 3], strides [4, 18]
+      EXPECT_EQ(both.strides(), (Strides{4, 18})) << what;
+      EXPECT_EQ(c.stats().launches, before) << what << ": views launch nothing";
+
+      for (const Tensor* v : {&cols, &rows, &past, &both}) {
+        HostTensor hv = host_view(x, h, *v);
+        expect_values(*v, hv.v, 0, what + " values of " + to_string(v->shape()));
+        // An op on the stepped view, fused and eager, against the host.
+        std::vector<double> want(hv.v.size());
+        for (size_t i = 0; i < want.size(); ++i) want[i] = hv.v[i] * 2 + 1;
+        want = values(data_of(t, {int64_t(want.size())}, want));
+        for (bool fused : {true, false}) {
+          FusionMode mode(fused);
+          expect_values(*v * 2 + 1, want, tolerance(t), what + (fused ? " fused" : " eager") + " v * 2 + 1 over " + to_string(v->shape()));
+        }
+        // A reduction along the stepped dim.
+        std::vector<double> row_sums(size_t(v->shape()[0]), 0);
+        for (size_t i = 0; i < hv.v.size(); ++i) row_sums[i / size_t(v->shape()[1])] += hv.v[i];
+        if (ir::is_float(t)) {
+          expect_values(sum(*v, {1}), row_sums, tolerance(t) * 16, what + " sum over a stepped view");
+        } else {
+          expect_values(sum(*v, {1}), row_sums, 0, what + " sum over a stepped view");
+        }
+      }
+      expect_values(into_contiguous(cols), host_view(x, h, cols).v, 0, what + " into_contiguous of a stepped view");
+      expect_values(cols.reshape({21}), host_view(x, h, cols).v, 0, what + " reshape of a stepped view");
+    }
+  }
+  Client c = Device::cpu().client();
+  Tensor x = Tensor::from_data<float>(c, {1, 2, 3, 4}, {4});
+  Error e = expect_error([&] { (void)x.slice(0, 0, 4, 0); }, "tensor.bad_step");
+  EXPECT_NE(std::string(e.what()).find("step 0 of dim 0"), std::string::npos) << e.what();
+  expect_error([&] { (void)x.slice(0, 0, 4, -1); }, "tensor.bad_step");
+  expect_error([&] { (void)x.slice(0, 0, 5, 2); }, "tensor.index_out_of_range");
+}
+
+// A bool tensor reads as a std::vector<bool> (one byte an element on the device), strided views too.
+TEST(TensorViews, BoolTensorsReadAsVectorBool) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    const std::vector<bool> bits = {true, false, false, true, true, true, false, false, true, false, true, false};
+    Tensor b = Tensor::from_data(c, bits, {3, 4});
+    EXPECT_EQ(b.to_vector<bool>(), bits) << dev.name();
+    std::vector<bool> transposed;
+    for (size_t j = 0; j < 4; ++j) {
+      for (size_t i = 0; i < 3; ++i) transposed.push_back(bits[i * 4 + j]);
+    }
+    EXPECT_EQ(b.transpose().to_vector<bool>(), transposed) << dev.name() << " a transposed view";
+    EXPECT_EQ(b.slice(1, 1, 4, 2).to_vector<bool>(), (std::vector<bool>{false, true, true, false, false, false})) << dev.name();
+    // A comparison's result, as the ops make bool tensors.
+    Tensor x = Tensor::from_data<float>(c, {1, -2, 3, -4, 5, 0}, {2, 3});
+    EXPECT_EQ(gt(x, 0).to_vector<bool>(), (std::vector<bool>{true, false, true, false, true, false})) << dev.name();
+    EXPECT_EQ(gt(x.transpose(), 0).to_vector<bool>(), (std::vector<bool>{true, false, false, true, true, false})) << dev.name();
+    expect_error([&] { (void)x.to_vector<bool>(); }, "tensor.dtype_mismatch");
+    expect_error([&] { (void)b.to_vector<uint8_t>(); }, "tensor.dtype_mismatch");
+  }
+}
+
 TEST(TensorViews, ReshapeCopiesWhereStridesCannotShowTheShape) {
   Client c = Device::cpu().client();
   HostTensor h = random_host(DType::F64, {3, 4}, 3);

@@ -367,7 +367,7 @@ TEST(TileLaunchRefusals, TypeMismatch) {
   Handle f = c.upload(floats);
   EXPECT_EQ(refused([&] { t.entry.launch(c, {a.handle, f, out.handle}); }, "launch.type_mismatch"),
             "kernel `vadd`: argument 1 (In) takes f64 and the buffer holds f32");
-  Handle raw = c.empty(256 * sizeof(double));
+  Handle raw = c.empty_bytes(256 * sizeof(double));
   EXPECT_EQ(refused([&] { t.entry.launch(c, {a.handle, a.handle, raw}); }, "launch.type_mismatch"),
             "kernel `vadd`: argument 2 (Out) takes f64 and the buffer holds raw bytes (view_as<T> first)");
   a.expect_unchanged();

@@ -45,13 +45,14 @@ class Client {
   // "cpu" or "cuda".
   std::string_view runtime_name() const;
 
-  // Uninitialised memory for `count` elements of T.
+  // Uninitialised memory for `count` elements of T. (There is no untyped empty(n): a count of
+  // elements and a count of bytes must not share a spelling; bytes are empty_bytes.)
   template <Element T>
   Handle empty(size_t count) const {
     return typed(empty_bytes(count * sizeof(T)), scalar_of<T>());
   }
   // Uninitialised raw memory of `bytes` bytes (no element type: view_as<T> before a launch).
-  Handle empty(size_t bytes) const { return empty_bytes(bytes); }
+  Handle empty_bytes(size_t bytes) const;
   // Raw bytes (no element type).
   Handle upload_bytes(const void* data, size_t bytes) const;
   // A copy of `data` on the device. The handle's element type is T's (element_of: a kiln element
@@ -134,7 +135,6 @@ class Client {
   explicit Client(std::shared_ptr<runtime::ClientState> s) : state_(std::move(s)) {}
 
  private:
-  Handle empty_bytes(size_t bytes) const;
   static Handle typed(Handle h, ir::Scalar element);
   // Error{handle.type_mismatch} when h holds elements of another type than `element`.
   static void check_element(const Handle& h, ir::Scalar element, const char* what);

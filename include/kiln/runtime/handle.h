@@ -28,7 +28,7 @@ class Handle {
   Handle offset_end(size_t bytes) const;
 
   // The element type of what the handle holds: set by upload<T>, empty<T> and view_as<T>; none for
-  // raw bytes (empty(bytes), upload_bytes), which a kernel takes only through view_as.
+  // raw bytes (empty_bytes, upload_bytes), which a kernel takes only through view_as.
   std::optional<ir::Scalar> element() const { return element_; }
   // The same memory seen as elements of U. Error{handle.bad_view} unless the view shows a whole
   // number of U and starts on a U boundary; Error{handle.invalid} on an empty handle.

@@ -4,8 +4,9 @@
 // the memory of an operand given by std::move when that operand holds the only handle to its
 // memory (can_mut), does not overlap itself and already has the result's shape and element type:
 // the left one first, then the right one. Otherwise the result gets new memory, laid out in the
-// order that the operands of the result's shape agree on (they vote by elements), so that an op on
-// transposed tensors writes a transposed result and walks every operand in memory order.
+// order that the operands of the result's shape vote for by their bytes (a tie keeps row-major),
+// so that an op on transposed tensors writes a transposed result and walks every operand in
+// memory order.
 #pragma once
 
 #include <type_traits>
@@ -117,6 +118,13 @@ KILN_TENSOR_OPERATOR(-, sub)
 KILN_TENSOR_OPERATOR(*, mul)
 KILN_TENSOR_OPERATOR(/, div)
 KILN_TENSOR_OPERATOR(%, rem)
+// a < b, a == b, ...: bool tensors, as lt(a, b), eq(a, b) (elementwise, never one bool).
+KILN_TENSOR_OPERATOR(<, lt)
+KILN_TENSOR_OPERATOR(<=, le)
+KILN_TENSOR_OPERATOR(>, gt)
+KILN_TENSOR_OPERATOR(>=, ge)
+KILN_TENSOR_OPERATOR(==, eq)
+KILN_TENSOR_OPERATOR(!=, ne)
 #undef KILN_TENSOR_OPERATOR
 
 template <class A>

@@ -37,13 +37,19 @@ struct TensorData {
   std::vector<unsigned char> bytes;
 
   int64_t numel() const;
-  // The elements as T: Error{tensor.dtype_mismatch} unless T is the data's element type.
+  // The elements as T: Error{tensor.dtype_mismatch} unless T is the data's element type. Bool
+  // elements (a byte each, 0 or 1) read as a std::vector<bool>, which packs bits and holds no
+  // array to copy into: any non-zero byte is true, as in kernels.
   template <Element T>
   std::vector<T> values() const {
     check_values(scalar_of<T>());
-    std::vector<T> out(bytes.size() / sizeof(T));
-    if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
-    return out;
+    if constexpr (std::is_same_v<T, bool>) {
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> out(bytes.size() / sizeof(T));
+      if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+      return out;
+    }
   }
   // The elements as a flat list, each the shortest text that reads back as the same value, floats
   // with a decimal point: [21.0, 84.0, 42.0].
@@ -113,8 +119,10 @@ class Tensor {
   Tensor transpose() const;
   // Dim i of the result is dim order[i] of this one.
   Tensor permute(const std::vector<int64_t>& order) const;
-  // Elements [start, end) of dim `dim`.
-  Tensor slice(int64_t dim, int64_t start, int64_t end) const;
+  // Elements start, start + step, ... before end of dim `dim` (x[start:end:step]): the dim's stride
+  // times step, nothing launched. Error{tensor.index_out_of_range} unless 0 <= start <= end <= the
+  // dim's size; Error{tensor.bad_step} for a step that is not positive.
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const { return slice(dim, start, start + length); }
   // Dims of size 1 (and new leading dims) repeated to `shape` with stride 0.
   Tensor expand(const Shape& shape) const;
@@ -123,6 +131,7 @@ class Tensor {
   Tensor reshape(Shape shape) const;
 
   // Host copies of the elements, row-major: a strided tensor is made contiguous first (one copy).
+  // to_vector<bool>() of a bool tensor is a std::vector<bool>.
   TensorData to_data() const;
   template <Element T>
   std::vector<T> to_vector() const {

@@ -1,0 +1,50 @@
+// What makes one row kernel (softmax, log_softmax, layer_norm) differ from another: the op, the
+// element type, the rank, weight and bias, the cube and how a cube takes its rows. Shared by the
+// row ops (rows.cpp) and the tiled kernel for strided rows (rows_tiled.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kiln/ir/kernel.h"
+#include "kiln/tensor/tensor.h"
+
+namespace kiln::tensor {
+
+enum class RowOp { Softmax, LogSoftmax, LayerNorm };
+
+inline const char* name_of(RowOp op) {
+  return op == RowOp::Softmax ? "softmax" : op == RowOp::LogSoftmax ? "log_softmax" : "layer_norm";
+}
+
+struct RowSpec {
+  RowOp op;
+  DType dtype;
+  int outer_rank;  // dims that pick the row (the row itself is the last dim)
+  bool weight, bias;
+  uint32_t units = 256;  // of the cube
+  int resident = 0;      // elements a unit holds (0: streaming)
+  // Tiled (rows_tiled.cpp): a cube takes `tile` neighbouring rows along the innermost outer dim,
+  // which steps by one element in memory; 0: a cube takes one row. `transpose`: the output's row
+  // is contiguous, written through shared memory along the row.
+  int tile = 0;
+  bool transpose = false;
+
+  std::string key() const {
+    return std::string("tensor_") + name_of(op) + "/" + std::string(ir::scalar_name(dtype)) + "/" + std::to_string(outer_rank) +
+           (weight ? "/w" : "") + (bias ? "/b" : "") + "/u" + std::to_string(units) + "/r" + std::to_string(resident) +
+           (tile ? "/t" + std::to_string(tile) + (transpose ? "T" : "") : "");
+  }
+  // The same facts packed, for the lookup on every call.
+  uint64_t packed() const {
+    return uint64_t(op) | uint64_t(dtype) << 4 | uint64_t(outer_rank) << 12 | uint64_t(weight) << 20 | uint64_t(bias) << 21 |
+           uint64_t(units) << 22 | uint64_t(uint32_t(resident)) << 40 | uint64_t(uint32_t(tile)) << 50 | uint64_t(transpose) << 60;
+  }
+};
+
+// The tiled kernel of `s` (s.tile > 0): the parameters of every row kernel (in, weight, bias, out,
+// cols, eps), a cube per `tile` rows of the innermost outer dim (which the launch must give unit
+// stride in `in`), the cube count being the other outer dims' product times ceil(len / tile).
+ir::Kernel record_tiled_rows(const RowSpec& s);
+
+}  // namespace kiln::tensor
