@@ -217,12 +217,38 @@ std::string array_access(const TypeQuery& q, bool writes, size_t values) {
   return {};
 }
 
+bool vector_width(int64_t w) { return w == 2 || w == 4 || w == 8 || w == 16; }
+
+// A wide access {lanes = W} (passes/vectorize makes them): the W elements from the index of a
+// global array of scalars, as one vector<W x T>. It takes no mask and is never `checked`: the pass
+// that makes one tests the whole range in bounds once, before the loop (docs/ir.md).
+std::string wide_access(const TypeQuery& q, const AttrValue& lanes, size_t mask_at) {
+  const Type& a = q.operands[0];
+  if (lanes.tag != AttrValue::Tag::Int || !vector_width(lanes.i)) return "lanes must be 2, 4, 8 or 16";
+  if (!a.is_global() || a.width != 1) return "a wide access reads a global array of scalars, not " + ts(a);
+  if (q.operands.size() > mask_at) return "a wide access takes no mask";
+  if (attr_int(q, AttrKey::Checked, 0) != 0) return "a wide access is never 'checked' (its range is tested before the loop)";
+  return {};
+}
+
 TypeResult rule_load(const TypeQuery& q) {
+  if (const AttrValue* w = find_attr(q, AttrKey::Lanes)) {
+    if (auto e = wide_access(q, *w, 2); !e.empty()) return error(e);
+    return ok(Type::vector_of(q.operands[0].scalar, int(w->i)));
+  }
   if (auto e = array_access(q, false, 0); !e.empty()) return error(e);
   return ok(q.operands[0].element());
 }
 
 TypeResult rule_store(const TypeQuery& q) {
+  if (const AttrValue* w = find_attr(q, AttrKey::Lanes)) {
+    if (auto e = wide_access(q, *w, 3); !e.empty()) return error(e);
+    const Type& a = q.operands[0];
+    if (a.access == Access::ReadOnly) return error("writes read-only " + ts(a));
+    Type want = Type::vector_of(a.scalar, int(w->i));
+    if (!(q.operands[2] == want)) return error("a wide store of " + std::to_string(w->i) + " lanes stores " + ts(want) + ", not " + ts(q.operands[2]));
+    return none();
+  }
   if (auto e = array_access(q, true, 1); !e.empty()) return error(e);
   return none();
 }
@@ -292,6 +318,17 @@ TypeResult rule_loop_bounds(const TypeQuery& q) {
   if (const AttrValue* p = find_attr(q, AttrKey::PrefetchStages); p && p->i < 0) {
     return error("Loop attribute prefetch_stages must be 0 or greater");
   }
+  if (const AttrValue* v = find_attr(q, AttrKey::Vectorize); v && !vector_width(v->i)) {
+    return error("Loop attribute vectorize must be 2, 4, 8 or 16");
+  }
+  return none();
+}
+
+// check.trips lo, hi {loop = N}: the bounds of the at_least_once loop it stands before.
+TypeResult rule_check_trips(const TypeQuery& q) {
+  if (auto d = differing(q, 0, 2); !d.empty()) return error(d);
+  const AttrValue* n = find_attr(q, AttrKey::Loop);
+  if (!n || n->tag != AttrValue::Tag::Int || n->i < 1) return error("needs loop = N (1 or greater): which at_least_once loop it checks");
   return none();
 }
 

@@ -40,7 +40,11 @@ inline constexpr Value kNoValue = 0xffffffffu;
   X(Shape, "shape")                     \
   X(Keepdims, "keepdims")               \
   X(Pending, "pending")                 \
-  X(Overlay, "overlay")
+  X(Overlay, "overlay")                 \
+  X(Vectorize, "vectorize")             \
+  X(AtLeastOnce, "at_least_once")       \
+  X(Lanes, "lanes")                     \
+  X(Loop, "loop")
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text) e,

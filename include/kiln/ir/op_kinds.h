@@ -152,7 +152,8 @@ std::string_view family_name(OpFamily f);
   X(Len, "len", Array, "a", "v", length, "", kPure)                                                   \
   X(TensorShape, "tensor.shape", Array, "a", "v", tensor_dim, "", kPure)                              \
   X(TensorStride, "tensor.stride", Array, "a", "v", tensor_dim, "", kPure)                            \
-  /* memory: load array, index [, mask]; store array, index, value [, mask] */                        \
+  /* memory: load array, index [, mask]; store array, index, value [, mask]; with {lanes = W}, W      \
+     consecutive elements of a global array of scalars from the index, as one vector (no mask) */      \
   X(Load, "load", Memory, "aim", "v", load, "", kReadsMemory)                                         \
   X(Store, "store", Memory, "aivm", "", store, "", kWritesMemory)                                     \
   X(SharedAlloc, "shared.alloc", Memory, "", "a", shared_alloc, "", kAlloc)                           \
@@ -207,8 +208,10 @@ std::string_view family_name(OpFamily f);
   X(Break, "break", Control, "c*", "", no_result, "", kTerminator)                                    \
   X(Continue, "continue", Control, "c*", "", no_result, "", kTerminator)                              \
   X(Terminate, "terminate", Control, "", "", no_result, "", kTerminator)                              \
-  /* debug */                                                                                         \
+  /* debug and checks. check.trips lo, hi {loop = N}: where !(lo < hi) the launch fails with        \
+     loop.zero_trips (checked_io puts one before each at_least_once loop of a checked kernel) */      \
   X(DebugPrint, "debug.print", Debug, "v*", "", debug_print, "", kSideEffect)                         \
+  X(CheckTrips, "check.trips", Debug, "ii", "", check_trips, "", kSideEffect)                         \
   /* the tile layer (docs/tile.md): ops on whole tiles, rewritten by lower_tiles into the ops above. \
      A view is a global tile over a parameter, cut into cells {extent, tile, along, pad}. */          \
   X(TileView, "tile.view", Tile, "a", "t", tile_view, "", kPure)                                      \
