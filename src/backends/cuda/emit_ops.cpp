@@ -386,6 +386,14 @@ void Emitter::memory(const ir::Op& op) {
     auto it = params_.find(v);
     return it == params_.end() ? nullptr : &it->second;
   };
+  if (const ir::AttrValue* w = op.attr(ir::AttrKey::Lanes); w && (op.kind == K::Load || op.kind == K::Store)) {
+    // W elements from the index as one vector, in the widest moves the address allows
+    // (device/wide.cuh): a handle may start at any element.
+    std::string t = "<" + type_name(type(op.operands[0]).element()) + ", " + std::to_string(w->i) + ">";
+    std::string at = name(op.operands[0]) + " + " + name(op.operands[1]);
+    if (op.kind == K::Load) return declare(op, "kiln_load_wide" + t + "(" + at + ")");
+    return line("kiln_store_wide" + t + "(" + at + ", " + name(op.operands[2]) + ");");
+  }
   switch (op.kind) {
     case K::Len: {
       const Type& a = type(op.operands[0]);
@@ -479,6 +487,20 @@ void Emitter::matrix(const ir::Op& op) {
                      std::to_string(pitch[1]) + (pitch.size() > 2 && pitch[2] ? ", true" : "");
   line("kiln_mma_sync<" + args + ">(&" + name(op.operands[0]) + "[" + name(op.operands[1]) + "], &" + name(op.operands[2]) + "[" +
        name(op.operands[3]) + "], " + name(op.operands[4]) + ");");
+}
+
+// The first failed check since the host last looked takes the device error word: the site's code,
+// the loop's number, lo and hi (64 bits each, a signed value sign-extended), the linear cube and
+// unit (the runtime's site names the kernel and reads them back).
+void Emitter::check_trips(const ir::Op& op) {
+  const Type& t = type(op.operands[0]);
+  auto wide = [&](ir::Value v) { return std::string(ir::is_signed_int(t.scalar) ? "(u64)(i64)" : "(u64)") + name(v); };
+  std::string cube = "(" + std::string(t_.cube_pos[0]) + " + " + std::string(t_.cube_pos[1]) + " * " +
+                     std::string(t_.cube_count[0]) + " + " + std::string(t_.cube_pos[2]) + " * " +
+                     std::string(t_.cube_count[0]) + " * " + std::string(t_.cube_count[1]) + ")";
+  line("if (!(" + name(op.operands[0]) + " < " + name(op.operands[1]) + ")) kiln_report_error(kiln_error_word, kiln_error_site, " +
+       std::to_string(op.attr_int(ir::AttrKey::Loop)) + "u, " + wide(op.operands[0]) + ", " + wide(op.operands[1]) + ", " +
+       cube + ", " + linear_unit() + ");");
 }
 
 // printf promotes as C varargs do: small ints to int, f32 (and f16/bf16 through f32) to double.
