@@ -7,7 +7,8 @@
 //   reduction would add in another order);
 // - a straight-line body (no control flow) of scalars: pure ops, and loads and stores of global
 //   buffers of scalar elements whose index is the induction value, or it plus a value defined
-//   before the loop (loads may also read one element, at an index that does not change);
+//   before the loop or a constant (loads may also read one element, at an index that does not
+//   change);
 // - no iteration reads or writes what another writes: a buffer the body stores into is accessed
 //   at one index only, and shares no memory with another buffer of the loop (the launch's alias
 //   facts).
@@ -20,6 +21,7 @@
 // docs/decisions/027-vectorize-and-at-least-once.md.
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/log.h"
@@ -86,6 +88,8 @@ class Analysis {
     return it == shape_.end() ? Shape::Invariant : it->second;
   }
   Value offset_of(Value index) const { return offset_.at(index); }
+  // Whether the body defines v (an offset it defines is a constant: the bounds test copies it).
+  bool inside(Value v) const { return inside_.count(v) != 0; }
   const std::vector<Access>& accesses() const { return accesses_; }
 
  private:
@@ -134,6 +138,7 @@ class Analysis {
   }
 
   bool op(const Op& op) {
+    if (op.result != ir::kNoValue) inside_.insert(op.result);
     for (Value v : op.operands) {
       const Type& t = k_.type_of(v);
       if (t.is_value() && t.width != 1) return fail("its body computes on " + ts(t) + "; vectorize takes bodies of scalars");
@@ -154,6 +159,10 @@ class Analysis {
       if (of(a) == Shape::Index) {
         if (offset_.at(a) != ir::kNoValue || of(b) != Shape::Invariant) {
           return fail("it indexes with the induction value plus a value that changes with the iteration");
+        }
+        if (inside(b) && !consts_.count(b)) {
+          return fail("it indexes with the induction value plus a value its body computes; compute the offset before "
+                      "the loop");
         }
         shape_[op.result] = Shape::Index;
         offset_[op.result] = b;
@@ -245,6 +254,7 @@ class Analysis {
   const std::unordered_map<Value, int64_t>& consts_;
   std::unordered_map<Value, Shape> shape_;
   std::unordered_map<Value, Value> offset_;  // of Index values
+  std::unordered_set<Value> inside_;         // values the body defines
   std::vector<Access> accesses_;
   std::string why_;
 };
@@ -397,8 +407,10 @@ class Rewriter {
       seen.emplace_back(x.param, x.offset);
       Value top = last;
       if (x.offset != ir::kNoValue) {
-        top = emit(out, OpKind::Add, {last, x.offset}, t);
-        Value first = emit(out, OpKind::Add, {lo, x.offset}, t);
+        // An offset the body defines is one of its constants: the test, before the loop, has its own.
+        const Value off = a.inside(x.offset) ? constant(out, t, consts_.at(x.offset)) : x.offset;
+        top = emit(out, OpKind::Add, {last, off}, t);
+        Value first = emit(out, OpKind::Add, {lo, off}, t);
         ok = emit(out, OpKind::And, {ok, emit(out, OpKind::Le, {first, top}, b)}, b);
       }
       const Scalar cmp = ir::scalar_bytes(t.scalar) == 8 ? Scalar::U64 : Scalar::U32;

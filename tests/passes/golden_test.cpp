@@ -144,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Files, Golden, ::testing::ValuesIn(all_cases()), case_n
 // A file that fails to split (a mistyped separator, a missing file) must not pass with fewer cases.
 TEST(GoldenFiles, EachFileHasItsCases) {
   EXPECT_EQ(read_cases("promote_vars").size(), 9u);
-  EXPECT_EQ(read_cases("vectorize").size(), 15u);
+  EXPECT_EQ(read_cases("vectorize").size(), 16u);
   EXPECT_EQ(read_cases("checked_io").size(), 10u);
   EXPECT_EQ(read_cases("fold").size(), 16u);
   EXPECT_EQ(read_cases("cse").size(), 9u);

@@ -65,6 +65,23 @@ TEST(Vectorize, TakesAnOffsetIndexAndAnInvariantLoad) {
             "");
 }
 
+TEST(Vectorize, TakesAConstantOffsetTheBodyDefinesAndRefusesAComputedOne) {
+  EXPECT_EQ(refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                                "    %k = const 1 : u32\n"
+                                "    %j = add %i, %k : u32\n"
+                                "    %l = load %x, %j {checked} : f32\n"
+                                "    store %y, %i, %l {checked}\n"
+                                "  }\n")),
+            "");
+  std::string why = refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                                        "    %k = mul %o, %o : u32\n"
+                                        "    %j = add %i, %k : u32\n"
+                                        "    %l = load %x, %j {checked} : f32\n"
+                                        "    store %y, %i, %l {checked}\n"
+                                        "  }\n"));
+  EXPECT_TRUE(has(why, "plus a value its body computes")) << why;
+}
+
 TEST(Vectorize, RefusesCarriedValues) {
   std::string why = refusal(kernel_text("  %z = const 0.0 : f32\n"
                                         "  %s = for %c0, %n, %c1, %z {vectorize = 4} : f32 (%i: u32, %acc: f32) {\n"

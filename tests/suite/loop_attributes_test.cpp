@@ -25,6 +25,16 @@ struct VectorScale {
   }
 };
 
+// Unit u: y[i] = x[i + 1] - x[i] for i in [u * chunk, u * chunk + m): a constant offset.
+template <class T, int W>
+struct VectorDiff {
+  static constexpr std::string_view name = "vector_diff";
+  void operator()(Slice<const T> x, Slice<T> y, Scalar<uint32_t> chunk, Scalar<uint32_t> m) const {
+    auto lo = absolute_pos() * chunk;
+    For(range(lo, lo + m).vectorize(W), [&](Expr<uint32_t> i) { y[i] = x[i + 1u] - x[i]; });
+  }
+};
+
 // As VectorScale, with the loop also promised a trip.
 template <class T, int W>
 struct VectorScaleOnce {
@@ -124,6 +134,47 @@ void register_vectorize() {
            });
 }
 
+// VectorDiff over kUnits units on an x view of `nx` elements and a y view of n, both starting
+// `offset` elements into their memory; checked, an x[i + 1] past the view reads 0.
+template <class T, int W>
+void run_diff(Client& client, std::mt19937_64& rng, uint32_t chunk, uint32_t m, size_t n, size_t nx, size_t offset,
+              bool checked) {
+  std::vector<T> x = inputs<T>(rng, offset + nx + 1);
+  const size_t b = sizeof(host_t<T>);
+  Handle hx = client.upload(x), hy = poisoned_elems<T>(client, offset + n);
+  Handle vx = hx.offset_start(offset * b).offset_end(b), vy = hy.offset_start(offset * b);
+  using K = VectorDiff<T, W>;
+  if (checked) {
+    launch<K>(client, CubeCount{1}, CubeDim{kUnits}, 1, vx, vy, chunk, m);
+  } else {
+    launch_unchecked<K>(client, CubeCount{1}, CubeDim{kUnits}, 1, vx, vy, chunk, m);
+  }
+  std::vector<T> want = poison_vector<T>(offset + n);
+  for (uint32_t u = 0; u < kUnits; ++u) {
+    for (size_t i = size_t(u) * chunk; i < size_t(u) * chunk + m && i < n; ++i) {
+      T next = i + 1 < nx ? x[offset + i + 1] : make<T>(0);
+      want[offset + i] = ref::sub(next, x[offset + i]);
+    }
+  }
+  expect_near(std::string(checked ? "checked" : "unchecked") + " y, views from element " + std::to_string(offset), want,
+              client.read<host_t<T>>(hy), tol_arith<T>());
+}
+
+template <class T, int W>
+void register_vectorize_offset() {
+  for (uint32_t m : {0u, uint32_t(W - 1), uint32_t(W), uint32_t(W + 1), 1000u}) {
+    add_case(case_name({"vectorize_offset", dtype_name<T>(), "w" + std::to_string(W), "m" + std::to_string(m)}),
+             kernels<VectorDiff<T, W>>(), [m](Client& client, std::mt19937_64& rng) {
+               const size_t n = size_t(kUnits) * (m + 1);
+               for (size_t offset : {0u, 1u}) {
+                 for (bool checked : {true, false}) run_diff<T, W>(client, rng, m + 1, m, n, n + 1, offset, checked);
+                 // Checked, x ends where y does: the last unit's x[i + 1] runs one past the view.
+                 if (m > 0) run_diff<T, W>(client, rng, m, m, size_t(kUnits) * m, size_t(kUnits) * m, offset, true);
+               }
+             });
+  }
+}
+
 template <class T>
 void register_at_least_once() {
   const size_t n = 1000;
@@ -195,6 +246,8 @@ KILN_SUITE_CASES(loop_attributes) {
   register_vectorize<double, 2>();
   register_vectorize<int32_t, 8>();
   register_vectorize<uint8_t, 16>();
+  register_vectorize_offset<float, 4>();
+  register_vectorize_offset<int32_t, 8>();
   register_at_least_once<float>();
   register_at_least_once<int32_t>();
 
@@ -286,7 +339,19 @@ void expect_vectorised() {
   }
 }
 
+template <class T, int W>
+void expect_diff_vectorised() {
+  using K = VectorDiff<T, W>;
+  ir::Kernel k = define<K>(kernel_id<K>(LaunchFacts{{kUnits, 1, 1}, ir::ExecMode::Checked}, param_descs<K>()));
+  passes::run_pipeline(k);
+  int wide = 0;
+  ir::walk(k.body, [&](const ir::Op& op) { wide += op.attr_int(ir::AttrKey::Lanes) == W ? 1 : 0; });
+  EXPECT_EQ(wide, 3) << "x[i + 1] and x[i] loaded, y[i] stored wide\n" << ir::print(k);
+}
+
 TEST(LoopAttributesKernels, TheVectorizeCasesVectorise) {
+  expect_diff_vectorised<float, 4>();
+  expect_diff_vectorised<int32_t, 8>();
   expect_vectorised<float, 4>();
   expect_vectorised<float, 16>();
   expect_vectorised<double, 2>();
