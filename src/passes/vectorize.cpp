@@ -41,7 +41,9 @@ using ir::Scalar;
 using ir::Type;
 using ir::Value;
 
-std::string ts(const Type& t) { return ir::to_string(t); }
+std::string ts(const Type& t) {
+  return ir::to_string(t);
+}
 
 // How a value of the body varies over the W iterations one vector iteration runs.
 enum class Shape : uint8_t {
@@ -104,15 +106,17 @@ class Analysis {
 
   bool check() {
     if (loop_.result_count() != 0) {
-      return fail("it carries values from one iteration to the next: lanes would combine them in another order (a float "
-                  "sum would round differently), and loop attributes never change results");
+      return fail(
+          "it carries values from one iteration to the next: lanes would combine them in another order (a float "
+          "sum would round differently), and loop attributes never change results");
     }
     auto step = consts_.find(loop_.operands[2]);
     if (step == consts_.end() || step->second != 1) return fail("its step is not the constant 1");
     const Region& body = loop_.regions[0];
     const Type& it = k_.type_of(body.args[0]);
     if (!ir::is_unsigned_int(it.scalar)) {
-      return fail("its induction value is " + ts(it) + "; vectorize takes unsigned loops (a signed index would need its "
+      return fail("its induction value is " + ts(it) +
+                  "; vectorize takes unsigned loops (a signed index would need its "
                   "first value tested too)");
     }
     shape_[body.args[0]] = Shape::Index;
@@ -141,7 +145,8 @@ class Analysis {
     if (op.result != ir::kNoValue) inside_.insert(op.result);
     for (Value v : op.operands) {
       const Type& t = k_.type_of(v);
-      if (t.is_value() && t.width != 1) return fail("its body computes on " + ts(t) + "; vectorize takes bodies of scalars");
+      if (t.is_value() && t.width != 1)
+        return fail("its body computes on " + ts(t) + "; vectorize takes bodies of scalars");
     }
     if (op.result != ir::kNoValue && op.type.is_value() && op.type.width != 1) {
       return fail("its body computes on " + ts(op.type) + "; vectorize takes bodies of scalars");
@@ -161,8 +166,9 @@ class Analysis {
           return fail("it indexes with the induction value plus a value that changes with the iteration");
         }
         if (inside(b) && !consts_.count(b)) {
-          return fail("it indexes with the induction value plus a value its body computes; compute the offset before "
-                      "the loop");
+          return fail(
+              "it indexes with the induction value plus a value its body computes; compute the offset before "
+              "the loop");
         }
         shape_[op.result] = Shape::Index;
         offset_[op.result] = b;
@@ -194,15 +200,18 @@ class Analysis {
                   " array; vectorize takes global buffers");
     }
     if (at.width != 1) {
-      return fail("it accesses " + name_of(array) + ", a buffer of " + ts(at.element()) + "; vectorize takes buffers of scalars");
+      return fail("it accesses " + name_of(array) + ", a buffer of " + ts(at.element()) +
+                  "; vectorize takes buffers of scalars");
     }
     if (op.operands.size() > size_t(op.info().mask_operand)) {
       return fail("its " + std::string(op.info().name) + " of " + name_of(array) + " has a mask");
     }
-    if (op.has_attr(AttrKey::Lanes)) return fail("its " + std::string(op.info().name) + " of " + name_of(array) + " is wide already");
+    if (op.has_attr(AttrKey::Lanes))
+      return fail("its " + std::string(op.info().name) + " of " + name_of(array) + " is wide already");
     if (store && of(op.operands[2]) == Shape::Index) {
-      return fail("it uses the induction value as a value (stored); vectorize takes loops whose induction value only "
-                  "indexes loads and stores");
+      return fail(
+          "it uses the induction value as a value (stored); vectorize takes loops whose induction value only "
+          "indexes loads and stores");
     }
     Access a;
     a.param = size_t(p - k_.params.data());
@@ -216,7 +225,8 @@ class Analysis {
         break;
       case Shape::Invariant:
         if (store) {
-          return fail("it stores into " + name_of(array) + " at an index that does not change with the iteration (the "
+          return fail("it stores into " + name_of(array) +
+                      " at an index that does not change with the iteration (the "
                       "last iteration's store must win)");
         }
         shape_[op.result] = Shape::Invariant;
@@ -365,10 +375,12 @@ class Rewriter {
     r.args.push_back(map[body.args[0]] = k_.new_value(k_.type_of(body.args[0])));
     const std::vector<ir::Attr> wide{ir::Attr{AttrKey::Lanes, AttrValue::of_int(w)}};
     for (const Op& op : body.ops) {
-      const bool wide_access = (op.kind == OpKind::Load || op.kind == OpKind::Store) && a.of(op.operands[1]) == Shape::Index;
+      const bool wide_access =
+          (op.kind == OpKind::Load || op.kind == OpKind::Store) && a.of(op.operands[1]) == Shape::Index;
       if (wide_access && op.kind == OpKind::Load) {
         const Type& at = k_.type_of(op.operands[0]);
-        map[op.result] = emit(r.ops, OpKind::Load, {op.operands[0], m(op.operands[1])}, Type::vector_of(at.scalar, w), wide);
+        map[op.result] =
+            emit(r.ops, OpKind::Load, {op.operands[0], m(op.operands[1])}, Type::vector_of(at.scalar, w), wide);
       } else if (wide_access) {
         emit(r.ops, OpKind::Store, {op.operands[0], m(op.operands[1]), lanes(op.operands[2])}, Type::none(), wide);
       } else if (op.result != ir::kNoValue && a.of(op.result) == Shape::Lanes) {
@@ -436,7 +448,8 @@ class Rewriter {
     Value width = constant(out, t, w);
 
     std::vector<ir::Attr> attrs = loop.attrs;
-    std::erase_if(attrs, [](const ir::Attr& x) { return x.key == AttrKey::Vectorize || x.key == AttrKey::AtLeastOnce; });
+    std::erase_if(attrs,
+                  [](const ir::Attr& x) { return x.key == AttrKey::Vectorize || x.key == AttrKey::AtLeastOnce; });
     Op vec;
     vec.kind = OpKind::For;
     vec.operands = {lo, end, width};

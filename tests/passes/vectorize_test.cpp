@@ -17,8 +17,11 @@ namespace {
 // `facts` are added to the kernel's facts.
 std::string kernel_text(const std::string& body, const std::string& facts = "") {
   return "kernel @k(%x: buffer<f32, ro>, %y: buffer<f32, rw>, %u: buffer<u32, rw>, %v: buffer<vector<4 x f32>, rw>, "
-         "%n: u32, %o: u32, %a: f32) {cube_dim = [32, 1, 1], mode = checked, address = u32, vector = 1" + facts + "} {\n"
-         "  %c0 = const 0 : u32\n  %c1 = const 1 : u32\n" + body + "}\n";
+         "%n: u32, %o: u32, %a: f32) {cube_dim = [32, 1, 1], mode = checked, address = u32, vector = 1" +
+         facts +
+         "} {\n"
+         "  %c0 = const 0 : u32\n  %c1 = const 1 : u32\n" +
+         body + "}\n";
 }
 
 // The reason vectorize gives for the kernel's first loop, after checking that the pass leaves the
@@ -41,7 +44,9 @@ std::string refusal(const std::string& text) {
   return why;
 }
 
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 const std::string kScale =
     "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
@@ -73,45 +78,50 @@ TEST(Vectorize, TakesAConstantOffsetTheBodyDefinesAndRefusesAComputedOne) {
                                 "    store %y, %i, %l {checked}\n"
                                 "  }\n")),
             "");
-  std::string why = refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    %k = mul %o, %o : u32\n"
-                                        "    %j = add %i, %k : u32\n"
-                                        "    %l = load %x, %j {checked} : f32\n"
-                                        "    store %y, %i, %l {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    %k = mul %o, %o : u32\n"
+                          "    %j = add %i, %k : u32\n"
+                          "    %l = load %x, %j {checked} : f32\n"
+                          "    store %y, %i, %l {checked}\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "plus a value its body computes")) << why;
 }
 
 TEST(Vectorize, RefusesCarriedValues) {
-  std::string why = refusal(kernel_text("  %z = const 0.0 : f32\n"
-                                        "  %s = for %c0, %n, %c1, %z {vectorize = 4} : f32 (%i: u32, %acc: f32) {\n"
-                                        "    %l = load %x, %i {checked} : f32\n"
-                                        "    %t = add %acc, %l : f32\n"
-                                        "    yield %t\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  %z = const 0.0 : f32\n"
+                          "  %s = for %c0, %n, %c1, %z {vectorize = 4} : f32 (%i: u32, %acc: f32) {\n"
+                          "    %l = load %x, %i {checked} : f32\n"
+                          "    %t = add %acc, %l : f32\n"
+                          "    yield %t\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "carries values from one iteration to the next")) << why;
 }
 
 TEST(Vectorize, RefusesAStepThatIsNotTheConstantOne) {
-  std::string why = refusal(kernel_text("  for %c0, %n, %o {vectorize = 4} (%i: u32) {\n"
-                                        "    store %u, %i, %n {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  for %c0, %n, %o {vectorize = 4} (%i: u32) {\n"
+                          "    store %u, %i, %n {checked}\n"
+                          "  }\n"));
   EXPECT_EQ(why, "its step is not the constant 1");
 }
 
 TEST(Vectorize, RefusesASignedInductionValue) {
-  std::string why = refusal(kernel_text("  %s0 = const 0 : i32\n  %s1 = const 1 : i32\n  %h = cast %n : i32\n"
-                                        "  for %s0, %h, %s1 {vectorize = 4} (%i: i32) {\n"
-                                        "    store %y, %i, %a {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  %s0 = const 0 : i32\n  %s1 = const 1 : i32\n  %h = cast %n : i32\n"
+                          "  for %s0, %h, %s1 {vectorize = 4} (%i: i32) {\n"
+                          "    store %y, %i, %a {checked}\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "its induction value is i32; vectorize takes unsigned loops")) << why;
 }
 
 TEST(Vectorize, RefusesControlFlowInTheBody) {
-  std::string why = refusal(kernel_text("  %b = cmp.lt %o, %n : bool\n"
-                                        "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    if %b {\n      store %y, %i, %a {checked}\n    }\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  %b = cmp.lt %o, %n : bool\n"
+                          "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    if %b {\n      store %y, %i, %a {checked}\n    }\n"
+                          "  }\n"));
   EXPECT_EQ(why, "its body holds 'if' (control flow); vectorize takes straight-line bodies");
 }
 
@@ -138,64 +148,72 @@ TEST(Vectorize, RefusesAtomicsPlaneOpsBarriersAndPrints) {
 }
 
 TEST(Vectorize, RefusesSharedAndLocalArrays) {
-  std::string why = refusal(kernel_text("  %s = shared.alloc : shared<f32, 64>\n"
-                                        "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    store %s, %i, %a\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  %s = shared.alloc : shared<f32, 64>\n"
+                          "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    store %s, %i, %a\n"
+                          "  }\n"));
   EXPECT_EQ(why, "its body accesses a shared array; vectorize takes global buffers");
 }
 
 TEST(Vectorize, RefusesBuffersOfVectorsAndVectorValues) {
-  std::string why = refusal(kernel_text("  %w = vector.splat %a : vector<4 x f32>\n"
-                                        "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    store %v, %i, %w {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  %w = vector.splat %a : vector<4 x f32>\n"
+                          "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    store %v, %i, %w {checked}\n"
+                          "  }\n"));
   EXPECT_EQ(why, "its body computes on vector<4 x f32>; vectorize takes bodies of scalars");
 }
 
 TEST(Vectorize, RefusesAMaskedAccess) {
-  std::string why = refusal(kernel_text("  %b = cmp.lt %o, %n : bool\n"
-                                        "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    store %y, %i, %a, %b {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  %b = cmp.lt %o, %n : bool\n"
+                          "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    store %y, %i, %a, %b {checked}\n"
+                          "  }\n"));
   EXPECT_EQ(why, "its store of 'y' has a mask");
 }
 
 TEST(Vectorize, RefusesIndicesThatAreNotTheInductionValuePlusAnInvariant) {
-  std::string why = refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    %l = load %u, %i {checked} : u32\n"
-                                        "    %g = load %x, %l {checked} : f32\n"
-                                        "    store %y, %i, %g {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    %l = load %u, %i {checked} : u32\n"
+                          "    %g = load %x, %l {checked} : f32\n"
+                          "    store %y, %i, %g {checked}\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "it loads from 'x' at an index that is neither the induction value nor")) << why;
-  why = refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                            "    %j = mul %i, %o : u32\n"
-                            "    store %y, %j, %a {checked}\n"
-                            "  }\n"));
+  why =
+      refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    %j = mul %i, %o : u32\n"
+                          "    store %y, %j, %a {checked}\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "it uses the induction value as a value ('mul')")) << why;
 }
 
 TEST(Vectorize, RefusesAStoreAtAnIndexThatDoesNotChange) {
-  std::string why = refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    %l = load %x, %i {checked} : f32\n"
-                                        "    store %y, %c0, %l {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    %l = load %x, %i {checked} : f32\n"
+                          "    store %y, %c0, %l {checked}\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "it stores into 'y' at an index that does not change with the iteration")) << why;
 }
 
 TEST(Vectorize, RefusesWhatOneIterationCouldSeeOfAnother) {
   // y[i + o] = y[i]: another iteration's element.
-  std::string why = refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                                        "    %l = load %y, %i {checked} : f32\n"
-                                        "    %j = add %i, %o : u32\n"
-                                        "    store %y, %j, %l {checked}\n"
-                                        "  }\n"));
+  std::string why =
+      refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    %l = load %y, %i {checked} : f32\n"
+                          "    %j = add %i, %o : u32\n"
+                          "    store %y, %j, %l {checked}\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "it stores into 'y' and loads from it at another index too")) << why;
   // y[0] read while y[i] is written.
-  why = refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
-                            "    %l = load %y, %c0 {checked} : f32\n"
-                            "    store %y, %i, %l {checked}\n"
-                            "  }\n"));
+  why =
+      refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
+                          "    %l = load %y, %c0 {checked} : f32\n"
+                          "    store %y, %i, %l {checked}\n"
+                          "  }\n"));
   EXPECT_TRUE(has(why, "it stores into 'y' and loads from it at another index too")) << why;
 }
 

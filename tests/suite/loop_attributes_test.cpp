@@ -79,8 +79,10 @@ T scale_ref(T x, T a) {
 
 template <class T>
 std::vector<T> inputs(std::mt19937_64& rng, size_t n) {
-  if constexpr (is_float_v<T>) return random_values<T>(rng, n, -100, 100);
-  else return random_any<T>(rng, n);
+  if constexpr (is_float_v<T>)
+    return random_values<T>(rng, n, -100, 100);
+  else
+    return random_any<T>(rng, n);
 }
 
 // Launches K over kUnits units on x and y views of n elements that start `offset` elements into
@@ -102,7 +104,8 @@ void run_scale(Client& client, std::mt19937_64& rng, uint32_t chunk, uint32_t m,
   }
   std::vector<T> want = poison_vector<T>(offset + n + tail);
   for (uint32_t u = 0; u < kUnits; ++u) {
-    for (size_t i = size_t(u) * chunk; i < size_t(u) * chunk + m && i < n; ++i) want[offset + i] = scale_ref(x[offset + i], a);
+    for (size_t i = size_t(u) * chunk; i < size_t(u) * chunk + m && i < n; ++i)
+      want[offset + i] = scale_ref(x[offset + i], a);
   }
   expect_near(std::string(checked ? "checked" : "unchecked") + " y, view from element " + std::to_string(offset), want,
               client.read<host_t<T>>(hy), tol_arith<T>());
@@ -203,8 +206,8 @@ void register_at_least_once() {
                if (checked) {
                  launch<AtLeastOnceSum<T>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hc, limit, ha, hs);
                } else {
-                 launch_unchecked<AtLeastOnceSum<T>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hc, limit, ha,
-                                                     hs);
+                 launch_unchecked<AtLeastOnceSum<T>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hc, limit,
+                                                     ha, hs);
                }
                std::string mode = checked ? "checked " : "unchecked ";
                expect_near(mode + "accumulated", ea, client.read<T>(ha), tol_arith<T>());
@@ -262,7 +265,8 @@ KILN_SUITE_CASES(loop_attributes) {
              Handle hx = client.upload(x), hc = client.upload(count), ha = poisoned_elems<int32_t>(client, n),
                     hs = poisoned_elems<uint32_t>(client, n);
              auto run = [&] {
-               launch<AtLeastOnceSum<int32_t>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hc, 5000, ha, hs);
+               launch<AtLeastOnceSum<int32_t>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hc, 5000, ha,
+                                               hs);
              };
              expect_zero_trips(client, run, "at_least_once_sum", {"lo = 0 and hi = 0", "unit 53 of cube"}, {ha, hs});
              count[437] = 1;
@@ -292,7 +296,9 @@ KILN_SUITE_CASES(loop_attributes) {
              const size_t n = 64;
              auto x = random_values<float>(rng, n, -100, 100);
              Handle hx = client.upload(x), hy = poisoned_elems<float>(client, n);
-             auto run = [&] { launch<VectorScaleOnce<float, 4>>(client, CubeCount{1}, CubeDim{kUnits}, 1, hx, hy, 2.0f, 0u, 0u); };
+             auto run = [&] {
+               launch<VectorScaleOnce<float, 4>>(client, CubeCount{1}, CubeDim{kUnits}, 1, hx, hy, 2.0f, 0u, 0u);
+             };
              expect_zero_trips(client, run, "vector_scale_once", {"lo = 0 and hi = 0"}, {hy});
              launch<VectorScaleOnce<float, 4>>(client, CubeCount{1}, CubeDim{kUnits}, 1, hx, hy, 2.0f, 20u, 19u);
              std::vector<float> want = poison_vector<float>(n);

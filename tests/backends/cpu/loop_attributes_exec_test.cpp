@@ -96,10 +96,11 @@ TEST(CheckTrips, ZeroTripsStopTheLaunchAtTheFirstUnitAndPutTheBuffersBack) {
   x[23] = -7;  // hi < lo
   Outcome o = run_both(k, {Arg::buffer(x), Arg::buffer(out)}, {2, 1, 1});
   EXPECT_EQ(o.error_kind, "loop.zero_trips");
-  EXPECT_EQ(o.error_message,
-            "kernel 'trips' (checked): op #6 'check.trips' in unit 3 of cube (1, 0, 0): the at_least_once loop #2 of the "
-            "kernel starts with lo = -3 and hi = -3, which give it zero trips; at_least_once promises lo < hi (drop the "
-            "promise where the range may be empty)");
+  EXPECT_EQ(
+      o.error_message,
+      "kernel 'trips' (checked): op #6 'check.trips' in unit 3 of cube (1, 0, 0): the at_least_once loop #2 of the "
+      "kernel starts with lo = -3 and hi = -3, which give it zero trips; at_least_once promises lo < hi (drop the "
+      "promise where the range may be empty)");
   EXPECT_EQ(as<int32_t>(o.after[1]), out) << "the failed launch put out back";
   const std::vector<uint32_t> failing = build_plan(k).failing_ops;
   EXPECT_NE(std::find(failing.begin(), failing.end(), 6u), failing.end()) << "check.trips can fail";

@@ -19,10 +19,13 @@ namespace {
 // y[i] = x[i] * a over [0, n), with `attrs` on the loop, in `mode`.
 std::string scale_kernel(const std::string& attrs, const std::string& mode) {
   return "kernel @scale(%x: buffer<f32, ro>, %y: buffer<f32, rw>, %a: f32, %n: u32) {cube_dim = [128, 1, 1], mode = " +
-         mode + ", address = u32, vector = 1} {\n"
+         mode +
+         ", address = u32, vector = 1} {\n"
          "  %0 = const 0 : u32\n"
          "  %1 = const 1 : u32\n"
-         "  for %0, %n, %1" + (attrs.empty() ? "" : " {" + attrs + "}") + " (%2: u32) {\n"
+         "  for %0, %n, %1" +
+         (attrs.empty() ? "" : " {" + attrs + "}") +
+         " (%2: u32) {\n"
          "    %3 = load %x, %2 {checked} : f32\n"
          "    %4 = mul %3, %a : f32\n"
          "    store %y, %2, %4 {checked}\n"
@@ -40,8 +43,12 @@ EmitResult emitted(const std::string& text) {
   return emit_cuda(k);
 }
 
-std::string entry_text(const EmitResult& r) { return r.source.substr(r.source.find("extern \"C\" __global__")); }
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+std::string entry_text(const EmitResult& r) {
+  return r.source.substr(r.source.find("extern \"C\" __global__"));
+}
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -53,7 +60,8 @@ TEST(LoopAttributes, VectorisedLoopMovesWholeVectorsThenTheRestOneByOne) {
     SCOPED_TRACE(mode);
     std::string s = entry_text(emitted(scale_kernel("vectorize = 4", mode)));
     // should load and store four elements at a time, on the vector type, and multiply by a splat
-    EXPECT_TRUE(std::regex_search(s, std::regex(R"(kiln_vec<f32, 4> v\d+ = kiln_load_wide<f32, 4>\(x \+ v\d+\);)"))) << s;
+    EXPECT_TRUE(std::regex_search(s, std::regex(R"(kiln_vec<f32, 4> v\d+ = kiln_load_wide<f32, 4>\(x \+ v\d+\);)")))
+        << s;
     EXPECT_TRUE(std::regex_search(s, std::regex(R"(kiln_store_wide<f32, 4>\(y \+ v\d+, v\d+\);)"))) << s;
     EXPECT_TRUE(std::regex_search(s, std::regex(R"(for \(u32 v\d+ = v\d+; v\d+ < v\d+; v\d+ \+= v\d+\))"))) << s;
     EXPECT_EQ(count(s, "kiln_load_wide"), 1u) << s;
@@ -90,7 +98,8 @@ TEST(LoopAttributes, UncheckedAtLeastOnceLoopIsADoWhileWithoutItsFirstTest) {
   }
   narrow.replace(narrow.find("%n: u32"), 7, "%n: i32");
   std::string n = entry_text(emitted(narrow));
-  EXPECT_TRUE(std::regex_search(n, std::regex(R"(#pragma unroll 4\n\s*do \{)"))) << "the pragma stays on the loop\n" << n;
+  EXPECT_TRUE(std::regex_search(n, std::regex(R"(#pragma unroll 4\n\s*do \{)"))) << "the pragma stays on the loop\n"
+                                                                                 << n;
   EXPECT_TRUE(std::regex_search(n, std::regex(R"(\} while \(v(\d+) = kiln_add\(v\1, v\d+\), v\1 < n\);)"))) << n;
 }
 
@@ -100,7 +109,9 @@ TEST(LoopAttributes, CheckedAtLeastOnceKeepsItsTestAndReportsThroughTheErrorWord
   EXPECT_FALSE(has(s, "do {")) << "checked: a broken promise must run no iteration\n" << s;
   EXPECT_TRUE(std::regex_search(s, std::regex(R"(for \(u32 v(\d+) = v\d+; v\1 < n;)"))) << s;
   EXPECT_TRUE(std::regex_search(
-      s, std::regex(R"(if \(!\(v\d+ < n\)\) kiln_report_error\(kiln_error_word, kiln_error_site, 1u, \(u64\)v\d+, \(u64\)n, )")))
+      s,
+      std::regex(
+          R"(if \(!\(v\d+ < n\)\) kiln_report_error\(kiln_error_word, kiln_error_site, 1u, \(u64\)v\d+, \(u64\)n, )")))
       << s;
   // The two hidden parameters come last, bound from the binding after the kernel's parameters.
   EXPECT_TRUE(has(s, "    u32 n,\n    u32* kiln_error_word,\n    u32 kiln_error_site) {")) << s;
