@@ -23,6 +23,11 @@ class Executable {
   virtual ~Executable() = default;
   // The name the kernel has in the backend (a CUDA entry name; the IR name on the CPU).
   virtual std::string_view entry_name() const = 0;
+  // Whether a launch passes the client's device error word, at the binding after the kernel's
+  // parameters: its address, and its site's code (Client::register_device_error_site) in the
+  // scalar. A kernel with a check (check.trips) that cannot stop the launch itself reports there;
+  // the CPU's stops it.
+  virtual bool takes_error_word() const { return false; }
 };
 
 // A stream of work on a device; operations on one stream run in order.

@@ -503,6 +503,10 @@ void Tracer::check_loop_attribute(const char* name, int64_t value) {
     fail("trace.loop_attribute", OpKind::For, "Loop attribute prefetch_stages must be 0 or greater");
   }
   if (n == "unroll" && value < 1) fail("trace.loop_attribute", OpKind::For, "Loop attribute unroll must be 1 or greater");
+  if (n == "vectorize" && (value < 2 || !ir::Target::valid_vector_width(int(value)))) {
+    fail("trace.loop_attribute", OpKind::For,
+         "Loop attribute vectorize must be one of " + ir::Target::vector_widths_text(2) + ", not " + std::to_string(value));
+  }
 }
 
 int64_t Tracer::loop_attribute(const char* name, const ValueRef& v) {
@@ -539,6 +543,11 @@ ValueRef Tracer::begin_for(ValueRef lo, ValueRef hi, ValueRef step, const LoopAt
   if (attrs.prefetch_stages >= 0) {
     list.push_back(ir::Attr{ir::AttrKey::PrefetchStages, ir::AttrValue::of_int(attrs.prefetch_stages)});
   }
+  if (attrs.vectorize != 0) {
+    check_loop_attribute("vectorize", attrs.vectorize);
+    list.push_back(ir::Attr{ir::AttrKey::Vectorize, ir::AttrValue::of_int(attrs.vectorize)});
+  }
+  if (attrs.at_least_once) list.push_back(ir::Attr{ir::AttrKey::AtLeastOnce, ir::AttrValue::of_bool(true)});
   emit(OpKind::For, {lo, hi, step}, Type::none(), std::move(list));
   ir::Region& body = b_.region().ops.back().regions[0];
   ir::Value i = k_.new_value(lo.type);

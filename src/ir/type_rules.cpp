@@ -215,15 +215,46 @@ std::string array_access(const TypeQuery& q, const Type& a, bool writes, std::sp
   return {};
 }
 
+// A vector's width of more than one lane (a wide access's lanes, a loop's vectorize).
+bool wide_width(int64_t w) { return w > 1 && Target::valid_vector_width(int(w)); }
+
+// A wide access {lanes = W} (passes/vectorize makes them): the W elements from the index of a
+// global array of scalars, as one vector<W x T>. It takes no mask and is never `checked`: the pass
+// that makes one tests the whole range in bounds once, before the loop (docs/ir.md).
+std::string wide_access(const TypeQuery& q, const Type& a, int64_t lanes, bool masked) {
+  if (!wide_width(lanes)) return "lanes must be one of " + Target::vector_widths_text(2);
+  if (!a.is_global() || a.width != 1) return "a wide access reads a global array of scalars, not " + ts(a);
+  if (masked) return "a wide access takes no mask";
+  if (q.get<AttrKey::Checked>()) return "a wide access is never 'checked' (its range is tested before the loop)";
+  return {};
+}
+
 TypeResult rule_load(const TypeQuery& q) {
   const Type& a = q.operand(ops::Load::array);
+  if (const AttrValue* w = q.attr(AttrKey::Lanes)) {
+    const bool masked = q.operands.size() > size_t(ops::Load::mask);
+    if (auto e = wide_access(q, a, w->i, masked); !e.empty()) return error(e);
+    return ok(Type::vector_of(a.scalar, int(w->i)));
+  }
   if (auto e = array_access(q, a, false, {}); !e.empty()) return error(e);
   return ok(a.element());
 }
 
 TypeResult rule_store(const TypeQuery& q) {
-  const Type value[] = {q.operand(ops::Store::value)};
-  if (auto e = array_access(q, q.operand(ops::Store::array), true, value); !e.empty()) return error(e);
+  const Type& a = q.operand(ops::Store::array);
+  const Type& value = q.operand(ops::Store::value);
+  if (const AttrValue* w = q.attr(AttrKey::Lanes)) {
+    const bool masked = q.operands.size() > size_t(ops::Store::mask);
+    if (auto e = wide_access(q, a, w->i, masked); !e.empty()) return error(e);
+    if (a.access == Access::ReadOnly) return error("writes read-only " + ts(a));
+    Type want = Type::vector_of(a.scalar, int(w->i));
+    if (!(value == want)) {
+      return error("a wide store of " + std::to_string(w->i) + " lanes stores " + ts(want) + ", not " + ts(value));
+    }
+    return none();
+  }
+  const Type values[] = {value};
+  if (auto e = array_access(q, a, true, values); !e.empty()) return error(e);
   return none();
 }
 
@@ -299,6 +330,18 @@ TypeResult rule_loop_bounds(const TypeQuery& q) {
   if (const AttrValue* p = q.attr(AttrKey::PrefetchStages); p && p->i < 0) {
     return error("Loop attribute prefetch_stages must be 0 or greater");
   }
+  if (const AttrValue* v = q.attr(AttrKey::Vectorize); v && !wide_width(v->i)) {
+    return error("Loop attribute vectorize must be one of " + Target::vector_widths_text(2));
+  }
+  return none();
+}
+
+// check.trips lo, hi {loop = N}: the bounds of the at_least_once loop it stands before.
+TypeResult rule_check_trips(const TypeQuery& q) {
+  if (auto d = differing(q.operand(ops::Bounds::lower_bound), q.operand(ops::Bounds::upper_bound)); !d.empty()) {
+    return error(d);
+  }
+  if (q.get<AttrKey::Loop>() < 1) return error("needs loop = N (1 or greater): which at_least_once loop it checks");
   return none();
 }
 

@@ -4,6 +4,12 @@
 // the op: every load, store and atomic whose array operand is a global buffer or tensor and that
 // carries `checked` gets `index < len(array)` folded into its mask. Tests check that every such
 // access in a checked kernel ends up masked.
+//
+// at_least_once promises that a loop's bounds give it a trip, so that backends may drop its first
+// test. In checked mode the promise is checked instead: a check.trips of the loop's bounds goes
+// before it (the launch fails with loop.zero_trips where they give none), and the loop loses the
+// mark, so that it keeps its test and a broken promise runs no iteration a scalar loop would not.
+// The checks number the kernel's at_least_once loops in the order they are written.
 #include "kiln/passes/passes.h"
 
 namespace kiln::passes {
@@ -21,6 +27,7 @@ struct Rewriter {
   ir::Kernel& k;
   bool guard;  // checked mode: add the bound to the mask; unchecked: only drop the flag
   bool changed = false;
+  int64_t at_least_once = 0;  // the at_least_once loops seen so far
 
   ir::Op make(OpKind kind, std::vector<ir::Value> operands, const Type& t) {
     ir::Op op;
@@ -35,6 +42,8 @@ struct Rewriter {
     std::vector<ir::Op> out;
     out.reserve(r.ops.size());
     for (ir::Op& op : r.ops) {
+      // Before its regions, so that a loop's number is its place in the text.
+      if (guard && op.kind == OpKind::For && op.flag(ir::AttrKey::AtLeastOnce)) check_trips(op, out);
       for (ir::Region& sub : op.regions) region(sub);
       if (is_access(op.kind) && op.flag(ir::AttrKey::Checked)) {
         op.erase_attr(ir::AttrKey::Checked);
@@ -44,6 +53,16 @@ struct Rewriter {
       out.push_back(std::move(op));
     }
     r.ops = std::move(out);
+  }
+
+  void check_trips(ir::Op& loop, std::vector<ir::Op>& out) {
+    ir::Op c;
+    c.kind = OpKind::CheckTrips;
+    c.operands = {loop.operand(ir::ops::For::lower_bound), loop.operand(ir::ops::For::upper_bound)};
+    c.attrs = {ir::attr<ir::AttrKey::Loop>(++at_least_once)};
+    out.push_back(std::move(c));
+    loop.erase_attr(ir::AttrKey::AtLeastOnce);
+    changed = true;
   }
 
   // index < len, compared unsigned so that a negative signed index is out of range too; 64-bit

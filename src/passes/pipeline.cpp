@@ -9,11 +9,14 @@ namespace kiln::passes {
 
 const std::vector<Pass>& default_pipeline() {
   // promote_vars first, so that every later pass sees values instead of Vars (and lower_tiles sees
-  // the tiles a loop carries); lower_tiles next, so that the rest see only kiln's ops; checked_io before
-  // the others: it adds len/compare ops that fold, cse and dce then tidy.
+  // the tiles a loop carries); lower_tiles next, so that the rest see only kiln's ops; vectorize
+  // then, on loops whose accesses still carry `checked` (it guards its wide ones itself and leaves
+  // the scalar ones to checked_io); checked_io before the others: it adds len/compare ops that
+  // fold, cse and dce then tidy.
   static const std::vector<Pass> pipeline = {
       {"promote_vars", promote_vars},
       {"lower_tiles", lower_tiles},
+      {"vectorize", vectorize},
       {"checked_io", checked_io},
       {"fold", fold},
       {"cse", cse},

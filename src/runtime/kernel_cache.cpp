@@ -8,9 +8,41 @@
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 #include "kiln/passes/passes.h"
+#include "kiln/runtime/client.h"
 #include "common/log.h"
 
 namespace kiln::runtime {
+
+namespace {
+
+// The device error site of a compiled kernel whose check.trips report through the error word:
+// its message names the kernel, and reads the loop's number, its bounds and where it ran from the
+// numbers the kernel wrote (backends/cuda/device/errors.cuh).
+uint32_t register_checks(const ir::Kernel& k) {
+  std::vector<ir::Scalar> types;  // each checked loop's bound type, by its number - 1
+  ir::walk(k.body, [&](const ir::Op& op) {
+    if (op.kind != ir::OpKind::CheckTrips) return;
+    const size_t n = size_t(op.get<ir::AttrKey::Loop>());
+    if (types.size() < n) types.resize(n, ir::Scalar::U32);
+    types[n - 1] = k.type_of(op.operand(ir::ops::Bounds::lower_bound)).scalar;
+  });
+  const std::string name = k.name;
+  return Client::register_device_error_site(
+      {"loop.zero_trips", [name, types](const std::array<uint32_t, Client::kDeviceErrorValues>& v) {
+         const bool is_signed = v[0] >= 1 && v[0] <= types.size() && ir::is_signed_int(types[v[0] - 1]);
+         auto text = [&](uint32_t low, uint32_t high) {
+           const uint64_t x = uint64_t(low) | uint64_t(high) << 32;
+           return is_signed ? std::to_string(int64_t(x)) : std::to_string(x);
+         };
+         return "kernel '" + name + "' (checked): the at_least_once loop #" + std::to_string(v[0]) +
+                " of the kernel starts with lo = " + text(v[1], v[2]) + " and hi = " + text(v[3], v[4]) + " in unit " +
+                std::to_string(v[6]) + " of cube " + std::to_string(v[5]) +
+                " (linear), which give it zero trips; at_least_once promises lo < hi (drop the promise where the range "
+                "may be empty)";
+       }});
+}
+
+}  // namespace
 
 KernelCache::Table::Table(size_t capacity) : mask(capacity - 1), slots(new std::atomic<CacheEntry*>[capacity]) {
   for (size_t i = 0; i < capacity; ++i) slots[i].store(nullptr, std::memory_order_relaxed);
@@ -117,6 +149,7 @@ CacheEntry& KernelCache::compile(const KernelId& id, const KernelRef& kernel, ba
     std::unique_ptr<CacheEntry> entry(new CacheEntry{id, kernel, {}, {}, {}});
     entry->name = std::string(id.name);
     entry->exe = std::move(exe);
+    if (entry->exe->takes_error_word()) entry->error_site = register_checks(k);
     CacheEntry* e = entry.get();
     compilations_.fetch_add(1, std::memory_order_relaxed);
     if (common::log_enabled(common::LogChannel::Compile)) {

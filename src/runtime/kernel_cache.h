@@ -27,6 +27,9 @@ struct CacheEntry {
   std::string name;
   std::shared_ptr<backend::Executable> exe;
   std::atomic<uint64_t> launches{0};
+  // The device error site of a kernel that reports failed checks through the client's error word
+  // (Executable::takes_error_word); 0 for every other kernel, whose launches bind nothing more.
+  uint32_t error_site = 0;
 };
 
 class KernelCache {

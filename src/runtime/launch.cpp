@@ -3,6 +3,7 @@
 // in the device's cache and hands it to the backend.
 #include "kiln/runtime/launch.h"
 
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -230,7 +231,20 @@ void launch(const Client& client, const KernelRef& kernel, const LaunchConfig& c
   const CubeCount& count = config.count;
   if (uint64_t(count.x) * count.y * count.z == 0) return;  // nothing to run
   backend::LaunchDims d{ir::Dim3{count.x, count.y, count.z}, id.cube_dim};
-  backend.launch(*e.exe, d, std::span<const backend::ArgBinding>(bound.data(), id.param_count), *st.stream);
+  size_t n = id.param_count;
+  if (e.error_site != 0) [[unlikely]] {
+    // A kernel whose checks report on the device: the error word after its parameters, and the
+    // site its report names (emit.h's ABI); the next read or sync checks the word.
+    const Handle& word = client.device_error_word();
+    backend::ArgBinding& b = bound.make(n++);
+    b.kind = backend::ArgBinding::Kind::Buffer;
+    b.address = word.address();
+    b.bytes = word.size_in_used();
+    b.len = uint32_t(b.bytes / 4);
+    std::memcpy(b.scalar.data(), &e.error_site, sizeof e.error_site);
+  }
+  backend.launch(*e.exe, d, std::span<const backend::ArgBinding>(bound.data(), n), *st.stream);
+  if (e.error_site != 0) [[unlikely]] client.expect_device_error();
   e.launches.fetch_add(1, std::memory_order_relaxed);
   if (common::log_enabled(common::LogChannel::Launch)) {
     const CubeDim& dim = config.dim;

@@ -38,7 +38,9 @@ class Bindings {
   backend::ArgBinding* data() { return std::launder(reinterpret_cast<backend::ArgBinding*>(storage_)); }
 
  private:
-  alignas(backend::ArgBinding) unsigned char storage_[sizeof(backend::ArgBinding) * kMaxParams];
+  // One more than the parameters: the client's device error word, for the kernels that take it
+  // (backend::Executable::takes_error_word).
+  alignas(backend::ArgBinding) unsigned char storage_[sizeof(backend::ArgBinding) * (kMaxParams + 1)];
 };
 
 // Checks `args` against `kernel`'s parameters and `config` against the device, in the order a

@@ -188,6 +188,15 @@ TEST(TracedStructure, LoopsCarryTheirAttributes) {
   EXPECT_EQ(k.body.ops.back().kind, ir::OpKind::Store);
 }
 
+TEST(TracedStructure, VectorizeAndAtLeastOnceAreRecordedOnTheLoop) {
+  ir::Kernel k = define<ScaleLoop>(id_of<ScaleLoop>({32, 1, 1}));
+  const ir::Op* loop = first_op(k.body, ir::OpKind::For);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->attr_int(ir::AttrKey::Vectorize), 4);
+  EXPECT_TRUE(loop->flag(ir::AttrKey::AtLeastOnce));
+  EXPECT_FALSE(loop->has_attr(ir::AttrKey::Unroll)) << "only the attributes asked for";
+}
+
 TEST(TracedStructure, WhileHasItsConditionBreakAndContinue) {
   ir::Kernel k = define<Collatz>(id_of<Collatz>({16, 1, 1}));
   const ir::Op* loop = first_op(k.body, ir::OpKind::While);
@@ -256,7 +265,7 @@ TEST(PromotedStructure, VarsAssignedInLoopsBecomeLoopArgumentsAndResults) {
 TEST(TracedStructure, GoldenFilesHaveNoOrphans) {
   // Every case has its file, and the number of cases is what this test file says.
   std::vector<TracedCase> cases = traced_cases();
-  EXPECT_EQ(cases.size(), 23u);
+  EXPECT_EQ(cases.size(), 24u);
   for (const TracedCase& c : cases) EXPECT_FALSE(golden_text(c.name).empty()) << c.name;
 }
 

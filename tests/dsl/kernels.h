@@ -60,6 +60,15 @@ struct Loops {
   }
 };
 
+// The loop attributes vectorize and at_least_once (seed 05): y[i] = x[i] * a over [0, n).
+struct ScaleLoop {
+  static constexpr std::string_view name = "scale_loop";
+  static constexpr std::array<std::string_view, 4> param_names{"x", "y", "a", "n"};
+  void operator()(Slice<const float> x, Slice<float> y, Scalar<float> a, Scalar<uint32_t> n) const {
+    For(range(0u, n).vectorize(4).at_least_once(), [&](auto i) { y[i] = x[i] * a; });
+  }
+};
+
 // While with Break and Continue: Collatz steps, capped at 1000.
 struct Collatz {
   static constexpr std::string_view name = "collatz";

@@ -19,7 +19,7 @@ void stores(const ir::Kernel& k, const ir::Region& r, const std::string& where, 
     if (op.kind == ir::OpKind::Store) {
       // The stored value is a constant recorded just before: find it.
       for (const ir::Op& c : r.ops) {
-        if (c.kind == ir::OpKind::Const && c.result == op.operands[2]) {
+        if (c.kind == ir::OpKind::Const && c.result == op.operand(ir::ops::Store::value)) {
           out.push_back(where + ":" + std::to_string(c.attr(ir::AttrKey::Value)->i));
         }
       }

@@ -143,6 +143,30 @@ TEST(TraceError, NonConstantPrefetchStages) {
                                         {"Loop attribute prefetch_stages must be a compile-time constant"});
 }
 
+struct VectorizeThree {
+  static constexpr std::string_view name = "vectorize_three";
+  void operator()(Slice<float> out, Scalar<uint32_t> n) const {
+    For(range(0u, n).vectorize(3), [&](Expr<uint32_t> i) { out[i] = 0.0f; });
+  }
+};
+
+TEST(TraceError, VectorizeByAWidthKilnHasNot) {
+  expect_trace_error<VectorizeThree>("trace.loop_attribute",
+                                     {"'for'", "Loop attribute vectorize must be one of 2, 4, 8, 16, not 3"});
+}
+
+struct VectorizeByAScalar {
+  static constexpr std::string_view name = "vectorize_by_a_scalar";
+  void operator()(Slice<float> out, Scalar<uint32_t> n) const {
+    For(range(0u, n).vectorize(n), [&](Expr<uint32_t> i) { out[i] = 0.0f; });
+  }
+};
+
+TEST(TraceError, NonConstantVectorize) {
+  expect_trace_error<VectorizeByAScalar>("trace.loop_attribute",
+                                         {"Loop attribute vectorize must be a compile-time constant"});
+}
+
 // A constant proxy is a constant: its value is the attribute.
 struct UnrollByAConstantProxy {
   static constexpr std::string_view name = "unroll_by_a_constant_proxy";

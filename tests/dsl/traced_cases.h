@@ -61,6 +61,7 @@ inline std::vector<TracedCase> traced_cases() {
       {"add_no_relu_unchecked", [] { return define<Add>(add_id(ExecMode::Unchecked, false)); }},
       {"classify_if_elseif_else", [] { return define<Classify>(id_of<Classify>({64, 1, 1})); }},
       {"loops_attributes_and_var", [] { return define<Loops>(id_of<Loops>({32, 1, 1})); }},
+      {"loop_vectorize_at_least_once", [] { return define<ScaleLoop>(id_of<ScaleLoop>({32, 1, 1})); }},
       {"collatz_while_break_continue", [] { return define<Collatz>(id_of<Collatz>({16, 1, 1})); }},
       {"broadcast_vector4", [] { return define<Broadcast>(id_of<Broadcast>({8, 1, 1}, 4)); }},
       {"reverse_block_shared", [] { return define<ReverseBlock>(id_of<ReverseBlock>({256, 1, 1})); }},

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,6 +36,22 @@ void fail_call(const char* call, int result) { fake_entry<uint64_t (*)(const cha
 
 // Kernels the stand-in accepted with cuLaunchKernel.
 uint64_t launches() { return fake_entry<uint64_t (*)()>("kiln_fake_cuda_launches")(); }
+
+// The parameter buffer of the last launch the stand-in accepted.
+std::vector<unsigned char> last_params() {
+  std::vector<unsigned char> p(4096);
+  p.resize(fake_entry<size_t (*)(void*, size_t)>("kiln_fake_cuda_last_params")(p.data(), p.size()));
+  return p;
+}
+
+// A loop promised a trip: checked, the kernel checks it and reports through the error word.
+struct Promised {
+  static constexpr std::string_view name = "fake_promised";
+  static constexpr std::array<std::string_view, 2> param_names{"y", "n"};
+  void operator()(Slice<float> y, Scalar<uint32_t> n) const {
+    For(range(0u, n).at_least_once(), [&](Expr<uint32_t> i) { y[i] = 1.0f; });
+  }
+};
 
 struct AddOne {
   static constexpr std::string_view name = "fake_add_one";
@@ -84,6 +101,36 @@ TEST_F(FakeCuda, ModuleLoadFailureIsCompileLoad) {
   launch<AddOne>(client, CubeCount{1}, CubeDim{64}, 1, y);
   client.sync();
   EXPECT_EQ(client.stats().compilations, 1u);
+}
+
+// The runtime's part of loop.zero_trips on a GPU (docs/decisions/027): a kernel with a check gets
+// the client's error word and its site after its own parameters, and the site's report, written
+// where a kernel would write it (the stand-in runs no kernel), is raised by the next sync, once.
+TEST_F(FakeCuda, ACheckedPromiseGetsTheErrorWordAndItsReportIsRaisedAtTheNextSync) {
+  need_nvrtc();
+  Handle y = client.upload(std::vector<float>(8, 0.0f));
+  launch<AddOne>(client, CubeCount{1}, CubeDim{8}, 1, y);
+  EXPECT_EQ(last_params().size(), 12u) << "a kernel without a check: y and its length only";
+  launch_unchecked<Promised>(client, CubeCount{1}, CubeDim{8}, 1, y, 0u);
+  EXPECT_EQ(last_params().size(), 16u) << "unchecked, the promise is not checked: y, its length and n";
+  launch<Promised>(client, CubeCount{1}, CubeDim{8}, 1, y, 0u);
+  std::vector<unsigned char> p = last_params();
+  ASSERT_EQ(p.size(), 28u) << "y, its length, n, then the word's address (at 16, aligned) and the site";
+  uint64_t word = 0;
+  uint32_t site = 0;
+  std::memcpy(&word, p.data() + 16, 8);
+  std::memcpy(&site, p.data() + 24, 4);
+  EXPECT_EQ(word, client.device_error_word().address());
+  EXPECT_NE(site, 0u);
+  client.write(client.device_error_word(), std::vector<uint32_t>{site, 1, 0, 0, 0, 0, 0, 5});
+  Error e = expect_error([&] { client.sync(); }, "loop.zero_trips");
+  EXPECT_EQ(e.message(),
+            "kernel 'fake_promised' (checked): the at_least_once loop #1 of the kernel starts with lo = 0 and hi = 0 in "
+            "unit 5 of cube 0 (linear), which give it zero trips; at_least_once promises lo < hi (drop the promise where "
+            "the range may be empty)");
+  client.sync();  // reported once: the word was cleared
+  std::vector<uint32_t> cleared = client.read<uint32_t>(client.device_error_word());
+  EXPECT_EQ(cleared, std::vector<uint32_t>(8, 0u));
 }
 
 TEST_F(FakeCuda, LaunchFailureIsLaunchCudaAndTheClientGoesOn) {

@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Golden, RoundTrip, ::testing::ValuesIn(read_cases()), c
 // A mistyped separator must not silently drop cases.
 TEST(RoundTripFile, HoldsEveryCaseWithAUniqueName) {
   std::vector<RoundTripCase> cases = read_cases();
-  EXPECT_EQ(cases.size(), 23u);
+  EXPECT_EQ(cases.size(), 24u);
   std::set<std::string> names;
   for (const RoundTripCase& c : cases) EXPECT_TRUE(names.insert(c.name).second) << "two cases named " << c.name;
 }
@@ -226,6 +226,27 @@ TEST(RoundTripValues, LoopAttributesAreReadWithTheirValues) {
   EXPECT_EQ(loops[2]->attr_int(AttrKey::PrefetchStages, -1), 0);
   EXPECT_EQ(loops[2]->regions[0].args.size(), 1u);
   EXPECT_EQ(k.type_of(loops[2]->regions[0].args[0]), Type::scalar_of(Scalar::I64));
+}
+
+TEST(RoundTripValues, VectorizeAtLeastOnceLanesAndLoopAreReadWithTheirValues) {
+  Kernel k = parse(find_case("vectorize_at_least_once_wide_accesses_and_a_check").text);
+  std::vector<const Op*> loops, wide, checks;
+  walk(k.body, [&](const Op& op) {
+    if (op.kind == OpKind::For) loops.push_back(&op);
+    if (op.has_attr(AttrKey::Lanes)) wide.push_back(&op);
+    if (op.kind == OpKind::CheckTrips) checks.push_back(&op);
+  });
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[0]->attr_int(AttrKey::Vectorize), 4);
+  EXPECT_TRUE(loops[0]->flag(AttrKey::AtLeastOnce));
+  EXPECT_TRUE(loops[1]->has_attr(AttrKey::AtLeastOnce));
+  EXPECT_FALSE(loops[1]->flag(AttrKey::AtLeastOnce)) << "at_least_once = false is read as false";
+  ASSERT_EQ(wide.size(), 2u);
+  EXPECT_EQ(wide[0]->attr_int(AttrKey::Lanes), 4);
+  EXPECT_EQ(wide[0]->type, Type::vector_of(Scalar::F32, 4)) << "a wide load gives a vector of the buffer's scalar";
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0]->attr_int(AttrKey::Loop), 1);
+  EXPECT_EQ(checks[0]->operands.size(), 2u);
 }
 
 TEST(RoundTripValues, KernelFactsAndComptimeAreRead) {

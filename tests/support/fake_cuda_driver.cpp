@@ -1,11 +1,13 @@
 // A stand-in for the CUDA driver (built as libcuda.so.1) for machines without a GPU. kiln loads
 // the driver with dlopen, so a test that puts this library first on LD_LIBRARY_PATH gets one
-// "GPU" whose memory is host memory and which runs no kernel: cuLaunchKernel only counts launches.
+// "GPU" whose memory is host memory and which runs no kernel: cuLaunchKernel only counts launches
+// and keeps the last one's parameter buffer.
 // It exists to test what kiln does around the driver where CI has no GPU: a process that opens a
 // GPU and exits at once, large transfers through the staging buffers, and every driver failure
 // path (a test makes any entry point fail with kiln_fake_cuda_fail).
 //
 // Only the entry points kiln's loader resolves are defined, with the driver's C signatures.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -29,6 +32,10 @@ std::map<std::string, CUresult>& failures() {
 }
 std::atomic<bool> g_initialised{false};
 std::atomic<uint64_t> g_launches{0};
+std::vector<unsigned char>& last_params() {  // of the last cuLaunchKernel, under g_mutex
+  static auto* p = new std::vector<unsigned char>;
+  return *p;
+}
 int g_context;  // the one context's identity
 thread_local void* g_current = nullptr;
 uint64_t g_memory_limit = uint64_t(16) << 30;
@@ -105,6 +112,13 @@ uint64_t kiln_fake_cuda_fail(const char* call, int result) {
 }
 
 uint64_t kiln_fake_cuda_launches() { return g_launches.load(); }
+
+// The parameter buffer of the last launch: copies up to `cap` bytes into `out`, returns its size.
+size_t kiln_fake_cuda_last_params(void* out, size_t cap) {
+  std::lock_guard lock(g_mutex);
+  std::memcpy(out, last_params().data(), std::min(cap, last_params().size()));
+  return last_params().size();
+}
 
 CUresult cuInit(unsigned) {
   KILN_FAKE_ENTER("cuInit");
@@ -277,9 +291,15 @@ CUresult cuFuncSetAttribute(void*, int, int) {
   return kSuccess;
 }
 CUresult cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
-                        void**) {
+                        void** extra) {
   KILN_FAKE_ENTER("cuLaunchKernel");
   ++g_launches;
+  // kiln packs its arguments in one buffer: CU_LAUNCH_PARAM_BUFFER_POINTER (1), then _SIZE (2).
+  if (extra && extra[0] == reinterpret_cast<void*>(1) && extra[2] == reinterpret_cast<void*>(2)) {
+    const auto* bytes = static_cast<const unsigned char*>(extra[1]);
+    std::lock_guard lock(g_mutex);
+    last_params().assign(bytes, bytes + *static_cast<const size_t*>(extra[3]));
+  }
   return kSuccess;
 }
 // NVRTC itself opens libcuda.so.1 while compiling and asks for the driver's private export

@@ -102,6 +102,18 @@ class Range {
     return prefetch_stages(dsl::Tracer::current().loop_attribute("prefetch_stages", read_ref(n)));
   }
 
+  // Run the body on `w` consecutive iterations at a time (2, 4, 8 or 16): passes/vectorize makes
+  // it a loop over vectors with wide loads and stores where the body allows, and logs why not
+  // where it does not (KILN_LOG=compile); the results are the same either way (docs/ir.md).
+  Range vectorize(int64_t w) const { return with([&](dsl::LoopAttrs& a) { set("vectorize", a.vectorize, w); }); }
+  template <Proxy P>
+  Range vectorize(const P& w) const {
+    return vectorize(dsl::Tracer::current().loop_attribute("vectorize", read_ref(w)));
+  }
+  // A promise that lo < hi when the loop starts, so that its first test can go. A checked launch
+  // whose bounds break it fails with loop.zero_trips; in unchecked mode the promise is the caller's.
+  Range at_least_once() const { return with([](dsl::LoopAttrs& a) { a.at_least_once = true; }); }
+
   const dsl::ValueRef& lo() const { return lo_; }
   const dsl::ValueRef& hi() const { return hi_; }
   const dsl::ValueRef& step() const { return step_; }

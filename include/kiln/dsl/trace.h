@@ -27,6 +27,8 @@ struct LoopAttrs {
   int64_t unroll = 0;  // 0: not set
   bool unroll_full = false;
   int64_t prefetch_stages = -1;  // -1: not set
+  int64_t vectorize = 0;         // 0: not set
+  bool at_least_once = false;
 };
 
 class Tracer {

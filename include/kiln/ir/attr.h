@@ -45,7 +45,11 @@ enum class AttrType : uint8_t { Flag, Int, Number, String, Ints, Pad };
   X(Pending, "pending", Int)                      \
   X(Overlay, "overlay", Int)                      \
   X(Pitches, "pitches", Ints)                     \
-  X(BColumns, "b_columns", Flag)
+  X(BColumns, "b_columns", Flag)                  \
+  X(Vectorize, "vectorize", Int)                  \
+  X(AtLeastOnce, "at_least_once", Flag)           \
+  X(Lanes, "lanes", Int)                          \
+  X(Loop, "loop", Int)
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text, type) e,

@@ -106,6 +106,7 @@ std::string_view family_name(OpFamily f);
   S(Yield, "c+", (values))                                                                       \
   S(Jump, "c*", (values))                                                                        \
   S(Print, "v*", (values))                                                                       \
+  S(Bounds, "ii", (lower_bound, upper_bound))                                                    \
   S(TileLoadCell, "t", (view))                                                                   \
   S(TileLoadAt, "ti*", (view, cell))                                                             \
   S(TileStoreCell, "tt", (view, tile))                                                           \
@@ -200,9 +201,10 @@ std::string_view family_name(OpFamily f);
   X(Len, "len", Array, Array, "v", "", length, "", kPure)                                                             \
   X(TensorShape, "tensor.shape", Array, Array, "v", "dim", tensor_dim, "", kPure)                                     \
   X(TensorStride, "tensor.stride", Array, Array, "v", "dim", tensor_dim, "", kPure)                                   \
-  /* memory: load array, index [, mask]; store array, index, value [, mask] */                                        \
-  X(Load, "load", Memory, Load, "v", "checked?", load, "", kReadsMemory)                                              \
-  X(Store, "store", Memory, Store, "", "checked?", store, "", kWritesMemory)                                          \
+  /* memory: load array, index [, mask]; store array, index, value [, mask]; with {lanes = W}, W                    \
+     consecutive elements of a global array of scalars from the index, as one vector (no mask) */                     \
+  X(Load, "load", Memory, Load, "v", "checked? lanes?", load, "", kReadsMemory)                                       \
+  X(Store, "store", Memory, Store, "", "checked? lanes?", store, "", kWritesMemory)                                   \
   X(SharedAlloc, "shared.alloc", Memory, Nullary, "a", "overlay?", shared_alloc, "", kAlloc)                          \
   /* asynchronous copy of one 16-byte element of a global array into a shared array of its scalar                     \
      (shared, index, global, index [, mask]: masked off, it writes zeros); lands by copy.async.wait */                \
@@ -248,15 +250,18 @@ std::string_view family_name(OpFamily f);
   /* structured control flow; the operands after a for's lo, hi, step and a while's are the values                    \
      it starts carrying; condition, yield, break and continue pass carried values on (kernel.h, Op) */                \
   X(If, "if", Control, If, "c", "", no_result, "then else", kControl)                                                 \
-  X(For, "for", Control, For, "c", "unroll? unroll_full? prefetch_stages?", loop_bounds, "body", kControl)            \
+  X(For, "for", Control, For, "c", "unroll? unroll_full? prefetch_stages? vectorize? at_least_once?", loop_bounds,   \
+    "body", kControl)                                                                                                 \
   X(While, "while", Control, While, "c", "", no_result, "cond do", kControl)                                          \
   X(Condition, "condition", Control, Condition, "", "", no_result, "", kTerminator)                                   \
   X(Yield, "yield", Control, Yield, "", "", no_result, "", kTerminator)                                               \
   X(Break, "break", Control, Jump, "", "", no_result, "", kTerminator)                                                \
   X(Continue, "continue", Control, Jump, "", "", no_result, "", kTerminator)                                          \
   X(Terminate, "terminate", Control, Nullary, "", "", no_result, "", kTerminator)                                     \
-  /* debug */                                                                                                         \
+  /* debug and checks. check.trips lo, hi {loop = N}: where !(lo < hi) the launch fails with                        \
+     loop.zero_trips (checked_io puts one before each at_least_once loop of a checked kernel) */                      \
   X(DebugPrint, "debug.print", Debug, Print, "", "format", debug_print, "", kSideEffect)                              \
+  X(CheckTrips, "check.trips", Debug, Bounds, "", "loop", check_trips, "", kSideEffect)                               \
   /* the tile layer (docs/tile.md): ops on whole tiles, rewritten by lower_tiles into the ops above.                  \
      A view is a global tile over a parameter, cut into cells {extent, tile, along, pad}. */                          \
   X(TileView, "tile.view", Tile, Array, "t", "extent tile along pad", tile_view, "", kPure)                           \

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,9 +23,22 @@ bool lower_tiles(ir::Kernel& k);
 // The units of one cube that lower_tiles spreads a tile kernel's tiles over, chosen from its
 // largest tile: a power of two from 32 to 256.
 uint32_t tile_units(const ir::Kernel& k);
+// Loops marked {vectorize = W} run W iterations at a time on vector<W x T> values, with wide loads
+// and stores, then the iterations that remain as they were: loops of step 1 over an unsigned
+// index, carrying nothing, whose straight-line body of scalars reads and writes global buffers at
+// the induction value (plus a loop-invariant offset) and no iteration sees another's writes. In
+// checked mode the vector loop runs behind one test that its range is in bounds, else the loop
+// runs as it was. Other loops stay; KILN_LOG=compile says why (docs/decisions/027).
+bool vectorize(ir::Kernel& k);
+// Why vectorize leaves `loop`, a for of `k`, as it is: empty when it vectorises it (or when the
+// loop has no vectorize attribute).
+std::string vectorize_refusal(const ir::Kernel& k, const ir::Op& loop);
 // Checked mode (seed 02 done right): every global buffer access flagged `checked` gets
 // `index < len` added to its mask, so an index at or past len() reads zero and writes nothing.
-// In unchecked mode the flags are dropped and accesses stay raw.
+// In unchecked mode the flags are dropped and accesses stay raw. A loop marked at_least_once gets
+// a check.trips of its bounds before it in checked mode (a launch where it would run zero times
+// fails with loop.zero_trips) and loses the mark, so that it keeps its first test; in unchecked
+// mode it keeps the mark, and the promise is the caller's.
 bool checked_io(ir::Kernel& k);
 // Constant folding and algebraic identities that need no knowledge of values (x + 0, x * 1, a
 // cast to the same type, a select or if on a constant).

@@ -1,6 +1,7 @@
 // debug.print: planning and the executor, printf from each active unit in unit order. The output
 // of one instruction is formatted first and written under a lock, so cubes on other threads do
-// not interleave within it.
+// not interleave within it. check.trips: the launch stops with loop.zero_trips at the first active
+// unit whose at_least_once loop would run zero times (its buffers are restored, decision 005).
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -94,9 +95,31 @@ uint32_t print_instr(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
+uint32_t check_trips_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const CheckTrips& x = in.as<CheckTrips>();
+  const bool signed_int = ir::is_signed_int(x.type);
+  for_active(e, [&](uint32_t u) {
+    // read_index sign-extends a signed value to 64 bits: compared as int64, it is the value itself.
+    const uint64_t lo = read_index(e, x.lo, x.type, u), hi = read_index(e, x.hi, x.type, u);
+    if (signed_int ? int64_t(lo) < int64_t(hi) : lo < hi) return;
+    auto text = [&](uint64_t v) { return signed_int ? std::to_string(int64_t(v)) : std::to_string(v); };
+    fail(e, in, u, "loop.zero_trips",
+         "the at_least_once loop #" + std::to_string(x.loop) + " of the kernel starts with lo = " + text(lo) +
+             " and hi = " + text(hi) + ", which give it zero trips; at_least_once promises lo < hi (drop the promise "
+             "where the range may be empty)");
+  });
+  return pc + 1;
+}
+
 }  // namespace
 
 bool plan_debug(Planner& p, const ir::Op& op) {
+  if (op.kind == ir::OpKind::CheckTrips) {
+    p.emit(op, &check_trips_instr,
+           CheckTrips{p.operand(op, 0), p.operand(op, 1), p.operand_type(op, 0).scalar,
+                      uint32_t(op.attr_int(ir::AttrKey::Loop))});
+    return true;
+  }
   if (op.kind != ir::OpKind::DebugPrint) return false;
   PrintArgs x;
   x.format = std::string(op.get<ir::AttrKey::Format>());

@@ -7,7 +7,9 @@
 // - arith.division_by_zero (integer div and rem): cannot when the divisor provably is not zero;
 // - sync.divergent (sync.cube): cannot when every live unit of the cube is active wherever the
 //   barrier is reached (`converged` below);
-// - debug.print formats into a growing string, which can throw std::bad_alloc: it can fail.
+// - debug.print formats into a growing string, which can throw std::bad_alloc: it can fail;
+// - loop.zero_trips (check.trips): it can fail;
+// - a wide access ({lanes = W}) has no mask: like an unmasked global access, it can fail.
 // Every other executor runs to its end. (Cube state is allocated before any cube runs, so running
 // out of memory for it fails before anything is written: cpu_backend.cpp.)
 //
@@ -142,6 +144,7 @@ class Analysis {
       }
       case OpKind::SyncCube: return !converged;
       case OpKind::DebugPrint: return true;
+      case OpKind::CheckTrips: return true;
       default: break;
     }
     if (op.kind == OpKind::Load || op.kind == OpKind::Store || ir::is_atomic(op.kind)) return access_can_fail(op);

@@ -1,7 +1,7 @@
 // Arrays: planning and executors of len and tensor metadata, shared and local allocations, and
-// loads and stores on global, shared and local arrays with exact bounds checks. A masked-off load
-// gives zero and touches no memory; an access out of range with its mask on (or without a mask)
-// stops the launch with Error{bounds.out_of_range}.
+// loads and stores on global, shared and local arrays with exact bounds checks, and the wide ones
+// ({lanes = W}) of global arrays. A masked-off load gives zero and touches no memory; an access out
+// of range with its mask on (or without a mask) stops the launch with Error{bounds.out_of_range}.
 #include <cstring>
 #include <type_traits>
 
@@ -155,6 +155,53 @@ InstrFn pick_access(ArraySpace space, uint32_t bytes, ir::Scalar index) {
   return access_by_index<Load, ArraySpace::Local>(bytes, index);
 }
 
+// A wide access ({lanes = W}, global only, never masked): unit u's W elements from its index, as
+// one vector of W lanes, in range when the last one is. B is the vector's bytes (0: any size).
+[[noreturn]] void fail_wide(const Exec& e, const Instr& in, uint32_t u, uint64_t index, uint64_t len) {
+  const Access& x = in.as<Access>();
+  fail(e, in, u, "bounds.out_of_range",
+       "the " + std::to_string(x.lanes) + " elements from index " + std::to_string(index) + " (a wide access) reach past " +
+           array_text(e, in) + " (length " + std::to_string(len) + ")");
+}
+
+template <class I>
+unsigned char* wide_at(const Exec& e, const Instr& in, uint32_t u) {
+  const Access& x = in.as<Access>();
+  const backend::ArgBinding& arg = e.args[x.array];
+  const uint64_t index = index_at<I>(e, x, u), len = arg.len;
+  if (index > len || len - index < x.lanes) fail_wide(e, in, u, index, len);
+  return reinterpret_cast<unsigned char*>(arg.address) + index * x.element_bytes;
+}
+
+template <uint32_t B, class I>
+uint32_t wide_load_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const uint32_t b = B ? B : in.as<Access>().element_bytes * in.as<Access>().lanes;
+  unsigned char* d = e.slot<unsigned char>(in.dst.slot);
+  for_active(e, [&](uint32_t u) { copy_element<B>(d + size_t(u) * b, wide_at<I>(e, in, u), b); });
+  return pc + 1;
+}
+
+template <uint32_t B, class I>
+uint32_t wide_store_instr(Exec& e, const Instr& in, uint32_t pc) {
+  const Access& x = in.as<Access>();
+  const uint32_t b = B ? B : x.element_bytes * x.lanes;
+  const unsigned char* v = e.slot<unsigned char>(x.value.slot);
+  const size_t v_step = x.value.uniform ? 0 : 1;  // a uniform vector is every unit's (its row's first lanes)
+  for_active(e, [&](uint32_t u) { copy_element<B>(wide_at<I>(e, in, u), v + v_step * u * b, b); });
+  return pc + 1;
+}
+
+template <bool Load, class I>
+InstrFn wide_by_bytes(uint32_t bytes) {
+  switch (bytes) {
+#define KILN_B(n) \
+  case n: return Load ? &wide_load_instr<n, I> : &wide_store_instr<n, I>;
+    KILN_B(2) KILN_B(4) KILN_B(8) KILN_B(16) KILN_B(32) KILN_B(64)
+#undef KILN_B
+    default: return Load ? &wide_load_instr<0, I> : &wide_store_instr<0, I>;
+  }
+}
+
 uint32_t len_instr(Exec& e, const Instr& in, uint32_t pc) {
   const uint32_t v = e.args[in.as<ArrayMeta>().param].len, n = e.units;
   uint32_t* d = e.slot<uint32_t>(in.dst.slot);
@@ -216,6 +263,15 @@ bool plan_memory(Planner& p, const ir::Op& op) {
     case OpKind::Store: {
       const bool load = op.kind == OpKind::Load;
       Access x = plan_access(p, op);
+      if (const ir::AttrValue* w = op.attr(ir::AttrKey::Lanes)) {
+        x.lanes = uint32_t(w->i);
+        const uint32_t bytes = x.element_bytes * x.lanes;
+        const bool u32 = x.index_type == ir::Scalar::U32;
+        p.emit(op, load ? (u32 ? wide_by_bytes<true, uint32_t>(bytes) : wide_by_bytes<true, uint64_t>(bytes))
+                        : (u32 ? wide_by_bytes<false, uint32_t>(bytes) : wide_by_bytes<false, uint64_t>(bytes)),
+               x);
+        return true;
+      }
       p.emit(op, load ? pick_access<true>(x.space, x.element_bytes, x.index_type)
                       : pick_access<false>(x.space, x.element_bytes, x.index_type),
              x);

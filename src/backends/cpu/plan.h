@@ -93,6 +93,7 @@ struct Access {
   uint32_t length = 0;         // shared and local arrays
   uint32_t alloc_op = 0;       // shared and local arrays: the number of their alloc op
   uint32_t element_bytes = 0;  // one element of the array (scalar x width)
+  uint32_t lanes = 1;          // a wide access ({lanes = W}): W elements from the index, one vector
 };
 // Plane ops: the value and, for shuffles, the lane operand.
 struct PlaneArgs {
@@ -151,10 +152,16 @@ struct Leave {
 struct Print {
   uint32_t index = 0;  // into Plan::prints
 };
+// check.trips: the bounds of an at_least_once loop, their scalar, and which loop it is.
+struct CheckTrips {
+  Ref lo, hi;
+  ir::Scalar type = ir::Scalar::U32;
+  uint32_t loop = 0;
+};
 
 using Args = std::variant<std::monostate, Elementwise, Select, Lanes, Construct, Builtin, VarCopy, ArrayMeta,
                           Access, PlaneArgs, IfBegin, IfElse, Merge, LoopBegin, ForTest, ForNext, WhileHead,
-                          Condition, Jump, Leave, Print>;
+                          Condition, Jump, Leave, Print, CheckTrips>;
 
 struct Instr {
   InstrFn fn = nullptr;

@@ -130,6 +130,6 @@ bool plan_memory(Planner& p, const ir::Op& op);   // memory.cpp: arrays, len, lo
 bool plan_atomic(Planner& p, const ir::Op& op);   // atomic.cpp
 bool plan_plane(Planner& p, const ir::Op& op);    // plane.cpp
 bool plan_control(Planner& p, const ir::Op& op);  // control.cpp: if, for, while, break, sync, ...
-bool plan_debug(Planner& p, const ir::Op& op);    // debug.cpp: debug.print
+bool plan_debug(Planner& p, const ir::Op& op);    // debug.cpp: debug.print, check.trips
 
 }  // namespace kiln::cpu

@@ -83,7 +83,9 @@ struct Slot {
 class CudaExecutable : public backend::Executable {
  public:
   std::string_view entry_name() const override { return entry; }
+  bool takes_error_word() const override { return error_word; }
   std::string entry;
+  bool error_word = false;  // EmitResult::error_word
   std::string kernel_name;
   CUmodule module = nullptr;
   CUfunction function = nullptr;
@@ -330,6 +332,7 @@ class CudaBackend : public backend::Backend {
       store_ms = ms(t_store, clock::now());
     }
     exe->dynamic_shared = e.dynamic_shared_bytes;
+    exe->error_word = e.error_word;
     if (logging) {
       char buf[200];
       std::snprintf(buf, sizeof buf, ": emit %.3f ms, disk lookup %.3f ms, NVRTC %.3f ms, disk store %.3f ms, module load %.3f ms",

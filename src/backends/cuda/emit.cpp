@@ -99,6 +99,7 @@ void Emitter::number_values() {
     for (const ir::Op& op : r.ops) {
       for (size_t i = 0; i < op.result_count(); ++i) names_[op.result_at(i)] = "v" + std::to_string(next++);
       if (op.kind == OpKind::SharedAlloc) shared_.push_back(&op);
+      if (op.kind == OpKind::CheckTrips) error_word_ = true;
       for (const ir::Region& sub : op.regions) {
         for (ir::Value a : sub.args) names_[a] = "v" + std::to_string(next++);
         self(self, sub);
@@ -177,6 +178,16 @@ void Emitter::signature(EmitResult& out) {
                                           ir::to_string(t) + "; CUDA kernels take buffers, tensors and scalars");
     }
     params_[p.value] = std::move(names);
+  }
+  if (error_word_) {
+    // Past every IR parameter: the binding at index params.size() (emit.h). Names starting with
+    // "kiln" are the emitter's: a parameter of that name was renamed above.
+    const uint32_t hidden = uint32_t(k_.params.size());
+    c_params.push_back("u32* kiln_error_word");
+    out.args.push_back(AbiArg{AbiArg::Role::Pointer, hidden, 0, 8, 8});
+    c_params.push_back("u32 kiln_error_site");
+    out.args.push_back(AbiArg{AbiArg::Role::Value, hidden, 0, 4, 4});
+    out.error_word = true;
   }
   const uint32_t min_cubes = min_cubes_hint();
   std::string bounds = std::to_string(out.units_per_cube) + (min_cubes ? ", " + std::to_string(min_cubes) : "");
@@ -326,7 +337,10 @@ void Emitter::op(const ir::Op& op) {
         case K::CopyAsyncWait: line("kiln_cp_async_wait<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();"); return;
         default: unsupported(op, "does not know this sync op");
       }
-    case ir::OpFamily::Debug: debug_print(op); return;
+    case ir::OpFamily::Debug:
+      if (op.kind == K::CheckTrips) return check_trips(op);
+      debug_print(op);
+      return;
     case ir::OpFamily::Plane: plane(op); return;
     case ir::OpFamily::Matrix: matrix(op); return;
     case ir::OpFamily::Control: control(op); return;
@@ -334,10 +348,7 @@ void Emitter::op(const ir::Op& op) {
   }
 }
 
-// Pragmas from the loop's attributes, then `for (T i = lo; test; i += step) {`.
-std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
-  ir::Value i = op.regions[0].args.at(0);
-  const Type& t = type(i);
+void Emitter::loop_pragmas(const ir::Op& op) {
   if (op.flag(ir::AttrKey::UnrollFull)) {
     line("#pragma unroll");
   } else if (const ir::AttrValue* u = op.attr(ir::AttrKey::Unroll)) {
@@ -348,12 +359,44 @@ std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
     // only says where it came from.
     line("// prefetch_stages = " + std::to_string(p->i) + " (lower_tiles pipelines the tile loads it can)");
   }
+}
+
+std::string Emitter::loop_step(const ir::Op& op) const {
+  ir::Value i = op.regions[0].args.at(0);
+  const Type& t = type(i);
   std::string iv = name(i);
-  std::string step = ir::is_unsigned_int(t.scalar) && ir::scalar_bytes(t.scalar) >= 4
-                         ? iv + " += " + name(op.operand(ir::ops::For::step))
-                         : iv + " = kiln_add(" + iv + ", " + name(op.operand(ir::ops::For::step)) + ")";
-  return "for (" + type_name(t) + " " + iv + " = " + name(op.operand(ir::ops::For::lower_bound)) + "; " + test + "; " + step +
-         ") {";
+  return ir::is_unsigned_int(t.scalar) && ir::scalar_bytes(t.scalar) >= 4
+             ? iv + " += " + name(op.operand(ir::ops::For::step))
+             : iv + " = kiln_add(" + iv + ", " + name(op.operand(ir::ops::For::step)) + ")";
+}
+
+// Pragmas from the loop's attributes, then `for (T i = lo; test; i += step) {`.
+std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
+  ir::Value i = op.regions[0].args.at(0);
+  loop_pragmas(op);
+  return "for (" + type_name(type(i)) + " " + name(i) + " = " + name(op.operand(ir::ops::For::lower_bound)) + "; " + test + "; " +
+         loop_step(op) + ") {";
+}
+
+// A for marked at_least_once promises lo < hi (checked_io checks the promise in checked mode, and
+// takes the mark away there): the loop is a do-while, whose first test is gone. Its `continue`
+// goes to the step and the test at the end, as a for's goes to its step; `break` leaves.
+void Emitter::at_least_once(const ir::Op& op) {
+  const ir::Region& body = op.regions[0];
+  ir::Value i = body.args.at(0);
+  std::vector<ir::Value> results = op.results();
+  line("{  // at_least_once: no test before the first trip");
+  ++depth_;
+  line(type_name(type(i)) + " " + name(i) + " = " + name(op.operand(ir::ops::For::lower_bound)) + ";");
+  loop_pragmas(op);
+  line("do {");
+  ++depth_;
+  snapshot(ir::loop_carried_args(op), results);
+  region(body);
+  --depth_;
+  line("} while (" + loop_step(op) + ", " + name(i) + " < " + name(op.operand(ir::ops::For::upper_bound)) + ");");
+  --depth_;
+  line("}");
 }
 
 // Values that control flow carries (docs/ir.md) live in C variables declared before the op and
@@ -426,6 +469,10 @@ void Emitter::control(const ir::Op& op) {
       declare_carried(op, results, ir::loop_inits(op));
       loop_ = LoopFlags{};
       loop_.break_to = loop_.continue_to = yield_to_ = names_of(results);
+      if (op.flag(ir::AttrKey::AtLeastOnce)) {
+        at_least_once(op);
+        break;
+      }
       line(for_header(op, name(body.args.at(0)) + " < " + name(op.operand(ir::ops::For::upper_bound))));
       ++depth_;
       snapshot(ir::loop_carried_args(op), results);

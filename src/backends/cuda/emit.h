@@ -11,6 +11,11 @@
 //   scalar or vector     its value: integers and floats by their width, f16/bf16 as a 16-bit struct
 //                        (the IEEE bits), bool as unsigned char (0 or 1), a vector of N lanes as
 //                        an N-lane struct aligned to its size
+// Then, for a kernel that reports errors on the device (a checked kernel with check.trips, an
+// at_least_once loop's check), two hidden C parameters bound from args[params.size()] (the
+// runtime binds the client's device error word there only for such kernels):
+//                        u32* kiln_error_word (its address), u32 kiln_error_site (the registered
+//                        site's code, in the binding's scalar)
 // Element types in memory: T is the scalar of the element (bool is one byte holding 0 or 1,
 // f16/bf16 two bytes of IEEE bits), and a vector element of N lanes is N packed scalars aligned
 // to N * sizeof(scalar). Names in the source may carry a '_' suffix to avoid clashes; only the
@@ -47,6 +52,9 @@ struct EmitResult {
   // NVRTC options the source relies on, after the architecture's (default_compile_options):
   // --fmad=true for a kernel that allows contraction (its float mul is a plain `*`), else none.
   std::vector<std::string> options;
+  // The entry takes the device error word and its site's code (the ABI above): the kernel has a
+  // check.trips.
+  bool error_word = false;
 };
 
 // Emits CUDA C++ for `k`. Throws Error{emit.unsupported} for IR the CUDA backend cannot express

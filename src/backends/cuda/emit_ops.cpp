@@ -382,6 +382,15 @@ void Emitter::memory(const ir::Op& op) {
     auto it = params_.find(v);
     return it == params_.end() ? nullptr : &it->second;
   };
+  if (const ir::AttrValue* w = op.attr(ir::AttrKey::Lanes); w && (op.kind == K::Load || op.kind == K::Store)) {
+    // W elements from the index as one vector, in the widest moves the address allows
+    // (device/wide.cuh): a handle may start at any element.
+    using S = ir::ops::Store;  // a load's array and index are at a store's places
+    std::string t = "<" + type_name(type(op.operand(S::array)).element()) + ", " + std::to_string(w->i) + ">";
+    std::string at = name(op.operand(S::array)) + " + " + name(op.operand(S::index));
+    if (op.kind == K::Load) return declare(op, "kiln_load_wide" + t + "(" + at + ")");
+    return line("kiln_store_wide" + t + "(" + at + ", " + name(op.operand(S::value)) + ");");
+  }
   switch (op.kind) {
     case K::Len: {
       const Type& a = type(op.operand(ir::ops::Array::array));
@@ -484,6 +493,22 @@ void Emitter::matrix(const ir::Op& op) {
                      std::to_string(pitch[1]) + (op.get<ir::AttrKey::BColumns>() ? ", true" : "");
   line("kiln_mma_sync<" + args + ">(&" + name(op.operand(M::a)) + "[" + name(op.operand(M::a_offset)) + "], &" +
        name(op.operand(M::b)) + "[" + name(op.operand(M::b_offset)) + "], " + name(op.operand(M::acc)) + ");");
+}
+
+// The first failed check since the host last looked takes the device error word: the site's code,
+// the loop's number, lo and hi (64 bits each, a signed value sign-extended), the linear cube and
+// unit (the runtime's site names the kernel and reads them back).
+void Emitter::check_trips(const ir::Op& op) {
+  using B = ir::ops::Bounds;
+  const ir::Value lo = op.operand(B::lower_bound), hi = op.operand(B::upper_bound);
+  const Type& t = type(lo);
+  auto wide = [&](ir::Value v) { return std::string(ir::is_signed_int(t.scalar) ? "(u64)(i64)" : "(u64)") + name(v); };
+  std::string cube = "(" + std::string(t_.cube_pos[0]) + " + " + std::string(t_.cube_pos[1]) + " * " +
+                     std::string(t_.cube_count[0]) + " + " + std::string(t_.cube_pos[2]) + " * " +
+                     std::string(t_.cube_count[0]) + " * " + std::string(t_.cube_count[1]) + ")";
+  line("if (!(" + name(lo) + " < " + name(hi) + ")) kiln_report_error(kiln_error_word, kiln_error_site, " +
+       std::to_string(op.get<ir::AttrKey::Loop>()) + "u, " + wide(lo) + ", " + wide(hi) + ", " + cube + ", " +
+       linear_unit() + ");");
 }
 
 // printf promotes as C varargs do: integers narrower than int (bool too) to int or unsigned, f32

@@ -58,6 +58,9 @@ class Emitter {
   void op(const ir::Op& op);
   void control(const ir::Op& op);
   std::string for_header(const ir::Op& op, const std::string& test);  // pragmas, then `for (...; test; ...) {`
+  void loop_pragmas(const ir::Op& op);         // a for's attributes, as lines before it
+  std::string loop_step(const ir::Op& op) const;  // `i += step`, in the IR's wrapping arithmetic
+  void at_least_once(const ir::Op& op);        // a for promised a trip: a do-while, no first test
   void line(std::string_view text);
   // Values carried by control flow live in C variables declared before the op (see emit.cpp):
   // `declare_carried` declares them, `assign` sets them from an exit's operands, `snapshot`
@@ -108,6 +111,8 @@ class Emitter {
   // mma.sync: the device library's kiln_mma_sync over the cube's units (tensor cores).
   void matrix(const ir::Op& op);
   void debug_print(const ir::Op& op);
+  // check.trips: a failed check writes the device error word (device/errors.cuh).
+  void check_trips(const ir::Op& op);
   void declare(const ir::Op& op, const std::string& expr);  // `T vN = expr;`
 
   const ir::Kernel& k_;
@@ -121,6 +126,7 @@ class Emitter {
   std::vector<uint32_t> shared_offsets_;   // byte offsets (an overlay group's share one)
   uint64_t shared_total_ = 0;
   bool shared_dynamic_ = false;
+  bool error_word_ = false;  // the kernel has a check.trips: the entry takes the hidden error parameters
 
   // Kernels with plane ops (emit_masks.cpp); others are emitted without any of this.
   bool masked_ = false;                           // the kernel has plane ops

@@ -196,6 +196,33 @@ extern "C" __global__ void async_copy_test(const kiln_vec<f32, 4>* in, f32* out)
   out[threadIdx.x] = s[threadIdx.x];
 }
 )"},
+      {"wide", R"(
+// Every width kiln has on scalars of 1, 2, 4 and 8 bytes (pieces of 2 to 16 bytes, one to four
+// of them), and an address one element off (the element path).
+template <class T, int W> __device__ void wide_copy(const T* in, T* out) {
+  kiln_store_wide<T, W>(out + threadIdx.x * W, kiln_load_wide<T, W>(in + threadIdx.x * W));
+  kiln_store_wide<T, W>(out + 1, kiln_load_wide<T, W>(in + 1));
+}
+template <class T> __device__ void wide_all(const T* in, T* out) {
+  wide_copy<T, 2>(in, out);
+  wide_copy<T, 4>(in, out);
+  wide_copy<T, 8>(in, out);
+  wide_copy<T, 16>(in, out);
+}
+extern "C" __global__ void wide_test(const u8* a, u8* b, const f16* c, f16* d, const f32* e, f32* f, const f64* g, f64* h,
+                                     const bool* i, bool* j) {
+  wide_all(a, b);
+  wide_all(c, d);
+  wide_all(e, f);
+  wide_all(g, h);
+  wide_copy<bool, 4>(i, j);
+}
+)"},
+      {"errors", R"(
+extern "C" __global__ void errors_test(u32* word, u32 site, i32 lo, i32 hi) {
+  if (!(lo < hi)) kiln_report_error(word, site, 1u, (u64)(i64)lo, (u64)(i64)hi, blockIdx.x, threadIdx.x);
+}
+)"},
   };
   return k;
 }

@@ -405,7 +405,7 @@ INSTANTIATE_TEST_SUITE_P(Kir, ItsCarried, ::testing::Range<size_t>(0, carried_ca
                            return kernel_name(carried_cases()[info.param]);
                          });
 
-TEST(ItsCarriedFile, HasItsCases) { EXPECT_EQ(carried_cases().size(), 3u); }
+TEST(ItsCarriedFile, HasItsCases) { EXPECT_EQ(carried_cases().size(), 5u); }
 
 }  // namespace
 }  // namespace kiln::cuda::testing
