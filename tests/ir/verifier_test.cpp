@@ -184,6 +184,8 @@ const RuleCase kRules[] = {
     {"wide_store_into_read_only", "%0 = load %x, %n {lanes = 2} : vector<2 x f32>\nstore %x, %n, %0 {lanes = 2}\n", 2,
      "store", "writes read-only buffer<f32, ro>"},
     {"check_trips_without_loop", "%0 = const 0 : u32\ncheck.trips %0, %n\n", 2, "check.trips",
+     "needs the attribute 'loop'"},
+    {"check_trips_of_loop_zero", "%0 = const 0 : u32\ncheck.trips %0, %n {loop = 0}\n", 2, "check.trips",
      "needs loop = N (1 or greater): which at_least_once loop it checks"},
     {"check_trips_of_two_types", "%0 = const 0 : i32\ncheck.trips %0, %n {loop = 1}\n", 2, "check.trips",
      "operands have different types: i32 and u32"},

@@ -116,8 +116,8 @@ uint32_t check_trips_instr(Exec& e, const Instr& in, uint32_t pc) {
 bool plan_debug(Planner& p, const ir::Op& op) {
   if (op.kind == ir::OpKind::CheckTrips) {
     p.emit(op, &check_trips_instr,
-           CheckTrips{p.operand(op, 0), p.operand(op, 1), p.operand_type(op, 0).scalar,
-                      uint32_t(op.attr_int(ir::AttrKey::Loop))});
+           CheckTrips{p.operand(op, ir::ops::Bounds::lower_bound), p.operand(op, ir::ops::Bounds::upper_bound),
+                      p.operand_type(op, ir::ops::Bounds::lower_bound).scalar, uint32_t(op.get<ir::AttrKey::Loop>())});
     return true;
   }
   if (op.kind != ir::OpKind::DebugPrint) return false;
