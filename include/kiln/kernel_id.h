@@ -36,6 +36,12 @@ struct ComptimeBits {
   uint64_t bits = 0;
   friend bool operator==(const ComptimeBits&, const ComptimeBits&) = default;
   std::string to_string() const;
+  // As a field of a key (common/key.h): its type and flag in one number, its bits in another.
+  template <class Sink>
+  void key_parts(Sink& s) const {
+    s.integer(uint64_t(type) | uint64_t(is_enum) << 8);
+    s.integer(bits);
+  }
 };
 
 // One parameter as a kernel declares it, in the order of its signature.
@@ -95,25 +101,39 @@ struct LaunchFacts {
   uint8_t vector_width = 1;
 };
 
-// Fixed-size on purpose: building and hashing an id on the launch path allocates nothing. Every
-// per-parameter array is indexed by kernel parameter (comptime parameters are not among them).
+using ParamScalars = std::array<ir::Scalar, kMaxParams>;
+using ParamCounts = std::array<uint8_t, kMaxParams>;
+using ComptimeValues = std::array<ComptimeBits, kMaxComptime>;
+
+// The fields whose values make an id, each listed once, X(type, name, initial value): KernelId
+// declares them from this list, finalize hashes them, operator== compares them and to_string
+// prints those that differ from their initial values. Per-parameter arrays are indexed by kernel
+// parameter (comptime parameters are not among them); entries past the counts stay initial.
+#define KILN_KERNEL_ID_FIELDS(X)                                                                                  \
+  X(uint64_t, kernel_hash, 0)                        /* the program's content hash; a C++ kernel type's hash_code */ \
+  X(ir::Dim3, cube_dim, {})                                                                                       \
+  X(ir::ExecMode, mode, ir::ExecMode::Checked)                                                                    \
+  X(ir::AddressType, address, ir::AddressType::U32)                                                               \
+  X(ir::FastMath, fast_math, {})                     /* the kernel's own choice: ids that differ compile apart */ \
+  X(uint8_t, vector_width, 1)                                                                                     \
+  X(uint8_t, param_count, 0)                         /* kernel parameters */                                      \
+  X(uint8_t, comptime_count, 0)                                                                                   \
+  X(ParamScalars, element, {})                       /* each parameter's element scalar */                        \
+  X(ParamCounts, width, {})                          /* buffers and tensors: lanes per element */                 \
+  X(ParamCounts, rank, {})                           /* tensors' rank */                                          \
+  X(ParamCounts, alias, {})                          /* buffers: 1 + the lowest other sharing its memory, or 0 */ \
+  X(ComptimeValues, comptime, {})                    /* the first comptime_count */
+
+// Fixed-size on purpose: building and hashing an id on the launch path allocates nothing.
 struct KernelId {
+  // What the kernel is, compared by identity rather than by value: its C++ type, or its program
+  // (equal ids have equal program text), and the name only when there is neither.
   const std::type_info* type = nullptr;  // a C++ kernel's type (template arguments included)
-  const Program* program = nullptr;      // a recorded program: equal ids have equal program text
-  uint64_t kernel_hash = 0;              // the program's content hash; a C++ kernel type's hash_code
+  const Program* program = nullptr;      // a recorded program
   std::string_view name;                 // K::name, or the program's kernel name
-  ir::Dim3 cube_dim;
-  ir::ExecMode mode = ir::ExecMode::Checked;
-  ir::AddressType address = ir::AddressType::U32;
-  ir::FastMath fast_math;   // the kernel's own choice: kernels that differ in it compile apart
-  uint8_t vector_width = 1;
-  uint8_t param_count = 0;  // kernel parameters
-  uint8_t comptime_count = 0;
-  std::array<ir::Scalar, kMaxParams> element{};  // each parameter's element scalar
-  std::array<uint8_t, kMaxParams> width{};       // buffers and tensors: lanes per element
-  std::array<uint8_t, kMaxParams> rank{};        // tensors' rank
-  std::array<uint8_t, kMaxParams> alias{};       // buffers: 1 + the lowest other parameter sharing its memory, or 0
-  std::array<ComptimeBits, kMaxComptime> comptime{};  // the first comptime_count
+#define KILN_X(type, field, init) type field = init;
+  KILN_KERNEL_ID_FIELDS(KILN_X)
+#undef KILN_X
   uint64_t hash = 0;  // set by finalize()
 
   void finalize();

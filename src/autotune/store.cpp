@@ -15,6 +15,7 @@
 
 #include "autotune/json.h"
 #include "common/hash.h"
+#include "common/key.h"
 #include "common/log.h"
 
 namespace kiln::autotune {
@@ -36,12 +37,17 @@ std::string number(double s) {
 }  // namespace
 
 std::string device_tag(std::string_view runtime, const DeviceInfo& info) {
-  std::string tag = std::string(runtime) + "-" + info.name + "-" + info.architecture;
+  // The device's key as text ("cuda{device=NVIDIA H200, architecture=sm_90a}"), made fit for a file name.
+  std::string tag = device_key_text(runtime, info);
   for (char& c : tag) {
     bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
     if (!safe) c = '_';
   }
   return tag;
+}
+
+std::string device_key_text(std::string_view runtime, const DeviceInfo& info) {
+  return common::KeyText(runtime)("device", info.name)("architecture", info.architecture).text();
 }
 
 // Each name and its line end ("name\n"), hashed in turn: FNV-1a runs on where it stopped.

@@ -20,9 +20,11 @@ struct Result {
   std::vector<std::pair<std::string, double>> seconds;  // each candidate's median (inf: failed)
 };
 
-// A device's file name: its runtime, model and architecture, in file-name-safe characters
-// ("cuda-NVIDIA_H200-sm_90a"). Two GPUs of one model share results.
+// A device's file name: its runtime, model and architecture (device_key_text), in file-name-safe
+// characters ("cuda_device_NVIDIA_H200__architecture_sm_90a_"). Two GPUs of one model share results.
 std::string device_tag(std::string_view runtime, const DeviceInfo& info);
+// The fields that tell devices apart for autotune, as a key's text (device_tag is it, for files).
+std::string device_key_text(std::string_view runtime, const DeviceInfo& info);
 
 // The checksum of a candidate set: of the names, in order.
 std::string candidate_checksum(std::span<const Candidate> candidates);

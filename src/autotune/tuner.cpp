@@ -41,21 +41,19 @@ State& state() {
 }
 
 // device_tag() for the client's device, made once per device: it is on every tuned call's path.
+// Found by the device's state, which lives for the process (runtime/device.cpp, cuda_devices.cpp),
+// so that a tuned call builds no text.
 std::string cached_device_tag(const Client& client) {
-  struct Entry {
-    std::string runtime, name, architecture, tag;
-  };
   static std::mutex m;
-  static auto* entries = new std::vector<Entry>();  // lives to exit, as the state does
+  static auto* tags = new std::vector<std::pair<const void*, std::string>>();  // lives to exit, as the state does
   const Device device = client.device();  // held: info() refers into it (GCC 13 warns otherwise)
-  const DeviceInfo& info = device.info();
-  const std::string_view runtime = client.runtime_name();
+  const void* state = device.state().get();
   std::lock_guard lock(m);
-  for (const Entry& e : *entries) {
-    if (e.runtime == runtime && e.name == info.name && e.architecture == info.architecture) return e.tag;
+  for (const auto& [s, tag] : *tags) {
+    if (s == state) return tag;
   }
-  entries->push_back({std::string(runtime), info.name, info.architecture, device_tag(runtime, info)});
-  return entries->back().tag;
+  tags->emplace_back(state, device_tag(client.runtime_name(), device.info()));
+  return tags->back().second;
 }
 
 Mode mode_from_env() {

@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "dsl/hasher.h"
+#include "common/hash.h"
+#include "common/key.h"
 #include "kiln/error.h"
 #include "kiln/kernel_ref.h"
 
@@ -165,51 +166,22 @@ ir::KernelFacts kernel_facts(const KernelId& id) {
 }
 
 void KernelId::finalize() {
-  // By 64-bit words: this runs on every launch. The name is not hashed (the kernel hash decides
-  // it); unused parameter entries are zero, as make_kernel_id leaves them, and comptime entries past
-  // comptime_count are not part of the id.
-  dsl::Hasher h;
-  h.word(kernel_hash);
-  h.word(uint64_t(cube_dim.x) | uint64_t(cube_dim.y) << 32);
-  h.word(uint64_t(cube_dim.z) | uint64_t(mode) << 32 | uint64_t(address) << 40 | uint64_t(vector_width) << 48 |
-         uint64_t(param_count) << 56);
-  h.word(uint64_t(fast_math.contract) | uint64_t(fast_math.approx) << 1);
-  auto words = [&](const auto& array) {
-    static_assert(sizeof array % 8 == 0);
-    for (size_t i = 0; i < sizeof array; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, reinterpret_cast<const unsigned char*>(array.data()) + i, 8);
-      h.word(w);
-    }
-  };
-  words(element);
-  words(width);
-  words(rank);
-  words(alias);
-  h.word(comptime_count);
-  for (int i = 0; i < comptime_count; ++i) {
-    const ComptimeBits& c = comptime[static_cast<size_t>(i)];
-    h.word(uint64_t(c.type) | uint64_t(c.is_enum) << 8);
-    h.word(c.bits);
-  }
+  // This runs on every launch: KeyHash takes each field word by word. The name is not hashed (the
+  // kernel hash decides it).
+  common::KeyHash h;
+#define KILN_X(type, field, init) h(#field, field);
+  KILN_KERNEL_ID_FIELDS(KILN_X)
+#undef KILN_X
   hash = h.done();
 }
 
 bool KernelId::operator==(const KernelId& o) const {
-  // On every launch (the cache lookup), so the cheap, likely-different fields go first.
-  if (hash != o.hash || kernel_hash != o.kernel_hash || cube_dim != o.cube_dim || mode != o.mode ||
-      address != o.address || fast_math != o.fast_math || vector_width != o.vector_width || param_count != o.param_count ||
-      comptime_count != o.comptime_count) {
-    return false;
-  }
-  auto same_bytes = [](const auto& a, const auto& b) { return std::memcmp(a.data(), b.data(), sizeof a) == 0; };
-  if (!same_bytes(element, o.element) || !same_bytes(width, o.width) || !same_bytes(rank, o.rank) ||
-      !same_bytes(alias, o.alias)) {
-    return false;
-  }
-  for (int i = 0; i < comptime_count; ++i) {
-    if (!(comptime[size_t(i)] == o.comptime[size_t(i)])) return false;
-  }
+  // On every launch (the cache lookup): the hash first, then the fields, then what the kernel is.
+  if (hash != o.hash) return false;
+#define KILN_X(type, field, init) \
+  if (!(field == o.field)) return false;
+  KILN_KERNEL_ID_FIELDS(KILN_X)
+#undef KILN_X
   if (type != o.type && !(type && o.type && *type == *o.type)) return false;
   // Programs made apart with equal text are one kernel; the content hash alone could collide.
   if (program != o.program && !(program && o.program && program->text() == o.program->text())) return false;
@@ -225,22 +197,27 @@ std::string ComptimeBits::to_string() const {
 }
 
 std::string KernelId::to_string() const {
-  auto hex = [](uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return std::string(buf);
+  // Every field; a per-parameter array up to its last entry that is set (none: left out), hashes
+  // in hex.
+  common::KeyText t(name);
+  const KernelId initial;
+  auto field_text = [&](const char* field, const auto& v, const auto& init) {
+    using F = std::remove_cvref_t<decltype(v)>;
+    if constexpr (common::is_sequence<F>::value) {
+      size_t n = v.size();
+      while (n > 0 && v[n - 1] == init[n - 1]) --n;
+      if (n > 0) t(field, std::span<const typename F::value_type>(v.data(), n));
+    } else if constexpr (std::is_same_v<F, uint64_t>) {
+      t(field, common::hex16(v));
+    } else {
+      t(field, v);
+    }
   };
-  std::string s(name);
-  s += "{mode=" + std::string(ir::to_string(mode)) + ", cube_dim=[" + std::to_string(cube_dim.x) + "," +
-       std::to_string(cube_dim.y) + "," + std::to_string(cube_dim.z) + "], vector=" + std::to_string(vector_width) +
-       ", address=" + std::string(ir::to_string(address));
-  if (fast_math.any()) s += ", fast_math=[" + std::string(ir::to_string(fast_math)) + "]";
-  if (program) s += ", program=" + hex(kernel_hash);
-  for (int i = 0; i < comptime_count; ++i) s += ", comptime" + std::to_string(i) + "=" + comptime[size_t(i)].to_string();
-  for (int i = 0; i < param_count; ++i) {
-    if (alias[size_t(i)]) s += ", arg" + std::to_string(i) + " aliases arg" + std::to_string(alias[size_t(i)] - 1);
-  }
-  return s + ", hash=" + hex(hash) + "}";
+#define KILN_X(type, field, init) field_text(#field, field, initial.field);
+  KILN_KERNEL_ID_FIELDS(KILN_X)
+#undef KILN_X
+  t("hash", common::hex16(hash));
+  return t.text();
 }
 
 }  // namespace kiln

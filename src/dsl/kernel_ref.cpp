@@ -2,7 +2,7 @@
 // specialises on a miss.
 #include "kiln/kernel_ref.h"
 
-#include "dsl/hasher.h"
+#include "common/hash.h"
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
@@ -29,9 +29,7 @@ Program::Program(ir::Kernel k) : kernel_(std::move(k)) {
                             std::to_string(kMaxParams));
   }
   text_ = ir::print(kernel_);
-  dsl::Hasher h;
-  h.text(text_);
-  hash_ = h.done();
+  hash_ = common::Hasher{}.text(text_).done();
 
   sig_.name = kernel_.name;
   sig_.program = this;

@@ -417,9 +417,11 @@ TypeResult rule_tile_view(const TypeQuery& q) {
 TypeResult rule_tile_load_view(const TypeQuery& q) {
   const Type& v = q.operand(ops::TileLoadAt::view);
   if (v.space != MemorySpace::Global) return error("loads from a view (a global tile), not " + ts(v));
-  if (size_t cells = q.operands_from(ops::TileLoadAt::cell).size(); q.kind == OpKind::TileLoadAt && cells != size_t(v.rank)) {
-    return error("takes one cell index per dimension of " + ts(v) + " (those that follow the grid are ignored), has " +
-                 std::to_string(cells));
+  if (q.kind == OpKind::TileLoadAt) {
+    if (size_t cells = q.operands_from(ops::TileLoadAt::cell).size(); cells != size_t(v.rank)) {
+      return error("takes one cell index per dimension of " + ts(v) + " (those that follow the grid are ignored), has " +
+                   std::to_string(cells));
+    }
   }
   Type r = v;
   r.space = MemorySpace::Registers;

@@ -1,4 +1,5 @@
-// checked_io: the pass that gives checked mode its meaning (DESIGN.md, "Checked mode"). Seed 02
+// checked_io: the pass that gives checked mode its meaning: in a checked launch, an index at or
+// past a buffer's len() reads zero and writes nothing, on every backend (docs/ir.md). Seed 02
 // shows a checked launch in cubecl compiling to the same code as an unchecked one, because its
 // pass matched on the wrong type and never fired for global buffers. Here the rule is stated on
 // the op: every load, store and atomic whose array operand is a global buffer or tensor and that

@@ -29,11 +29,8 @@ using tensor::Needs;
 using tensor::OpInfo;
 using tensor::ResultRule;
 
-// f16 and bf16 compute in f32 and round once, as PyTorch does.
-DType compute_type(DType d) { return d == DType::F16 || d == DType::BF16 ? DType::F32 : d; }
-
 ValueRef widen(Tracer& t, ValueRef v) {
-  DType c = compute_type(v.type.scalar);
+  DType c = ir::compute_scalar(v.type.scalar);
   return c == v.type.scalar ? v : t.cast(v, c);
 }
 
@@ -73,16 +70,16 @@ struct KernelFacts {
   size_t inputs = 0;
   bool condition = false;  // input 0 is bool
 
-  uint64_t key() const {
-    uint64_t k = uint64_t(in) | uint64_t(out) << 8 | uint64_t(rank) << 16 | uint64_t(width) << 24 | uint64_t(inputs) << 32 |
-                 uint64_t(condition) << 48;
-    for (size_t i = 0; i < inputs; ++i) k |= uint64_t(scalar[i]) << (40 + i);
+  common::Key key() const {
+    common::Key k;
+    k("in", in)("out", out)("rank", rank)("width", width)("condition", condition)(
+        "scalar", std::span<const bool>(scalar.data(), inputs));
     return k;
   }
 };
 
 const KernelRef& kernel_for(OpInfo& info, const KernelFacts& f) {
-  const uint64_t key = f.key();
+  const common::Key key = f.key();
   {
     std::lock_guard<std::mutex> lock(info.mutex);
     for (const auto& [k, ref] : info.kernels) {
@@ -220,8 +217,10 @@ void check_elementwise(const OpInfo& info, std::span<Operand> operands, const Re
   const char* op = info.name;
   // The element type: the tensors' (which must agree); numbers take it.
   const Tensor* first = nullptr;
-  if (info.condition_first) {
-    const Operand& c = operands[0];
+  // where(condition, a, b) has the condition first; the values follow.
+  const Operand* condition = info.condition_first ? &operands.front() : nullptr;
+  if (condition) {
+    const Operand& c = *condition;
     if (c.is_scalar() || !c.tensor().defined()) {
       throw Error("tensor.undefined", std::string(op) + ": the condition must be a bool tensor (moved from, never set, or a number)");
     }
@@ -230,7 +229,7 @@ void check_elementwise(const OpInfo& info, std::span<Operand> operands, const Re
                                                ", not bool; compare to make one (ne(x, 0))");
     }
   }
-  for (const Operand& o : operands.subspan(info.condition_first ? 1 : 0)) {
+  for (const Operand& o : operands.subspan(condition ? 1 : 0)) {
     if (o.is_scalar()) continue;
     const Tensor& t = o.tensor();
     if (!t.defined()) throw Error("tensor.undefined", std::string(op) + ": an operand is an empty Tensor (moved from, or never set)");
@@ -245,7 +244,7 @@ void check_elementwise(const OpInfo& info, std::span<Operand> operands, const Re
     }
   }
   if (!first) throw Error("tensor.undefined", std::string(op) + ": no tensor among the " + (info.condition_first ? "values" : "operands"));
-  if (info.condition_first && operands[0].tensor().client().id() != first->client().id()) {
+  if (condition && condition->tensor().client().id() != first->client().id()) {
     throw Error("tensor.device_mismatch", std::string(op) + ": the condition and the values belong to different clients (devices)");
   }
   c.in = first->dtype();

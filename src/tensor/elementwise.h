@@ -21,9 +21,9 @@ namespace kiln::tensor {
 
 enum class Needs { Any, Numbers, Signed, Floats };
 
-// An op: its name, what it takes, what it computes, and the kernels recorded for it, by packed
-// facts (KernelFacts::key), searched in order (an op has a handful; a deque, so that a launch may
-// hold a reference to one while another thread adds one).
+// An op: its name, what it takes, what it computes, and the kernels recorded for it, by the facts
+// that make them differ (KernelFacts::key), searched in order (an op has a handful; a deque, so
+// that a launch may hold a reference to one while another thread adds one).
 struct OpInfo {
   const char* name;
   Needs needs;
@@ -31,7 +31,7 @@ struct OpInfo {
   ElementFn fn;
   bool condition_first = false;  // operand 0 is a bool tensor, the others share the element type (where)
   std::mutex mutex;
-  std::deque<std::pair<uint64_t, KernelRef>> kernels;
+  std::deque<std::pair<common::Key, KernelRef>> kernels;
 
   OpInfo(const char* n, Needs ne, bool b, ElementFn f) : name(n), needs(ne), to_bool(b), fn(std::move(f)) {}
 };

@@ -18,19 +18,14 @@ namespace {
 std::vector<double> as_doubles(const TensorData& d) {
   std::vector<double> out(size_t(d.numel()));
   const unsigned char* p = d.bytes.data();
-  for (size_t i = 0; i < out.size(); ++i) {
-    switch (d.dtype) {
-      case DType::F16: { f16 v; std::memcpy(&v, p + 2 * i, 2); out[i] = double(float(v)); break; }
-      case DType::BF16: { bf16 v; std::memcpy(&v, p + 2 * i, 2); out[i] = double(float(v)); break; }
-      case DType::F32: { float v; std::memcpy(&v, p + 4 * i, 4); out[i] = v; break; }
-      case DType::F64: { double v; std::memcpy(&v, p + 8 * i, 8); out[i] = v; break; }
-      case DType::I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); out[i] = v; break; }
-      case DType::I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); out[i] = double(v); break; }
-      case DType::U8: out[i] = p[i]; break;
-      case DType::Bool: out[i] = p[i] != 0; break;
-      default: out[i] = NAN;
+  ir::visit_scalar(d.dtype, [&]<class T>() {
+    for (size_t i = 0; i < out.size(); ++i) {
+      T v;
+      std::memcpy(&v, p + sizeof(T) * i, sizeof(T));
+      if constexpr (ir::is_half_type<T>) out[i] = double(float(v));
+      else out[i] = double(v);
     }
-  }
+  });
   return out;
 }
 
@@ -46,13 +41,17 @@ std::string shortest(double v, DType t) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
   std::string s;
-  if (t == DType::F16 || t == DType::BF16) {
+  if (ir::is_half(t)) {
     // The fewest significant digits that read back as the same 16-bit value.
+    auto same_bits = [&](double back) {
+      return ir::visit_scalar(t, [&]<class T>() {
+        if constexpr (ir::is_half_type<T>) return T(back).bits == T(v).bits;
+        else return back == v;
+      });
+    };
     for (int digits = 1; digits <= 9; ++digits) {
       std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-      const double back = std::strtod(buf, nullptr);
-      const bool same = t == DType::F16 ? f16(back).bits == f16(v).bits : bf16(back).bits == bf16(v).bits;
-      if (same) break;
+      if (same_bits(std::strtod(buf, nullptr))) break;
     }
     s = buf;
   } else {

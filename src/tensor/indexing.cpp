@@ -107,7 +107,7 @@ uint32_t validate(const Client& c, const char* op, const Tensor& indices, int64_
   Tensor flat = into_contiguous(indices);
   const int64_t n = flat.numel();
   if (n == 0) return ticket;
-  KernelRef kernel = tensor::cached_kernel(std::string("tensor_check_indices/") + std::string(ir::scalar_name(indices.dtype())),
+  KernelRef kernel = tensor::cached_kernel(common::Key()("kernel", "tensor_check_indices")("indices", indices.dtype()),
                                            [&] { return record_validate(indices.dtype()); });
   const uint32_t count = tensor::checked_u32(n, op, "indices");
   launch(c, kernel, tensor::linear_config(count), {flat.handle(), c.device_error_word(), count, size, uint32_t(dim), site_of(op), ticket});
@@ -148,7 +148,7 @@ ir::Kernel record_gather(DType dtype, DType index_type, int rank, int dim) {
 // word, count (u32), span (u32: idx's length along dim). Out element c = dst[c] + the values
 // whose index along dim names c[dim].
 ir::Kernel record_scatter(DType dtype, DType index_type, int rank, int dim) {
-  const DType acc = dtype == DType::F16 || dtype == DType::BF16 ? DType::F32 : dtype;
+  const DType acc = ir::compute_scalar(dtype);
   ir::Kernel k;
   k.name = "tensor_scatter";
   Tracer t(k);
@@ -216,9 +216,10 @@ Tensor spread(const Tensor& indices, const Shape& shape, int64_t dim) {
 }
 
 // A gather or scatter kernel's key: the element and index types, the rank and the dim.
-std::string index_kernel_key(const char* kernel, const Tensor& t, const Tensor& indices, int64_t dim) {
-  return std::string(kernel) + "/" + std::string(ir::scalar_name(t.dtype())) + "/" + std::string(ir::scalar_name(indices.dtype())) +
-         "/" + std::to_string(t.rank()) + "/" + std::to_string(dim);
+common::Key index_kernel_key(const char* kernel, const Tensor& t, const Tensor& indices, int64_t dim) {
+  common::Key k;
+  k("kernel", kernel)("dtype", t.dtype())("indices", indices.dtype())("rank", t.rank())("dim", dim);
+  return k;
 }
 
 // A tensor as a kernel argument, through its own shape and strides.

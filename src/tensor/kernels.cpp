@@ -1,8 +1,8 @@
 #include "tensor/kernels.h"
 
 #include <algorithm>
-#include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace kiln::tensor {
 
@@ -105,12 +105,10 @@ ir::Kernel record_walk(const WalkSpec& spec) {
 
 }  // namespace
 
-std::string ElementwiseSpec::key() const {
-  std::string k = name + "/" + std::to_string(rank) + "/w" + std::to_string(width) + "/" + std::string(ir::scalar_name(out));
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    k += kinds[i] == OperandKind::Tensor ? "/t" : "/s";
-    k += ir::scalar_name(dtypes[i]);
-  }
+common::Key ElementwiseSpec::key() const {
+  common::Key k;
+  k("kernel", std::string_view("elementwise"))("name", name)("rank", rank)("width", width)("out", out)("kinds", kinds)(
+      "dtypes", dtypes);
   return k;
 }
 
@@ -119,13 +117,14 @@ std::mutex& registry_mutex() {
   static std::mutex m;
   return m;
 }
-std::map<std::string, KernelRef>& registry() {
-  static auto* kernels = new std::map<std::string, KernelRef>();  // lives to exit: launches at exit may use it
+std::unordered_map<common::Key, KernelRef, common::KeyHasher>& registry() {
+  // Lives to exit: launches at exit may use it.
+  static auto* kernels = new std::unordered_map<common::Key, KernelRef, common::KeyHasher>();
   return *kernels;
 }
 }  // namespace
 
-const KernelRef& cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record) {
+const KernelRef& cached_kernel(const common::Key& key, const std::function<ir::Kernel()>& record) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex());
     auto it = registry().find(key);
@@ -144,37 +143,14 @@ std::vector<KernelRef> recorded_kernels() {
   return out;
 }
 
-// Bytes, not text: a fused chain's key is built on every run of the chain (48 steps of text were
-// 700 instructions an op of the chain). The name ends at a NUL, which no text key holds, so a
-// walk's key never equals another kernel's.
-std::string WalkSpec::key() const {
-  size_t size = name.size() + 6 + 2 * kinds.size() + outputs.size();
-  for (const WalkStep& s : steps) size += s.op.size() + 3 + 2 * s.args.size();
-  std::string k;
-  k.reserve(size);
-  auto byte = [&](int v) { k.push_back(char(uint8_t(v))); };
-  k += name;
-  byte(0);
-  byte(rank);
-  byte(width);
-  byte(int(kinds.size()));  // the counts make the key a prefix code: no two specs share one
-  byte(int(steps.size()));
-  byte(int(outputs.size()));
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    byte(int(kinds[i]));
-    byte(int(dtypes[i]));
-  }
-  for (const WalkStep& s : steps) {
-    k += s.op;
-    byte(0);
-    byte(int(s.out));
-    byte(int(s.args.size()));
-    for (int a : s.args) {  // inputs (< 128) and steps (-1 .. -128): two bytes, little end first
-      byte(a & 0xff);
-      byte((a >> 8) & 0xff);
-    }
-  }
-  for (int o : outputs) byte(o);
+// Packed, not text: a fused chain's key is built on every run of the chain (48 steps of text were
+// 700 instructions an op of the chain).
+common::Key WalkSpec::key() const {
+  common::Key k;
+  k("kernel", std::string_view("walk"))("name", name)("rank", rank)("width", width)("kinds", kinds)("dtypes", dtypes)(
+      "steps", steps.size());
+  for (const WalkStep& s : steps) k("op", s.op)("out", s.out)("args", s.args);
+  k("outputs", outputs);
   return k;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/key.h"
 #include "kiln/dsl/trace.h"
 #include "kiln/kernel_ref.h"
 #include "kiln/tensor/tensor.h"
@@ -34,7 +35,7 @@ struct ElementwiseSpec {
   // through contiguously, in vectors of `width` (tensors of vectors: strides count vectors).
   int width = 0;
   const ElementFn* fn = nullptr;     // out = fn(inputs), lanewise on vectors
-  std::string key() const;           // what makes two specs the same kernel (fn is named by `name`)
+  common::Key key() const;           // what makes two specs the same kernel (fn is named by `name`)
 };
 
 // A walk's kernel in general: inputs (tensors or numbers), steps that each compute one op's
@@ -56,7 +57,7 @@ struct WalkSpec {
   std::vector<int> outputs;          // the steps stored, one output parameter each, in order
   int rank = 1;
   int width = 0;                     // as ElementwiseSpec's
-  std::string key() const;
+  common::Key key() const;
 };
 
 // The kernel of `spec`: parameters are the inputs, the outputs ("out", or "out0".. when there are
@@ -83,11 +84,11 @@ std::vector<dsl::ValueRef> coordinates(dsl::Tracer& t, const dsl::ValueRef& pos,
 dsl::ValueRef offset(dsl::Tracer& t, const dsl::ValueRef& tensor, const std::vector<dsl::ValueRef>& coords, int first,
                      dsl::ValueRef base);
 
-// The kernel kept under `key`, recording it with `record` the first time. Kept to exit: the
-// reference stays valid.
-const KernelRef& cached_kernel(const std::string& key, const std::function<ir::Kernel()>& record);
+// The kernel kept under `key` (the fields that make it), recording it with `record` the first time.
+// Kept to exit: the reference stays valid.
+const KernelRef& cached_kernel(const common::Key& key, const std::function<ir::Kernel()>& record);
 
-// Every kernel recorded so far, in key order: for the tests that compile them for CUDA.
+// Every kernel recorded so far: for the tests that compile them for CUDA.
 std::vector<KernelRef> recorded_kernels();
 
 }  // namespace kiln::tensor

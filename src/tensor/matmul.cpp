@@ -20,8 +20,6 @@ namespace {
 using dsl::Tracer;
 using dsl::ValueRef;
 
-DType accumulator_type(DType d) { return d == DType::F16 || d == DType::BF16 ? DType::F32 : d; }
-
 // One unit per output element; the batch walk has `batch_rank` dims (the out tensor's leading
 // ones), then rows and columns. k runs in a loop; f16 and bf16 sum in f32.
 ir::Kernel record_matmul(DType dtype, int batch_rank) {
@@ -35,7 +33,7 @@ ir::Kernel record_matmul(DType dtype, int batch_rank) {
   ValueRef out = t.param("out", ir::Type::tensor(element, rank, ir::Access::ReadWrite));
   ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef inner = t.param("inner", ir::Type::scalar_of(ir::Scalar::U32));
-  const DType acc_type = accumulator_type(dtype);
+  const DType acc_type = ir::compute_scalar(dtype);
 
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
   size_t in_range = t.begin_if(t.binary(ir::OpKind::Lt, pos, count));
@@ -75,7 +73,7 @@ ir::Kernel record_matmul(DType dtype, int batch_rank) {
 }
 
 KernelRef matmul_kernel(DType dtype, int batch_rank) {
-  return tensor::cached_kernel("tensor_matmul/" + std::string(ir::scalar_name(dtype)) + "/" + std::to_string(batch_rank),
+  return tensor::cached_kernel(common::Key()("kernel", "tensor_matmul")("dtype", dtype)("batch_rank", batch_rank),
                                [&] { return record_matmul(dtype, batch_rank); });
 }
 

@@ -6,9 +6,12 @@
 // layout and transposed as a tile, so that no copy of it is made.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 
+#include "common/key.h"
+#include "kiln/ir/mma.h"
 #include "kiln/tile.h"
 #include "tensor/matmul_plan.h"
 
@@ -29,7 +32,9 @@ struct BlockShape {
 // 64, the wide 128 x 256, and 64 x 64 for smaller products (docs/perf.md has the sweep). Exact
 // loops keep the k step short: each unit reads its factors from shared memory one k at a time.
 std::vector<BlockShape> block_shapes(DType d) {
-  if (d == DType::F16 || d == DType::BF16) return {{128, 128, 32, 3}, {128, 128, 64, 3}, {128, 256, 64, 3}, {64, 64, 32, 3}};
+  if (ir::mma_instruction(d, ir::compute_scalar(d))) {
+    return {{128, 128, 32, 3}, {128, 128, 64, 3}, {128, 256, 64, 3}, {64, 64, 32, 3}};
+  }
   return {{64, 64, 16, 2}, {128, 128, 16, 2}, {32, 32, 32, 2}};
 }
 
@@ -43,10 +48,11 @@ struct Problem {
   // by all), the batch folded into the grid's rows.
   int64_t products = 1;
   bool a_shared = false, b_shared = false;
-  std::string key() const {
-    return std::string(ir::scalar_name(dtype)) + " " + std::to_string(m) + " " + std::to_string(n) + " " + std::to_string(k) +
-           (a_columns ? " at" : " a") + (b_columns ? " bt " : " b ") + block.name() + " x" + std::to_string(products) +
-           (a_shared ? " as" : "") + (b_shared ? " bs" : "");
+  common::Key key() const {
+    common::Key key;
+    key("dtype", dtype)("m", m)("n", n)("k", k)("a_columns", a_columns)("b_columns", b_columns)("block", block.name())(
+        "products", products)("a_shared", a_shared)("b_shared", b_shared);
+    return key;
   }
 };
 
@@ -109,8 +115,9 @@ std::mutex& kept_mutex() {
   static std::mutex m;
   return m;
 }
-std::map<std::string, std::shared_ptr<const Traced>>& kept() {
-  static auto& k = *new std::map<std::string, std::shared_ptr<const Traced>>;  // lives to exit, as the kernels do
+std::unordered_map<common::Key, std::shared_ptr<const Traced>, common::KeyHasher>& kept() {
+  // Lives to exit, as the kernels do.
+  static auto& k = *new std::unordered_map<common::Key, std::shared_ptr<const Traced>, common::KeyHasher>;
   return k;
 }
 
@@ -120,12 +127,14 @@ std::shared_ptr<const Traced> program(const Problem& q) {
   auto& slot = kept()[q.key()];
   if (!slot) {
     const bool batched = q.products > 1;
-    switch (q.dtype) {
-      case DType::BF16: slot = std::make_shared<const Traced>(batched ? record_batched<bf16, float>(q) : record<bf16, float>(q)); break;
-      case DType::F16: slot = std::make_shared<const Traced>(batched ? record_batched<f16, float>(q) : record<f16, float>(q)); break;
-      case DType::F32: slot = std::make_shared<const Traced>(batched ? record_batched<float, float>(q) : record<float, float>(q)); break;
-      default: slot = std::make_shared<const Traced>(batched ? record_batched<double, double>(q) : record<double, double>(q)); break;
-    }
+    // Factors of the dtype, accumulators of its compute type (f32 for f16 and bf16).
+    ir::visit_scalar(q.dtype, [&]<class T>() {
+      if constexpr (ir::is_float_type<T>) {
+        using Acc = ir::scalar_t<ir::compute_scalar(scalar_of<T>())>;
+        slot = std::make_shared<const Traced>(batched ? record_batched<T, Acc>(q) : record<T, Acc>(q));
+      }
+    });
+    if (!slot) throw Error("tensor.unsupported_dtype", "matmul's tile products take floats, not " + std::string(ir::scalar_name(q.dtype)));
   }
   return slot;
 }
@@ -171,7 +180,7 @@ std::vector<std::shared_ptr<const tile::Traced>> recorded_tile_matmuls() {
 
 void add_tile_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& rhs, const Tensor* out,
                          std::vector<autotune::Candidate>& to, size_t* preferred) {
-  if (p.dtype != DType::F16 && p.dtype != DType::BF16 && p.dtype != DType::F32 && p.dtype != DType::F64) return;
+  if (!ir::is_float(p.dtype)) return;
   if (p.rows < kMinSide || p.n < kMinSide || p.k < kMinSide || p.products() > kMaxLaunches) return;
   if (p.rows * p.k >= kMaxElements || p.k * p.n >= kMaxElements || p.rows * p.n >= kMaxElements) return;
   std::optional<bool> a = dense(p.rows, p.k, p.matrix_strides[0]), b = dense(p.k, p.n, p.matrix_strides[1]);

@@ -34,7 +34,7 @@ ValueRef mix(Tracer& t, const ValueRef& seed, const ValueRef& i) {
 
 // The random bits a uniform draw takes for each type: as many as its significand holds, so that
 // every fraction k / 2^bits is one of its values.
-int uniform_bits(DType d) { return d == DType::F64 ? 53 : d == DType::F32 ? 24 : d == DType::F16 ? 11 : 8; }
+int uniform_bits(DType d) { return ir::scalar_facts(d).digits; }
 
 // The largest value of `d` below `hi`: where lo + (hi - lo) u rounds up to hi, the draw takes it.
 double below(DType d, double hi) {
@@ -42,23 +42,20 @@ double below(DType d, double hi) {
     if ((bits & 0x7fff) == 0) return 0x8001;  // below +-0: the smallest negative subnormal
     return bits & 0x8000 ? uint16_t(bits + 1) : uint16_t(bits - 1);
   };
-  switch (d) {
-    case DType::F64: return std::nextafter(hi, -INFINITY);
-    case DType::F32: {
+  return ir::visit_scalar(d, [&]<class T>() -> double {
+    if constexpr (std::is_same_v<T, double>) {
+      return std::nextafter(hi, -INFINITY);
+    } else if constexpr (std::is_same_v<T, float>) {
       float h = float(hi);
       return double(double(h) < hi ? h : std::nextafter(h, -INFINITY));
-    }
-    case DType::F16: {
-      f16 h(hi);
+    } else if constexpr (ir::is_half_type<T>) {
+      T h(hi);
       if (double(float(h)) >= hi) h.bits = step_down(h.bits);
       return double(float(h));
+    } else {
+      return hi;  // random tensors are floats
     }
-    default: {
-      bf16 h(hi);
-      if (double(float(h)) >= hi) h.bits = step_down(h.bits);
-      return double(float(h));
-    }
-  }
+  });
 }
 
 // Params: out (a buffer of dtype), count (u32), seed (u64), a, b (f64: lo, hi or mean, std), top
@@ -117,7 +114,7 @@ Tensor random(Law law, const Client& client, const Shape& shape, DType dtype, do
   Tensor out = tensor::allocate(client, shape, contiguous_strides(shape), dtype);
   const int64_t n = out.numel();
   if (n == 0) return out;
-  KernelRef kernel = tensor::cached_kernel(std::string("tensor_") + name + "/" + std::string(ir::scalar_name(dtype)),
+  KernelRef kernel = tensor::cached_kernel(common::Key()("kernel", "tensor_random")("law", law)("dtype", dtype),
                                            [&] { return record_random(law, dtype); });
   const uint32_t count = tensor::checked_u32(n, name, "elements");
   if (law == Law::Uniform && !(lo_below_hi(a, b))) {

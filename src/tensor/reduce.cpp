@@ -45,17 +45,17 @@ struct Types {
   DType acc, out;
 };
 Types types_of(Reduction r, DType in) {
-  const bool half = in == DType::F16 || in == DType::BF16;
+  const DType compute = ir::compute_scalar(in);  // f32 for f16 and bf16
   switch (r) {
     case Reduction::Sum:
     case Reduction::Prod:
-      if (ir::is_float(in)) return {half ? DType::F32 : in, in};
+      if (ir::is_float(in)) return {compute, in};
       return {DType::I64, DType::I64};
-    case Reduction::Mean: return {half ? DType::F32 : in, in};
+    case Reduction::Mean: return {compute, in};
     case Reduction::Max:
-    case Reduction::Min: return {half ? DType::F32 : in, in};
+    case Reduction::Min: return {compute, in};
     case Reduction::ArgMax:
-    case Reduction::ArgMin: return {half ? DType::F32 : in, DType::I64};
+    case Reduction::ArgMin: return {compute, DType::I64};
   }
   return {in, in};
 }
@@ -156,19 +156,16 @@ constexpr int kUnroll = 4;  // vectors loaded at once by a unit of a contiguous 
 
 // The bits of an integer type's lowest and highest values (bool: false and true).
 int64_t lowest_bits(DType d) {
-  switch (d) {
-    case DType::I32: return std::numeric_limits<int32_t>::min();
-    case DType::I64: return std::numeric_limits<int64_t>::min();
-    default: return 0;  // u8, bool
-  }
+  return ir::visit_scalar(d, []<class T>() -> int64_t {
+    if constexpr (ir::is_float_type<T>) return 0;  // not asked: float reductions start from +-inf
+    else return int64_t(std::numeric_limits<T>::min());
+  });
 }
 int64_t highest_bits(DType d) {
-  switch (d) {
-    case DType::I32: return std::numeric_limits<int32_t>::max();
-    case DType::I64: return std::numeric_limits<int64_t>::max();
-    case DType::U8: return 255;
-    default: return 1;  // bool
-  }
+  return ir::visit_scalar(d, []<class T>() -> int64_t {
+    if constexpr (ir::is_float_type<T>) return 0;
+    else return int64_t(std::numeric_limits<T>::max());  // u64's wraps to -1, its bits
+  });
 }
 
 // One stage of a split reduction (value reductions only). Cube c takes output c / parts and part
@@ -276,11 +273,10 @@ ir::Kernel record_split(const SplitSpec& s) {
 }
 
 KernelRef split_kernel(const SplitSpec& s) {
-  return tensor::cached_kernel(std::string("tensor_") + name_of(s.op) + "_split/" + std::string(ir::scalar_name(s.in)) + "/" +
-                                   std::string(ir::scalar_name(s.acc)) + "/" + std::string(ir::scalar_name(s.out)) + "/" +
-                                   std::to_string(s.kept_rank) + "/" + std::to_string(s.reduced_rank) + (s.finish ? "/finish" : "/parts") +
-                                   "/w" + std::to_string(s.width),
-                               [&] { return record_split(s); });
+  common::Key key;
+  key("kernel", "tensor_split")("op", s.op)("in", s.in)("acc", s.acc)("out", s.out)("kept_rank", s.kept_rank)(
+      "reduced_rank", s.reduced_rank)("finish", s.finish)("width", s.width);
+  return tensor::cached_kernel(key, [&] { return record_split(s); });
 }
 
 // argmax and argmin split the same way, each unit, cube and part carrying a (value, position)
@@ -378,10 +374,10 @@ ir::Kernel record_arg_split(const ArgSplitSpec& s) {
 }
 
 KernelRef arg_split_kernel(const ArgSplitSpec& s) {
-  return tensor::cached_kernel(std::string("tensor_") + name_of(s.op) + "_split/" + std::string(ir::scalar_name(s.in)) + "/" +
-                                   std::to_string(s.kept_rank) + "/" + std::to_string(s.reduced_rank) + (s.from_parts ? "/from_parts" : "") +
-                                   (s.finish ? "/finish" : ""),
-                               [&] { return record_arg_split(s); });
+  common::Key key;
+  key("kernel", "tensor_arg_split")("op", s.op)("in", s.in)("kept_rank", s.kept_rank)("reduced_rank", s.reduced_rank)(
+      "from_parts", s.from_parts)("finish", s.finish);
+  return tensor::cached_kernel(key, [&] { return record_arg_split(s); });
 }
 
 // Outputs enough to fill a GPU with one unit each; fewer, of long reductions, split.
@@ -531,9 +527,9 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
     return out;
   }
   const ReduceSpec spec{op, x.dtype(), kept_rank, reduced_rank};
-  KernelRef kernel = tensor::cached_kernel(std::string("tensor_") + name + "/" + std::string(ir::scalar_name(x.dtype())) + "/" +
-                                               std::to_string(spec.kept_rank) + "/" + std::to_string(spec.reduced_rank),
-                                           [&] { return record_reduce(spec); });
+  common::Key key;
+  key("kernel", "tensor_reduce")("op", op)("dtype", x.dtype())("kept_rank", spec.kept_rank)("reduced_rank", spec.reduced_rank);
+  KernelRef kernel = tensor::cached_kernel(key, [&] { return record_reduce(spec); });
   launch(x.client(), kernel, tensor::linear_config(count), {bin, bout, count, inner});
   return out;
 }

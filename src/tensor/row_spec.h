@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/key.h"
 #include "kiln/ir/kernel.h"
 #include "kiln/tensor/tensor.h"
 
@@ -30,15 +31,12 @@ struct RowSpec {
   int tile = 0;
   bool transpose = false;
 
-  std::string key() const {
-    return std::string("tensor_") + name_of(op) + "/" + std::string(ir::scalar_name(dtype)) + "/" + std::to_string(outer_rank) +
-           (weight ? "/w" : "") + (bias ? "/b" : "") + "/u" + std::to_string(units) + "/r" + std::to_string(resident) +
-           (tile ? "/t" + std::to_string(tile) + (transpose ? "T" : "") : "");
-  }
-  // The same facts packed, for the lookup on every call.
-  uint64_t packed() const {
-    return uint64_t(op) | uint64_t(dtype) << 4 | uint64_t(outer_rank) << 12 | uint64_t(weight) << 20 | uint64_t(bias) << 21 |
-           uint64_t(units) << 22 | uint64_t(uint32_t(resident)) << 40 | uint64_t(uint32_t(tile)) << 50 | uint64_t(transpose) << 60;
+  // What makes two specs the same kernel (built on every call: it fits a key's inline bytes).
+  common::Key key() const {
+    common::Key k;
+    k("kernel", std::string_view("row"))("op", op)("dtype", dtype)("outer_rank", outer_rank)("weight", weight)("bias", bias)(
+        "units", units)("resident", resident)("tile", tile)("transpose", transpose);
+    return k;
   }
 };
 

@@ -29,7 +29,7 @@ namespace {
 using dsl::Tracer;
 using dsl::ValueRef;
 
-constexpr uint32_t kPlane = 32;
+constexpr uint32_t kPlane = ir::Target::kPlaneWidth;
 constexpr int64_t kMaxResident = 32;  // elements a unit holds in registers
 
 using tensor::name_of;
@@ -38,7 +38,7 @@ using tensor::RowSpec;
 
 ir::Kernel record_row(const RowSpec& s) {
   if (s.tile > 0) return tensor::record_tiled_rows(s);
-  const DType acc = s.dtype == DType::F16 || s.dtype == DType::BF16 ? DType::F32 : s.dtype;
+  const DType acc = ir::compute_scalar(s.dtype);
   ir::Kernel k;
   k.name = std::string("tensor_") + name_of(s.op);
   Tracer t(k);
@@ -193,23 +193,9 @@ ir::Kernel record_row(const RowSpec& s) {
   return k;
 }
 
-// The kernel of `spec`, recorded the first time; later calls find it by its packed facts, without
-// building its key's text.
-KernelRef row_kernel(const RowSpec& spec) {
-  static std::mutex mutex;
-  static auto* kernels = new std::vector<std::pair<uint64_t, KernelRef>>();  // lives to exit, as the kernels do
-  const uint64_t key = spec.packed();
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const auto& [k, ref] : *kernels) {
-      if (k == key) return ref;
-    }
-  }
-  KernelRef ref = tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
-  std::lock_guard<std::mutex> lock(mutex);
-  kernels->emplace_back(key, ref);
-  return ref;
-}
+// The kernel of `spec`, recorded the first time; later calls find it by its key, which is built
+// without allocating.
+KernelRef row_kernel(const RowSpec& spec) { return tensor::cached_kernel(spec.key(), [&] { return record_row(spec); }); }
 
 // How the tiled kernel sees a call: the outer dims ordered so that the one along which rows are
 // neighbours in memory (unit stride in the input) is the innermost, then folded.

@@ -32,12 +32,12 @@ namespace {
 using dsl::Tracer;
 using dsl::ValueRef;
 
-constexpr uint32_t kPlane = 32;
+constexpr uint32_t kPlane = ir::Target::kPlaneWidth;
 
 }  // namespace
 
 ir::Kernel record_tiled_rows(const RowSpec& s) {
-  const DType acc = s.dtype == DType::F16 || s.dtype == DType::BF16 ? DType::F32 : s.dtype;
+  const DType acc = ir::compute_scalar(s.dtype);
   ir::Kernel k;
   k.name = std::string("tensor_") + name_of(s.op) + "_strided";
   Tracer t(k);

@@ -266,14 +266,13 @@ void TensorData::check_values(DType want) const {
 namespace tensor {
 
 void check_supported(const std::string& op, DType d) {
-  switch (d) {
-    case DType::F16: case DType::BF16: case DType::F32: case DType::F64:
-    case DType::I32: case DType::I64: case DType::U8: case DType::Bool:
-      return;
-    default:
-      throw Error("tensor.unsupported_dtype", op + ": the tensor library takes f16, bf16, f32, f64, i32, i64, u8 and bool, not " +
-                                                  std::string(ir::scalar_name(d)));
+  std::string names;
+  for (size_t i = 0; i < std::size(kDTypes); ++i) {
+    if (kDTypes[i] == d) return;
+    names += std::string(i == 0 ? "" : i + 1 == std::size(kDTypes) ? " and " : ", ") + std::string(ir::scalar_name(kDTypes[i]));
   }
+  throw Error("tensor.unsupported_dtype",
+              op + ": the tensor library takes " + names + ", not " + std::string(ir::scalar_name(d)));
 }
 
 Tensor allocate(const Client& client, const Shape& shape, const Strides& strides, DType dtype) {

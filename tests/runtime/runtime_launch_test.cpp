@@ -154,7 +154,7 @@ TEST(RuntimeLaunch, RecordedProgramLaunchesAndIsCachedByItsContent) {
   EXPECT_EQ(id.program, twice.program().get());
   EXPECT_EQ(id.kernel_hash, twice.program()->content_hash());
   EXPECT_EQ(id.type, nullptr);
-  EXPECT_NE(id.to_string().find("program=" + hex(twice.program()->content_hash())), std::string::npos)
+  EXPECT_NE(id.to_string().find("kernel_hash=" + hex(twice.program()->content_hash())), std::string::npos)
       << id.to_string();
   runtime::CacheEntry* entry = cpu_cache().find(id);
   ASSERT_NE(entry, nullptr);

@@ -37,31 +37,22 @@ struct FusionMode {
 
 // `v` rounded to `t` and stored in its bytes.
 inline void put(DType t, unsigned char* p, double v) {
-  switch (t) {
-    case DType::F16: { f16 x(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
-    case DType::BF16: { bf16 x(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
-    case DType::F32: { float x = float(v); std::memcpy(p, &x, 4); break; }
-    case DType::F64: std::memcpy(p, &v, 8); break;
-    case DType::I32: { int32_t x = int32_t(v); std::memcpy(p, &x, 4); break; }
-    case DType::I64: { int64_t x = int64_t(v); std::memcpy(p, &x, 8); break; }
-    case DType::U8: *p = uint8_t(v); break;
-    case DType::Bool: *p = v != 0; break;
-    default: FAIL() << "no such test dtype";
-  }
+  ir::visit_scalar(t, [&]<class T>() {
+    T x;
+    if constexpr (std::is_same_v<T, bool>) x = v != 0;
+    else if constexpr (ir::is_half_type<T>) x = T(static_cast<float>(v));
+    else x = static_cast<T>(v);
+    std::memcpy(p, &x, sizeof x);
+  });
 }
 
 inline double get(DType t, const unsigned char* p) {
-  switch (t) {
-    case DType::F16: { f16 x; std::memcpy(&x, p, 2); return float(x); }
-    case DType::BF16: { bf16 x; std::memcpy(&x, p, 2); return float(x); }
-    case DType::F32: { float x; std::memcpy(&x, p, 4); return x; }
-    case DType::F64: { double x; std::memcpy(&x, p, 8); return x; }
-    case DType::I32: { int32_t x; std::memcpy(&x, p, 4); return x; }
-    case DType::I64: { int64_t x; std::memcpy(&x, p, 8); return double(x); }
-    case DType::U8: return *p;
-    case DType::Bool: return *p != 0;
-    default: return NAN;
-  }
+  return ir::visit_scalar(t, [&]<class T>() -> double {
+    T x;
+    std::memcpy(&x, p, sizeof x);
+    if constexpr (ir::is_half_type<T>) return float(x);
+    else return double(x);
+  });
 }
 
 inline std::vector<double> values(const TensorData& d) {
@@ -127,14 +118,11 @@ inline HostTensor host_view(const Tensor& base, const HostTensor& host, const Te
 }
 
 // Tolerance by element type, relative to max(1, |want|).
+// By the type's precision (bits of significand): 8 (bf16), 11 (f16), 24 (f32), 53 (f64).
 inline double tolerance(DType t) {
-  switch (t) {
-    case DType::F16: return 2e-3;
-    case DType::BF16: return 1.6e-2;
-    case DType::F32: return 2e-6;
-    case DType::F64: return 1e-14;
-    default: return 0;
-  }
+  if (!ir::is_float(t)) return 0;
+  const int digits = ir::scalar_facts(t).digits;
+  return digits <= 8 ? 1.6e-2 : digits <= 11 ? 2e-3 : digits <= 24 ? 2e-6 : 1e-14;
 }
 
 inline void expect_values(const Tensor& got, const std::vector<double>& want, double tol, const std::string& what) {

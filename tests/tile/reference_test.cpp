@@ -198,17 +198,15 @@ std::multimap<std::string, std::function<Traced()>> example_programs() {
 }
 
 Handle upload_as(const Client& c, ir::Scalar s, const std::vector<double>& v) {
-  auto narrow = [&]<class T>(T) {
-    std::vector<T> out;
-    for (double d : v) out.push_back(T(d));
-    return c.upload(out);
-  };
-  switch (s) {
-    case ir::Scalar::F64: return c.upload(v);
-    case ir::Scalar::F32: return narrow(float{});
-    case ir::Scalar::BF16: return narrow(bf16{});
-    default: throw Error("test.unsupported", "upload_as: " + std::string(ir::scalar_name(s)));
-  }
+  return ir::visit_scalar(s, [&]<class T>() -> Handle {
+    if constexpr (!ir::is_float_type<T>) {
+      throw Error("test.unsupported", "upload_as: " + std::string(ir::scalar_name(s)));
+    } else {
+      std::vector<T> out;
+      for (double d : v) out.push_back(T(d));
+      return c.upload(out);
+    }
+  });
 }
 
 int64_t elements(const Cells& c) {

@@ -24,8 +24,10 @@ namespace tensor {
 struct Pending;  // an elementwise step recorded and not run yet (src/tensor/fusion.h)
 }
 
-// A tensor's element type. The tensor library takes f16, bf16, f32, f64, i32, i64, u8 and bool.
+// A tensor's element type: one of the element types the tensor library takes.
 using DType = ir::Scalar;
+inline constexpr DType kDTypes[] = {DType::F16, DType::BF16, DType::F32, DType::F64,
+                                    DType::I32, DType::I64, DType::U8,   DType::Bool};
 
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;

@@ -24,14 +24,6 @@ namespace {
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'C', 'U', 'B', '1'};
 constexpr const char* kSuffix = ".cubin";
 
-uint64_t fnv_bytes(uint64_t h, const char* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(p[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 void put_u64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
@@ -59,9 +51,9 @@ std::string CacheKey::hash_hex() const {
   std::string m = material();
   // Two 64-bit FNV-1a lanes over the same bytes from different starting points, the second also
   // over the reversed bytes: 128 bits for naming; the stored key settles any collision.
-  uint64_t a = fnv_bytes(0xcbf29ce484222325ull, m.data(), m.size());
+  uint64_t a = common::fnv1a64(m);
   std::string r(m.rbegin(), m.rend());
-  uint64_t b = fnv_bytes(0x84222325cbf29ce4ull, r.data(), r.size());
+  uint64_t b = common::fnv1a64(r, 0x84222325cbf29ce4ull);
   return common::hex16(a) + common::hex16(b);
 }
 
@@ -84,7 +76,7 @@ std::optional<std::vector<char>> DiskCache::load(const CacheKey& key, std::strin
   uint64_t stored_sum = 0;
   size_t sum_at = data.size() - 8;
   if (!get_u64(data, sum_at, stored_sum)) return say("corrupt: truncated");
-  if (fnv_bytes(0xcbf29ce484222325ull, data.data(), data.size() - 8) != stored_sum) return say("corrupt: checksum");
+  if (common::fnv1a64_bytes(data.data(), data.size() - 8) != stored_sum) return say("corrupt: checksum");
   size_t at = sizeof kMagic;
   uint64_t key_bytes = 0, payload_bytes = 0;
   if (!get_u64(data, at, key_bytes) || key_bytes > data.size() - at) return say("corrupt: truncated");
@@ -107,7 +99,7 @@ bool DiskCache::store(const CacheKey& key, const std::vector<char>& payload) con
   data += m;
   put_u64(data, payload.size());
   data.append(payload.data(), payload.size());
-  put_u64(data, fnv_bytes(0xcbf29ce484222325ull, data.data(), data.size()));
+  put_u64(data, common::fnv1a64_bytes(data.data(), data.size()));
   // A unique temp name in the same folder, then rename: readers see the old entry or the whole
   // new one, never a part.
   static std::atomic<uint64_t> counter{0};

@@ -21,7 +21,7 @@ struct ExpScale {
   }
 };
 
-// y = a * x + y, one vector of F per unit (DESIGN.md's example).
+// y = a * x + y, one vector of F per unit (README's example).
 template <class F>
 struct Saxpy {
   static constexpr std::string_view name = "saxpy";
