@@ -104,7 +104,14 @@ Value written_array(OpKind kind, std::span<const Value> operands) {
     case OpKind::Store: return at(ops::Store::array);
     case OpKind::CopyAsync: return at(ops::CopyAsync::shared);
     case OpKind::VarStore: return at(ops::VarStore::var);
-    case OpKind::TileStore: return at(ops::TileStore::array);
+    case OpKind::TileStore:
+    case OpKind::TileAtomicAdd:
+    case OpKind::TileAtomicMax:
+    case OpKind::TileAtomicMin: return at(ops::TileStore::array);
+    case OpKind::TileScatter:
+    case OpKind::TileScatterAdd:
+    case OpKind::TileScatterMax:
+    case OpKind::TileScatterMin: return at(ops::TileScatter::array);
     case OpKind::TileStoreCell: return at(ops::TileStoreCell::view);
     case OpKind::TileStoreSub: return at(ops::TileStoreSub::view);
     case OpKind::MmaSync: return at(ops::MmaSync::acc);

@@ -271,17 +271,13 @@ TypeResult rule_local_alloc(const TypeQuery& q) {
   return ok(q.stated);
 }
 
-bool is_atomic_int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; }
-
 TypeResult rule_atomic(const TypeQuery& q) {
   const Type& a = q.operand(ops::Atomic::array);
   if (!(a.is_global() || a.kind == TypeKind::Shared)) {
     return error("atomics work on global buffers and shared arrays, not " + ts(a));
   }
   if (a.width != 1) return error("atomics work on scalar elements, not " + ts(a.element()));
-  bool ints_only = q.kind != K::AtomicAdd && q.kind != K::AtomicSub && q.kind != K::AtomicExchange;
-  bool fits = is_atomic_int(a.scalar) || (!ints_only && (a.scalar == Scalar::F32 || a.scalar == Scalar::F64));
-  if (!fits) return error("no atomic " + std::string(op_name(q.kind).substr(7)) + " on " + ts(a.element()));
+  if (!atomic_takes(q.kind, a.scalar)) return error("no atomic " + std::string(op_name(q.kind).substr(7)) + " on " + ts(a.element()));
   std::vector<Type> values;
   if (q.kind == K::AtomicCas) {
     values = {q.operand(ops::AtomicCas::expected), q.operand(ops::AtomicCas::desired)};
@@ -456,7 +452,18 @@ std::string strides_error(const TypeQuery& q, const Type& t) {
   return {};
 }
 
-// load (array, element offset) {strides}: a tile read at an address the kernel computes.
+// An access's extent: none, or one i32 per dimension of the tile it bounds.
+std::string extent_error(std::span<const Type> extent, const Type& t) {
+  if (!extent.empty() && extent.size() != size_t(t.rank)) {
+    return "takes an extent of one i32 per dimension of " + ts(t) + " or none, not " + std::to_string(extent.size());
+  }
+  for (const Type& e : extent) {
+    if (!(e == Type::scalar_of(Scalar::I32))) return "extents are i32, not " + ts(e);
+  }
+  return {};
+}
+
+// load (array, element offset, extent...) {strides, pad}: a tile read at an address the kernel computes.
 TypeResult rule_tile_load_ptr(const TypeQuery& q) {
   const Type& a = q.operand(ops::TileLoad::array);
   const Type& t = q.stated;
@@ -464,16 +471,46 @@ TypeResult rule_tile_load_ptr(const TypeQuery& q) {
   if (!t.is_register_tile() || t.scalar != a.scalar) return error("reads " + ts(t) + " from " + ts(a));
   if (auto e = tile_shape_error(t); !e.empty()) return error(e);
   if (auto e = strides_error(q, t); !e.empty()) return error(e);
+  if (auto e = extent_error(q.operands_from(ops::TileLoad::extent), t); !e.empty()) return error(e);
   return ok(t);
 }
 
-// store (array, element offset, tile) {strides}.
+// store (array, element offset, tile, extent...) {strides}.
 TypeResult rule_tile_store_ptr(const TypeQuery& q) {
   const Type& a = q.operand(ops::TileStore::array);
   const Type& t = q.operand(ops::TileStore::tile);
   if (!a.is_global() || a.access != Access::ReadWrite) return error("writes a read-write global array, not " + ts(a));
   if (!t.is_register_tile() || t.scalar != a.scalar) return error("stores " + ts(t) + " into " + ts(a));
   if (auto e = strides_error(q, t); !e.empty()) return error(e);
+  if (auto e = extent_error(q.operands_from(ops::TileStore::extent), t); !e.empty()) return error(e);
+  return none();
+}
+
+// atomic_add/max/min (array, element offset, tile, extent...) {strides}: a store's addressing, on
+// the element types the scalar atomics take.
+TypeResult rule_tile_atomic(const TypeQuery& q) {
+  TypeResult r = rule_tile_store_ptr(q);
+  if (!r.ok()) return r;
+  const Type& a = q.operand(ops::TileStore::array);
+  if (a.width != 1 || !atomic_takes(q.kind, a.scalar)) return error("no " + std::string(op_name(q.kind).substr(5)) + " on " + ts(a));
+  return none();
+}
+
+// scatter and scatter_add/max/min (array, offsets, values, extent...): values[i, j, ..] at
+// offsets[i, j, ..], the offsets an i32 tile of the values' shape.
+TypeResult rule_tile_scatter(const TypeQuery& q) {
+  const Type& a = q.operand(ops::TileScatter::array);
+  const Type& o = q.operand(ops::TileScatter::offsets);
+  const Type& v = q.operand(ops::TileScatter::values);
+  if (!a.is_global() || a.access != Access::ReadWrite) return error("writes a read-write global array, not " + ts(a));
+  if (!v.is_register_tile() || v.scalar != a.scalar) return error("stores " + ts(v) + " into " + ts(a));
+  if (!o.is_register_tile() || o.scalar != Scalar::I32 || !same_shape(o, v)) {
+    return error("takes offsets of i32 in the values' shape, " + shape_text(v) + ", not " + ts(o));
+  }
+  if (q.kind != K::TileScatter && (a.width != 1 || !atomic_takes(q.kind, a.scalar))) {
+    return error("no " + std::string(op_name(q.kind).substr(5)) + " on " + ts(a));
+  }
+  if (auto e = extent_error(q.operands_from(ops::TileScatter::extent), v); !e.empty()) return error(e);
   return none();
 }
 
@@ -561,7 +598,7 @@ TypeResult rule_tile_block_id(const TypeQuery& q) {
   return ok(Type::scalar_of(Scalar::I32));
 }
 
-// mma.sync a, a_offset, b, b_offset, acc {shape = [m, n, k], warps = [wm, wn], pitches = [lda, ldb],
+// mma.sync a, a_offset, b, b_offset, acc {shape = [m, n, k], planes = [pm, pn], pitches = [lda, ldb],
 // b_columns}: with b_columns, b is stored as its columns, an n x k tile with rows ldb apart.
 // The instruction is mma.h's m16n8k16: its factor formats, accumulators and block shape.
 TypeResult rule_mma_sync(const TypeQuery& q) {
@@ -575,12 +612,12 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
   if (acc.kind != TypeKind::Local || acc.scalar != in.c || acc.width != 1) {
     return error("accumulates into a local array of " + std::string(scalar_name(in.c)) + ", not " + ts(acc));
   }
-  std::span<const int64_t> shape = q.get<AttrKey::Shape>(), warps = q.get<AttrKey::Warps>(),
+  std::span<const int64_t> shape = q.get<AttrKey::Shape>(), planes = q.get<AttrKey::Planes>(),
                            pitch = q.get<AttrKey::Pitches>();
-  if (shape.size() != 3 || warps.size() != 2 || pitch.size() != 2) {
-    return error("needs shape = [m, n, k], warps = [wm, wn] and pitches = [lda, ldb]");
+  if (shape.size() != 3 || planes.size() != 2 || pitch.size() != 2) {
+    return error("needs shape = [m, n, k], planes = [pm, pn] and pitches = [lda, ldb]");
   }
-  int64_t m = shape[0], n = shape[1], k = shape[2], wm = warps[0], wn = warps[1];
+  int64_t m = shape[0], n = shape[1], k = shape[2], wm = planes[0], wn = planes[1];
   const bool b_columns = q.get<AttrKey::BColumns>();
   const int64_t bm = in.m, bn = in.n, bk = in.k, esize = scalar_bytes(a.scalar);
   if (wm < 1 || wn < 1 || m % (bm * wm) != 0 || n % (bn * wn) != 0 || k % bk != 0 || pitch[0] < k ||

@@ -2,12 +2,12 @@
 // and the CPU stays the oracle (docs/decisions/019-tile-layer.md).
 //
 // A register tile is spread over the cube's U units by a layout. Every tile dimension is a power
-// of two, so a layout is a map of bits: each bit of a unit's position (lane bits 0-4, then warp
+// of two, so a layout is a map of bits: each bit of a unit's position (lane bits 0-4, then plane
 // bits) and each bit of a unit's slot number names one bit of one coordinate, or none (the units
 // that differ only in that bit hold the same elements). A unit holds 2^(slot bits) elements, each
 // an SSA value. Elementwise ops between tiles of one layout are one op per slot; a layout change
 // goes through shared memory; a reduction combines a unit's own slots, then lanes by shuffles,
-// then warps through shared memory; a transpose only renames dimensions.
+// then planes through shared memory; a transpose only renames dimensions.
 //
 // Loads and stores of cells are vector accesses of the parameter's width (chosen at record time so
 // that a vector never straddles a row or the extent), masked where a cell can reach past the

@@ -45,6 +45,14 @@ std::string cuda_tile_name(ir::OpKind k, ir::Scalar s, ir::Scalar to) {
     case K::TileStoreSub: return "store_sub";
     case K::TileLoad: return "load";
     case K::TileStore: return "store";
+    // The scatter forms' atomics are called as the offset forms are: atomic_add(p, offsets, values).
+    case K::TileAtomicAdd:
+    case K::TileScatterAdd: return "atomic_add";
+    case K::TileAtomicMax:
+    case K::TileScatterMax: return "atomic_max";
+    case K::TileAtomicMin:
+    case K::TileScatterMin: return "atomic_min";
+    case K::TileScatter: return "scatter";
     case K::TileFull: return "constant";
     case K::TileBroadcast: return "broadcast";
     case K::TileReduceSum:

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kiln/ir/mma.h"
+#include "kiln/ir/type_rules.h"
 #include "names.h"
 #include "recording.h"
 
@@ -166,6 +167,8 @@ void store_sub(ParamRef p, const ValueRef& t, std::span<const ValueRef> sub) {
   r.tracer().record(K::TileStoreSub, ops, ir::Type::none());
 }
 
+namespace {
+
 std::vector<ir::Attr> strides_attr(Recording& r, const std::string& op, std::span<const int64_t> strides, int rank) {
   if (strides.empty()) return {};
   if (strides.size() != size_t(rank)) {
@@ -174,22 +177,125 @@ std::vector<ir::Attr> strides_attr(Recording& r, const std::string& op, std::spa
   return {{ir::AttrKey::Strides, ir::AttrValue::of_ints(std::vector<int64_t>(strides.begin(), strides.end()))}};
 }
 
-ValueRef load(ParamRef p, const ValueRef& offset, std::span<const uint32_t> shape, std::span<const int64_t> strides) {
-  Recording& r = current();
-  check_shape(r, "load", shape);
-  r.note_pointer_access(p.index);
-  ValueRef ops[] = {r.array(p.index), offset};
-  return r.tracer().record(K::TileLoad, ops, register_tile(r.decl(p.index).element, shape),
-                           strides_attr(r, "load", strides, int(shape.size())));
+// An access's extent: none (every element), or one i32 per dimension of its tile.
+void check_extent(Recording& r, const std::string& op, std::span<const ValueRef> extent, int rank) {
+  if (!extent.empty() && extent.size() != size_t(rank)) {
+    r.fail("record.extent", op, "takes an extent of one index per dimension of the tile (" + std::to_string(rank) +
+                                    ") or none, not " + std::to_string(extent.size()));
+  }
+  for (const ValueRef& e : extent) {
+    if (!(e.type == ir::Type::scalar_of(ir::Scalar::I32))) r.fail("record.type", op, "extents are i32, not " + ir::to_string(e.type));
+  }
 }
 
-void store(ParamRef p, const ValueRef& offset, const ValueRef& t, std::span<const int64_t> strides) {
-  Recording& r = current();
-  check_writes(r, "store", p, false);
-  require_tile(r, "store", t);
+// Writes at computed addresses go to a Shared parameter: not an In, not an Out (written through
+// its cells alone).
+void check_addressed_write(Recording& r, const std::string& op, ParamRef p, const ValueRef& t) {
+  check_writes(r, op, p, false);
+  require_tile(r, op, t);
   r.note_pointer_access(p.index);
-  ValueRef ops[] = {r.array(p.index), offset, t};
-  r.tracer().record(K::TileStore, ops, ir::Type::none(), strides_attr(r, "store", strides, t.type.rank));
+}
+
+// The element types an atomic combines (the IR's scalar atomics'), refused below the typed API.
+void check_atomic_element(Recording& r, const std::string& op, ir::OpKind kind, ParamRef p) {
+  ir::Scalar s = r.decl(p.index).element;
+  if (!ir::atomic_takes(kind, s)) {
+    r.fail("record.type", op, "parameter " + std::to_string(p.index) + " holds " + std::string(ir::scalar_name(s)) + ", and " + op +
+                                  (kind == K::TileAtomicAdd || kind == K::TileScatterAdd ? " takes i32, u32, i64, u64, f32 and f64"
+                                                                                         : " takes i32, u32, i64 and u64"));
+  }
+}
+
+std::string addressed_name(ir::OpKind kind) { return cuda_tile_name(kind, ir::Scalar::I32); }
+
+}  // namespace
+
+ValueRef load(ParamRef p, const ValueRef& offset, std::span<const uint32_t> shape, std::span<const int64_t> strides,
+              std::span<const ValueRef> extent, Pad pad) {
+  Recording& r = current();
+  check_shape(r, "load", shape);
+  check_extent(r, "load", extent, int(shape.size()));
+  ir::Scalar element = r.decl(p.index).element;
+  if (!ir::is_float(element) && pad != Pad::zero && pad != Pad::neg_zero) {
+    r.fail("record.type", "load", "pads with " + std::string(ir::to_string(pad)) + ", which " +
+                                      std::string(ir::scalar_name(element)) + " does not hold; integers pad with zero");
+  }
+  r.note_pointer_access(p.index);
+  std::vector<ValueRef> ops = {r.array(p.index), offset};
+  ops.insert(ops.end(), extent.begin(), extent.end());
+  std::vector<ir::Attr> attrs = strides_attr(r, "load", strides, int(shape.size()));
+  if (pad != Pad::zero) attrs.push_back(ir::attr<ir::AttrKey::Pad>(pad));
+  return r.tracer().record(K::TileLoad, ops, register_tile(element, shape), std::move(attrs));
+}
+
+namespace {
+// store and the atomics at an offset: one recording, the atomics' element types checked.
+void write_at(ir::OpKind kind, ParamRef p, const ValueRef& offset, const ValueRef& t, std::span<const int64_t> strides,
+              std::span<const ValueRef> extent) {
+  Recording& r = current();
+  const std::string op = addressed_name(kind);
+  check_addressed_write(r, op, p, t);
+  if (kind != K::TileStore) check_atomic_element(r, op, kind, p);
+  check_extent(r, op, extent, t.type.rank);
+  std::vector<ValueRef> ops = {r.array(p.index), offset, t};
+  ops.insert(ops.end(), extent.begin(), extent.end());
+  r.tracer().record(kind, ops, ir::Type::none(), strides_attr(r, op, strides, t.type.rank));
+}
+}  // namespace
+
+void store(ParamRef p, const ValueRef& offset, const ValueRef& t, std::span<const int64_t> strides,
+           std::span<const ValueRef> extent) {
+  write_at(K::TileStore, p, offset, t, strides, extent);
+}
+
+void atomic(ir::OpKind kind, ParamRef p, const ValueRef& offset, const ValueRef& t, std::span<const int64_t> strides,
+            std::span<const ValueRef> extent) {
+  write_at(kind, p, offset, t, strides, extent);
+}
+
+void scatter(ir::OpKind kind, ParamRef p, const ValueRef& offsets, const ValueRef& values, std::span<const ValueRef> extent) {
+  Recording& r = current();
+  const std::string op = addressed_name(kind);
+  check_addressed_write(r, op, p, values);
+  if (kind != K::TileScatter) check_atomic_element(r, op, kind, p);
+  require_tile(r, op, offsets);
+  if (offsets.type.scalar != ir::Scalar::I32) r.fail("record.type", op, "offsets are i32, not " + tile_text(offsets.type));
+  if (dims(offsets.type) != dims(values.type)) {
+    r.fail("record.shape_mismatch", op, "offsets are " + tile_text(offsets.type) + ", values " + tile_text(values.type) +
+                                            ": one offset per value");
+  }
+  check_extent(r, op, extent, values.type.rank);
+  std::vector<ValueRef> ops = {r.array(p.index), offsets, values};
+  ops.insert(ops.end(), extent.begin(), extent.end());
+  r.tracer().record(kind, ops, ir::Type::none());
+}
+
+// Per dimension, the lanes of the cell (block ids, or `cell`, as load_cell and load_at pick it)
+// that lie inside the extent: extent - cell index x tile (the tile or more in a whole cell), the
+// tile for a dyn_dim extent, which the grid gives in whole cells.
+std::vector<ValueRef> cell_extent(ParamRef p, std::span<const ValueRef> cell) {
+  Recording& r = current();
+  if (p.view < 0) r.fail("record.no_cells", "cell_extent", "parameter " + std::to_string(p.index) + " is a Shared, which has no cells");
+  const Cells& c = r.view(p).cells;
+  std::vector<ValueRef> idx;
+  if (cell.empty()) {
+    for (int a : c.axes()) idx.push_back(a == free_axis ? index_constant(0) : block_id(a));
+  } else {
+    idx = cell_indices(r, "cell_extent", p, cell);
+  }
+  std::vector<ValueRef> out;
+  for (int d = 0; d < c.rank(); ++d) {
+    int64_t e = c.extent()[size_t(d)], t = c.tile()[size_t(d)];
+    if (e == dyn_dim) {
+      out.push_back(index_constant(int32_t(t)));
+      continue;
+    }
+    ValueRef first[] = {idx[size_t(d)], index_constant(int32_t(t))};
+    ValueRef start = r.tracer().record(K::Mul, first, ir::Type::none());
+    ValueRef rest[] = {index_constant(int32_t(e)), start};
+    out.push_back(r.tracer().record(K::Sub, rest, ir::Type::none()));
+  }
+  return out;
 }
 
 ParamRef retile(ParamRef p, std::vector<int64_t> extent, std::vector<int64_t> tile) {

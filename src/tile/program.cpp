@@ -51,7 +51,10 @@ Traced TraceScope::close() { return s_->recording.close(); }
 // may stand inside a loop) and whether any access is at a computed address.
 void Program::scan(const ir::Region& r) {
   for (const ir::Op& op : r.ops) {
-    if (op.kind == ir::OpKind::TileLoad || op.kind == ir::OpKind::TileStore) uses_addresses_ = true;
+    const ir::Signature sig = op.info().signature;
+    if (sig == ir::Signature::TileLoad || sig == ir::Signature::TileStore || sig == ir::Signature::TileScatter) {
+      uses_addresses_ = true;
+    }
     if (op.kind == ir::OpKind::TileView) {
       const ir::Kernel& k = compiled_->kernel();
       for (size_t i = 0; i < k.params.size(); ++i) {

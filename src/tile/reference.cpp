@@ -106,18 +106,30 @@ ReferenceFn last_out(std::function<void(std::span<const HostBuffer> inputs, Host
   };
 }
 
-References& References::add(std::string name, ReferenceFn fn) {
-  fns_[std::move(name)] = std::move(fn);
+References& References::add(std::string name, size_t buffers, ReferenceFn fn) {
+  fns_[std::move(name)] = Reference{buffers, std::move(fn)};
   return *this;
 }
 
-const ReferenceFn& References::at(std::string_view name) const {
+const Reference& References::at(std::string_view name) const {
   auto it = fns_.find(name);
   if (it != fns_.end()) return it->second;
   std::string known;
   for (const auto& [n, f] : fns_) known += (known.empty() ? "" : ", ") + n;
   throw Error("reference.missing", "kernel `" + std::string(name) + "`: no reference is registered under this name (" +
                                        (known.empty() ? std::string("none are registered") : "registered: " + known) + ")");
+}
+
+const ReferenceFn& References::of(const Entry& entry) const {
+  const std::string& name = entry.program().name();
+  const Reference& r = at(name);
+  const size_t params = entry.program().params().size();
+  if (r.buffers != params) {
+    throw Error("reference.arity", "kernel `" + name + "` takes " + std::to_string(params) +
+                                       " buffer(s), and its reference was registered for " + std::to_string(r.buffers) +
+                                       ": register it with the kernel's count, or check that this is the kernel it is for");
+  }
+  return r.fn;
 }
 
 std::vector<std::string> References::names() const {
@@ -134,7 +146,7 @@ const References* FakeDevice::current() { return fake_scope; }
 
 void detail::run_reference(const References& refs, const Entry& entry, const Client& client, std::span<const Handle> buffers,
                            const Grid& grid) {
-  const ReferenceFn& fn = refs.at(entry.program().name());
+  const ReferenceFn& fn = refs.of(entry);
   std::vector<HostBuffer> host = to_host(entry, client, buffers, grid);
   fn(host, grid);
   const auto& params = entry.program().params();
@@ -239,7 +251,7 @@ std::string CheckReport::text() const {
 CheckReport check(const References& refs, const Entry& entry, const Client& client, std::span<const Handle> buffers,
                   std::optional<Grid> grid, std::optional<Tolerance> tolerance) {
   Grid g = entry.checked_grid(buffers, grid);
-  const ReferenceFn& fn = refs.at(entry.program().name());
+  const ReferenceFn& fn = refs.of(entry);
   const auto& params = entry.program().params();
   // The reference reads the buffers as they were before the kernel wrote any of them.
   std::vector<HostBuffer> want = to_host(entry, client, buffers, g);

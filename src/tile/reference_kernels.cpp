@@ -83,13 +83,13 @@ void flash_attn(std::span<const HostBuffer> in, HostBuffer& out) {
 
 References reference_kernels() {
   References r;
-  r.add("vadd", last_out(vadd));
-  r.add("softmax", last_out(softmax_in_cells));
-  r.add("row_softmax", last_out(softmax_in_cells));
-  r.add("transpose", last_out(transpose));
-  r.add("matmul", last_out(matmul));
-  r.add("flash_attn", last_out(flash_attn));
-  r.add("flash_attn_bf16", last_out(flash_attn));
+  r.add("vadd", 3, last_out(vadd));
+  r.add("softmax", 2, last_out(softmax_in_cells));
+  r.add("row_softmax", 2, last_out(softmax_in_cells));
+  r.add("transpose", 2, last_out(transpose));
+  r.add("matmul", 3, last_out(matmul));
+  r.add("flash_attn", 4, last_out(flash_attn));
+  r.add("flash_attn_bf16", 4, last_out(flash_attn));
   return r;
 }
 

@@ -14,7 +14,11 @@
 //   tile.load_at are `load_view_tko`, tile.store_cell and tile.store_sub `store_view_tko` (a
 //   store_sub through a partition view of its own tile shape, at index cell * parts + part),
 //   tile.load and tile.store (Shared parameters) `load_ptr_tko` and `store_ptr_tko` at an element
-//   offset with explicit strides. Each takes the current token and gives the next.
+//   offset with explicit strides, tile.atomic_* `atomic_rmw_tko relaxed device` there (mode addf,
+//   add, max, umax, min, umin); the scatters widen the parameter's pointer to a tile of pointers
+//   (`reshape`, `broadcast`, `offset` by the offsets) and store or atomic_rmw through it. An extent
+//   prints as `extent = [..]` (the mask cuda_tile's ops take, by its bounds), a load's padding as
+//   `padding_value`. Each takes the current token and gives the next.
 // - A `for` that carries values (run promote_vars first, on a copy) prints them as iter_values; a
 //   loop or if whose regions touch memory carries the token too, after the other values. The
 //   body's yield is `continue`; an if's regions end with `yield`. while loops have no form here
@@ -233,6 +237,13 @@ class Renderer {
         {OpKind::TileStoreSub, &Renderer::store_view},
         {OpKind::TileLoad, &Renderer::load_ptr},
         {OpKind::TileStore, &Renderer::store_ptr},
+        {OpKind::TileAtomicAdd, &Renderer::store_ptr},
+        {OpKind::TileAtomicMax, &Renderer::store_ptr},
+        {OpKind::TileAtomicMin, &Renderer::store_ptr},
+        {OpKind::TileScatter, &Renderer::scatter},
+        {OpKind::TileScatterAdd, &Renderer::scatter},
+        {OpKind::TileScatterMax, &Renderer::scatter},
+        {OpKind::TileScatterMin, &Renderer::scatter},
         {OpKind::TileFull, &Renderer::full},
         {OpKind::TileBroadcast, &Renderer::broadcast},
         {OpKind::TileReduceSum, &Renderer::reduce},
@@ -561,18 +572,40 @@ class Renderer {
     return s;
   }
 
+  // `, extent = [%a, %b]`: the elements at coordinates below it take part (cuda_tile's ops take
+  // the mask this implies; the text names the bounds).
+  std::string extent_text(std::span<const Value> extent) {
+    if (extent.empty()) return "";
+    return ", extent = [" + join(names(extent)) + "]";
+  }
+
   void load_ptr(const Op& op) {
     int param = param_of_.at(op.operand(ir::ops::TileLoad::array));
     std::string ptr = pointer(param);
     const Value offset = op.operand(ir::ops::TileLoad::offset);
     std::string at = name(offset);
+    std::string bounds = extent_text(op.operands_from(ir::ops::TileLoad::extent));
+    if (op.attr(ir::AttrKey::Pad)) {
+      bounds += ", padding_value = " + std::string(to_string(op.get<ir::AttrKey::Pad>()));
+    }
     std::string in = s_.token;
     std::string n = fresh();
     s_.names[op.result] = n;
     line(n + ", " + next_token() + " = load_ptr_tko weak " + ptr + "[" + at + "], strides = " + int_list(strides_of(op, op.type)) +
-         " token=" + in + " : " + pointer_type(param) + ", " + type_of(offset) + " -> " + type(op.type) + ", token");
+         bounds + " token=" + in + " : " + pointer_type(param) + ", " + type_of(offset) + " -> " + type(op.type) + ", token");
   }
 
+  // cuda_tile's atomic_rmw mode: addf for floats, max/min or umax/umin by signedness.
+  static std::string rmw_mode(OpKind k, ir::Scalar s) {
+    std::string base = k == OpKind::TileAtomicAdd || k == OpKind::TileScatterAdd ? "add"
+                       : k == OpKind::TileAtomicMax || k == OpKind::TileScatterMax ? "max"
+                                                                                     : "min";
+    if (base == "add") return ir::is_float(s) ? "addf" : "add";
+    return (ir::is_unsigned_int(s) ? "u" : "") + base;
+  }
+
+  // store and the atomics at an offset with strides. An atomic gives the old values, as cuda_tile's
+  // atomic_rmw_tko does; kiln keeps none of them.
   void store_ptr(const Op& op) {
     using S = ir::ops::TileStore;
     int param = param_of_.at(op.operand(S::array));
@@ -581,9 +614,54 @@ class Renderer {
     std::string at = name(offset);
     std::string t = name(op.operand(S::tile));
     const ir::Type& tt = k_.type_of(op.operand(S::tile));
+    std::string bounds = extent_text(op.operands_from(S::extent));
     std::string in = s_.token;
-    line(next_token() + " = store_ptr_tko weak " + t + ", " + ptr + "[" + at + "], strides = " + int_list(strides_of(op, tt)) +
-         " token=" + in + " : " + type(tt) + ", " + pointer_type(param) + ", " + type_of(offset) + " -> token");
+    std::string where = ptr + "[" + at + "], strides = " + int_list(strides_of(op, tt));
+    std::string types = pointer_type(param) + ", " + type_of(offset) + ", " + type(tt);
+    if (op.kind == OpKind::TileStore) {
+      line(next_token() + " = store_ptr_tko weak " + t + ", " + where + bounds + " token=" + in + " : " + type(tt) + ", " +
+           pointer_type(param) + ", " + type_of(offset) + " -> token");
+      return;
+    }
+    std::string old = fresh();
+    line(old + ", " + next_token() + " = atomic_rmw_tko relaxed device " + where + ", " + t + ", mode = " +
+         rmw_mode(op.kind, tt.scalar) + bounds + " token=" + in + " : " + types + " -> " + type(tt) + ", token");
+  }
+
+  // "tile<128xptr<f32>>": a tile of pointers into parameter `param`.
+  std::string pointer_tile_type(int param, const ir::Type& shape) const {
+    std::string s = "tile<";
+    for (int i = 0; i < shape.rank; ++i) s += std::to_string(shape.shape[size_t(i)]) + "x";
+    return s + "ptr<" + element(param) + ">>";
+  }
+
+  // scatter and its atomics: the parameter's pointer widened to the values' shape and moved by the
+  // offsets (cuda_tile's reshape, broadcast, offset), then one store or atomic_rmw through it.
+  void scatter(const Op& op) {
+    using S = ir::ops::TileScatter;
+    int param = param_of_.at(op.operand(S::array));
+    std::string ptr = pointer(param);
+    const ir::Type& vt = k_.type_of(op.operand(S::values));
+    std::string offsets = name(op.operand(S::offsets)), values = name(op.operand(S::values));
+    std::string bounds = extent_text(op.operands_from(S::extent));
+    ir::Type ones = ir::Type::tile(vt.scalar, vt.rank, {1, 1, 1, 1});
+    std::string one = fresh();
+    line(one + " = reshape " + ptr + " : " + pointer_type(param) + " -> " + pointer_tile_type(param, ones));
+    std::string wide = fresh();
+    line(wide + " = broadcast " + one + " : " + pointer_tile_type(param, ones) + " -> " + pointer_tile_type(param, vt));
+    std::string ptrs = fresh();
+    line(ptrs + " = offset " + wide + ", " + offsets + " : " + pointer_tile_type(param, vt) + ", " + type_of(op.operand(S::offsets)) +
+         " -> " + pointer_tile_type(param, vt));
+    std::string in = s_.token;
+    if (op.kind == OpKind::TileScatter) {
+      line(next_token() + " = store_ptr_tko weak " + values + ", " + ptrs + bounds + " token=" + in + " : " + type(vt) + ", " +
+           pointer_tile_type(param, vt) + " -> token");
+      return;
+    }
+    std::string old = fresh();
+    line(old + ", " + next_token() + " = atomic_rmw_tko relaxed device " + ptrs + ", " + values + ", mode = " +
+         rmw_mode(op.kind, vt.scalar) + bounds + " token=" + in + " : " + pointer_tile_type(param, vt) + ", " + type(vt) + " -> " +
+         type(vt) + ", token");
   }
 
   // --- control flow ---

@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Golden, RoundTrip, ::testing::ValuesIn(read_cases()), c
 // A mistyped separator must not silently drop cases.
 TEST(RoundTripFile, HoldsEveryCaseWithAUniqueName) {
   std::vector<RoundTripCase> cases = read_cases();
-  EXPECT_EQ(cases.size(), 24u);
+  EXPECT_EQ(cases.size(), 25u);
   std::set<std::string> names;
   for (const RoundTripCase& c : cases) EXPECT_TRUE(names.insert(c.name).second) << "two cases named " << c.name;
 }
@@ -327,14 +327,14 @@ TEST(RoundTripValues, WhileConditionPassesOnToBodyAndResults) {
 TEST(RoundTripValues, ArrayAttributesAndTargetAreRead) {
   Kernel k = parse(find_case("array_attributes_and_target").text);
   EXPECT_EQ(k.facts.target, Target::cuda(90, true));
-  const AttrValue* load = k.body.ops[1].attr(AttrKey::Warps);
+  const AttrValue* load = k.body.ops[1].attr(AttrKey::Planes);
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->tag, AttrValue::Tag::Ints);
   EXPECT_EQ(load->ints, (std::vector<int64_t>{1, 0}));
-  EXPECT_TRUE(k.body.ops[2].attr(AttrKey::Warps)->ints.empty());
-  EXPECT_EQ(k.body.ops[3].attr(AttrKey::Warps)->ints, (std::vector<int64_t>{-1, 7, 123456789012}));
-  EXPECT_EQ(k.body.ops[4].attr(AttrKey::Warps)->ints, (std::vector<int64_t>{4}));
-  EXPECT_FALSE(k.body.ops[1].attr(AttrKey::Warps) == k.body.ops[4].attr(AttrKey::Warps));
+  EXPECT_TRUE(k.body.ops[2].attr(AttrKey::Planes)->ints.empty());
+  EXPECT_EQ(k.body.ops[3].attr(AttrKey::Planes)->ints, (std::vector<int64_t>{-1, 7, 123456789012}));
+  EXPECT_EQ(k.body.ops[4].attr(AttrKey::Planes)->ints, (std::vector<int64_t>{4}));
+  EXPECT_FALSE(k.body.ops[1].attr(AttrKey::Planes) == k.body.ops[4].attr(AttrKey::Planes));
 }
 
 TEST(Targets, NamesParseBackAndOddOnesAreRefused) {

@@ -138,9 +138,9 @@ TEST(ParseError, ResultsAndTypesDisagreeInNumber) {
 }
 
 TEST(ParseError, ArrayAttributeHoldsIntegers) {
-  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {warps = [1, 2.5]} : f32\n}\n", 3,
-                     33, "an array attribute holds integers, not '2.5'");
-  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {warps = [1, 2} : f32\n}\n", 3, 34,
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {planes = [1, 2.5]} : f32\n}\n", 3,
+                     34, "an array attribute holds integers, not '2.5'");
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {planes = [1, 2} : f32\n}\n", 3, 35,
                      "expected ']'");
 }
 

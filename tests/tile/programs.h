@@ -67,11 +67,47 @@ inline Traced row_range_program() {
                });
 }
 
-inline Traced transpose_program() {
+// transpose_program with its typed entry (launch(client, x, out, grid) takes Buffer<double>s).
+inline auto transpose_program_typed() {
   return trace("transpose", In<double>(cells({128, 64}, {32, 32})), Shared<double>(), [](Param<double> x, Param<double> out) {
     Tile<double> t = load_cell(x);
     Index at = block_id(1) * (32 * 128) + block_id(0) * 32;
     store(out, at, t, {1, 128});
+  });
+}
+
+inline Traced transpose_program() { return transpose_program_typed(); }
+
+// A histogram of 1000 bin numbers (0 to 36) into a Shared of counts: a scatter with atomic adds.
+inline Traced histogram_program() {
+  return trace("histogram", In<int32_t>(cells({1000}, {256})), Shared<int32_t>(), [](Param<int32_t> bin, Param<int32_t> hist) {
+    atomic_add(hist, load_cell(bin), full<int32_t>({256}, 1), cell_extent(bin));
+  });
+}
+
+// Column sums of f32 by atomic adds at an offset (stride 0 down the rows), bounded by the extent.
+inline Traced col_atomic_program() {
+  return trace("col_atomic", In<float>(cells({96, 40}, {32, 16})), Shared<float>(), [](Param<float> x, Param<float> sums) {
+    atomic_add(sums, block_id(1) * 16, load_cell(x), {0, 1}, cell_extent(x));
+  });
+}
+
+// atomic max and min at offsets, and a plain scatter.
+inline Traced scatter_program() {
+  return trace("scatter", In<int32_t>(cells({512}, {128})), In<uint32_t>(cells({512}, {128})), Shared<uint32_t>(),
+               Shared<uint32_t>(), [](Param<int32_t> at, Param<uint32_t> u, Param<uint32_t> hi, Param<uint32_t> out) {
+                 Tile<int32_t> where = load_cell(at);
+                 atomic_max(hi, where, load_cell(u));
+                 atomic_min(hi, where, load_cell(u));
+                 scatter(out, where, load_cell(u), cell_extent(u));
+               });
+}
+
+// A Shared load bounded by an extent and padded.
+inline Traced bounded_load_program() {
+  return trace("bounded", Shared<float>(), Out<float>(cells({1}, {1})), [](Param<float> x, Param<float> hi) {
+    Tile<float> v = load(x, Index(5), {128}, {}, {Index(72)}, Pad::neg_inf);
+    store_cell(hi, reduce_max(v, {.dim = 0, .keepdims = true}));
   });
 }
 
@@ -107,6 +143,10 @@ inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
       {"col_sum", col_sum_program},
       {"row_range", row_range_program},
       {"transpose", transpose_program},
+      {"histogram", histogram_program},
+      {"col_atomic", col_atomic_program},
+      {"scatter", scatter_program},
+      {"bounded_load", bounded_load_program},
       {"matmul", matmul_program},
       {"matmul_bf16", [] { return matmul_bf16_program(256, 1); }},
       {"matmul_bf16_prefetch_3", [] { return matmul_bf16_program(256, 3); }},

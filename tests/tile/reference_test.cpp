@@ -49,7 +49,7 @@ TEST(TileReference, FakeDeviceRunsVaddsReference) {
 TEST(TileReference, FakeModeNeverRunsTheKernel) {
   Client c = Device::cpu().client();
   References sevens;
-  sevens.add("vadd", last_out([](std::span<const HostBuffer>, HostBuffer& out) {
+  sevens.add("vadd", 3, last_out([](std::span<const HostBuffer>, HostBuffer& out) {
                for (size_t i = 0; i < out.size(); ++i) out.set(i, 7.0);
              }));
   Traced t = testing::vadd_program(1000);
@@ -59,7 +59,7 @@ TEST(TileReference, FakeModeNeverRunsTheKernel) {
   EXPECT_EQ(c.read<double>(out), std::vector<double>(1000, 7.0));
   // Inputs are not copied back, whatever the reference does to its copies.
   References scribbler;
-  scribbler.add("vadd", [](std::span<HostBuffer> bufs, const Grid&) { bufs[0].set(0, -1.0); });
+  scribbler.add("vadd", 3, [](std::span<HostBuffer> bufs, const Grid&) { bufs[0].set(0, -1.0); });
   launch_reference(scribbler, t.entry, c, {a, b, out});
   EXPECT_EQ(c.read<double>(a), xs);
 }
@@ -69,7 +69,7 @@ TEST(TileReference, LaunchChecksComeBeforeTheReference) {
   Client c = Device::cpu().client();
   int calls = 0;
   References counting;
-  counting.add("vadd", [&](std::span<HostBuffer>, const Grid&) { ++calls; });
+  counting.add("vadd", 3, [&](std::span<HostBuffer>, const Grid&) { ++calls; });
   Traced t = testing::vadd_program(1000);
   std::vector<double> xs(999, 1.0), zeros(999, 0.0);
   Handle a = c.upload(xs), b = c.upload(xs), out = c.upload(zeros);
@@ -84,6 +84,33 @@ TEST(TileReference, LaunchChecksComeBeforeTheReference) {
   expect_error([&] { check(counting, t.entry, c, {a, b, out}); }, "launch.short_buffer");
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(c.read<double>(out), zeros);
+}
+
+// A reference registered for another number of buffers than its kernel takes is refused in fake
+// mode, by launch_reference and by check, before it runs and before any buffer changes.
+TEST(TileReference, AReferenceForAnotherBufferCountIsRefused) {
+  Client c = Device::cpu().client();
+  int calls = 0;
+  References two;
+  two.add("vadd", 2, last_out([&](std::span<const HostBuffer>, HostBuffer&) { ++calls; }));
+  Traced t = testing::vadd_program(1000);
+  std::vector<double> xs = random_values(1000, 6), poison(1000, -3.0);
+  Handle a = c.upload(xs), b = c.upload(xs), out = c.upload(poison);
+  const std::string message =
+      "kernel `vadd` takes 3 buffer(s), and its reference was registered for 2: register it with the kernel's count, or "
+      "check that this is the kernel it is for";
+  EXPECT_EQ(expect_error([&] { launch_reference(two, t.entry, c, {a, b, out}); }, "reference.arity").message(), message);
+  {
+    FakeDevice fake(two);
+    EXPECT_EQ(expect_error([&] { t.entry.launch(c, {a, b, out}); }, "reference.arity").message(), message);
+  }
+  EXPECT_EQ(expect_error([&] { check(two, t.entry, c, {a, b, out}); }, "reference.arity").message(), message);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(c.read<double>(out), poison);
+  // Registered with the kernel's count, the same function runs.
+  two.add("vadd", 3, last_out([&](std::span<const HostBuffer>, HostBuffer&) { ++calls; }));
+  launch_reference(two, t.entry, c, {a, b, out});
+  EXPECT_EQ(calls, 1);
 }
 
 // A dyn_dim extent is the grid's blocks times the tile: the reference sees 8 x 128 elements.
@@ -107,7 +134,7 @@ TEST(TileReference, SoftmaxKeepsTheSentinel) {
   Traced t = testing::softmax_program();
   const std::vector<double> want = {0.09003057317038043, 0.24472847105479767, 0.6652409557748218, 9.0};
   References seeds = reference_kernels();
-  seeds.add("softmax", last_out([](std::span<const HostBuffer> in, HostBuffer& out) {
+  seeds.add("softmax", 2, last_out([](std::span<const HostBuffer> in, HostBuffer& out) {
               const size_t n = 3;
               double m = in[0].get(0), total = 0;
               for (size_t i = 1; i < n; ++i) m = std::max(m, in[0].get(i));
@@ -140,7 +167,7 @@ TEST(TileReference, MissingReference) {
 TEST(TileReference, ReadingABufferAsAnotherType) {
   Client c = Device::cpu().client();
   References wrong;
-  wrong.add("vadd", last_out([](std::span<const HostBuffer> in, HostBuffer&) { (void)in[0].as<float>(); }));
+  wrong.add("vadd", 3, last_out([](std::span<const HostBuffer> in, HostBuffer&) { (void)in[0].as<float>(); }));
   Traced t = testing::vadd_program(7);
   Handle a = c.upload(std::vector<double>(7, 1.0)), out = c.upload(std::vector<double>(7, 0.0));
   Handle b = c.upload(std::vector<double>(7, 1.0));
@@ -257,7 +284,7 @@ TEST(TileReference, EveryExampleKernelAgreesOnEveryDevice) {
 // hold the kernel's answer.
 TEST(TileReference, CheckCatchesAWrongReference) {
   References off_by_one;
-  off_by_one.add("vadd", last_out([](std::span<const HostBuffer> in, HostBuffer& out) {
+  off_by_one.add("vadd", 3, last_out([](std::span<const HostBuffer> in, HostBuffer& out) {
                    for (size_t i = 0; i < 1000; ++i) out.set(i, in[0].get(i) + in[1].get(i) + (i == 17 ? 1.0 : 0.0));
                  }));
   Traced t = testing::vadd_program(1000);
@@ -299,7 +326,7 @@ TEST(TileReference, CheckComparesTheWholeBuffer) {
   Handle a = c.upload(random_values(7, 8)), b = c.upload(random_values(7, 9));
   Handle out = c.upload(std::vector<double>(8, 3.0));
   References tail_writer;
-  tail_writer.add("vadd", last_out([](std::span<const HostBuffer> in, HostBuffer& out) {
+  tail_writer.add("vadd", 3, last_out([](std::span<const HostBuffer> in, HostBuffer& out) {
                     for (size_t i = 0; i < 7; ++i) out.set(i, in[0].get(i) + in[1].get(i));
                     out.set(7, 4.0);
                   }));

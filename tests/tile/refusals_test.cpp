@@ -294,6 +294,46 @@ TEST(TileRefusals, Strides) {
             "kernel `k`: op #3 `load`: takes one stride per dimension of the tile (2), not 3");
 }
 
+// Addressed accesses' extents, offsets, element types and padding.
+TEST(TileRefusals, AddressedAccesses) {
+  Cells g = cells({128, 64}, {32, 32});
+  EXPECT_EQ(refused([&] { record_shared(g, [](P x, P out) { store(out, Index(0), load_cell(x), {}, {Index(4)}); }); },
+                    "record.extent"),
+            "kernel `k`: op #5 `store`: takes an extent of one index per dimension of the tile (2) or none, not 1");
+  EXPECT_EQ(refused([&] { record_shared(g, [](P, P s) { load(s, Index(0), {32}, {}, {Index(4), Index(5)}); }); }, "record.extent"),
+            "kernel `k`: op #5 `load`: takes an extent of one index per dimension of the tile (1) or none, not 2");
+  // Offsets one per value.
+  EXPECT_EQ(refused([&] {
+              trace("k", In<int32_t>(cells({128}, {128})), In<double>(g), Shared<double>(), [](Param<int32_t> at, P x, P s) {
+                scatter(s, load_cell(at), load_cell(x));
+              });
+            },
+                    "record.shape_mismatch"),
+            "kernel `k`: op #5 `scatter`: offsets are tile<128xi32>, values tile<32x32xf64>: one offset per value");
+  // An In is not written at an address either, by an atomic or a scatter.
+  EXPECT_EQ(refused([&] {
+              trace("k", In<int32_t>(cells({128}, {128})), Shared<int32_t>(),
+                    [](Param<int32_t> x, Param<int32_t>) { atomic_add(x, load_cell(x), load_cell(x)); });
+            },
+                    "record.in_written"),
+            "kernel `k`: op #4 `atomic_add`: parameter 0 is an In, and nothing writes an In");
+  // Integers hold no infinity: an integer load pads with zero.
+  EXPECT_EQ(refused([&] {
+              trace("k", Shared<int32_t>(), [](Param<int32_t> s) { load(s, Index(0), {32}, {}, {Index(3)}, Pad::neg_inf); });
+            },
+                    "record.type"),
+            "kernel `k`: op #3 `load`: pads with neg_inf, which i32 does not hold; integers pad with zero");
+  // Below the typed front (whose concepts refuse it at compile time), an atomic on an element type
+  // no atomic combines.
+  EXPECT_EQ(refused([&] {
+              trace("k", In<double>(cells({128}, {128})), Shared<double>(), [](P x, P s) {
+                detail::atomic(ir::OpKind::TileAtomicMax, s.ref(), Index(0).ref(), load_cell(x).ref(), {});
+              });
+            },
+                    "record.type"),
+            "kernel `k`: op #4 `atomic_max`: parameter 1 holds f64, and atomic_max takes i32, u32, i64 and u64");
+}
+
 TEST(TileRefusals, Axis) {
   EXPECT_EQ(refused([] { record_k([](P, P) { block_id(3); }); }, "record.axis"),
             "kernel `k`: op #3 `get_tile_block_id`: grid axes are 0, 1 and 2, not 3");

@@ -4,6 +4,7 @@
 
 #include "kiln/error.h"
 #include "kiln/tile.h"
+#include "programs.h"
 
 namespace kiln::tile {
 namespace {
@@ -233,6 +234,24 @@ TEST(TileRender, IndexArithmeticAndPointerLoadsAndStores) {
   EXPECT_EQ(grep(text, "assume div_by<16>, %arg1 ").size(), 1u) << text;
   // One token chain: each memory op takes the token the one before gave.
   EXPECT_EQ(grep(text, "token=%0 ").size(), 1u) << text;
+}
+
+TEST(TileRender, AtomicsAndScatters) {
+  Traced t = kiln::tile::testing::scatter_program();
+  std::string text = render(*t.program);
+  // u32: unsigned max and min, through a tile of pointers moved by the offsets.
+  EXPECT_EQ(grep(text, "atomic_rmw_tko relaxed device ").size(), 2u) << text;
+  EXPECT_EQ(grep(text, "mode = umax").size(), 1u) << text;
+  EXPECT_EQ(grep(text, "mode = umin").size(), 1u) << text;
+  EXPECT_EQ(grep(text, " = offset ").size(), 3u) << text;
+  EXPECT_EQ(grep(text, ": tile<128xptr<u32>>, tile<128xi32> -> tile<128xptr<u32>>").size(), 3u) << text;
+  // The scatter is a store through the pointers, bounded by the extent.
+  EXPECT_EQ(grep(text, "store_ptr_tko weak ").size(), 1u) << text;
+  EXPECT_EQ(grep(text, ", extent = [").size(), 1u) << text;
+  Traced cols = kiln::tile::testing::col_atomic_program();
+  std::string c = render(*cols.program);
+  EXPECT_EQ(grep(c, "mode = addf, extent = [").size(), 1u) << c;
+  EXPECT_EQ(grep(c, "], strides = [0, 1], ").size(), 1u) << c;
 }
 
 TEST(TileRender, StoreSubCutsTheCellIntoParts) {

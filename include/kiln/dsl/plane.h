@@ -1,4 +1,4 @@
-// Plane (warp) operations: collective over the active units of a plane of plane_dim() units.
+// Plane operations: collective over the active units of a plane of plane_dim() units.
 #pragma once
 
 #include "kiln/dsl/expr.h"

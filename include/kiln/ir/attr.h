@@ -34,7 +34,7 @@ enum class AttrType : uint8_t { Flag, Int, Number, String, Ints, Pad };
   X(PrefetchStages, "prefetch_stages", Int)       \
   X(Format, "format", String)                     \
   X(FastMath, "fast_math", Flag)                  \
-  X(Warps, "warps", Ints)                         \
+  X(Planes, "planes", Ints)                         \
   X(Extent, "extent", Ints)                       \
   X(Tile, "tile", Ints)                           \
   X(Along, "along", Ints)                         \

@@ -111,8 +111,9 @@ std::string_view family_name(OpFamily f);
   S(TileLoadAt, "ti*", (view, cell))                                                             \
   S(TileStoreCell, "tt", (view, tile))                                                           \
   S(TileStoreSub, "tti*", (view, tile, part))                                                    \
-  S(TileLoad, "ai", (array, offset))                                                             \
-  S(TileStore, "ait", (array, offset, tile))                                                     \
+  S(TileLoad, "aii*", (array, offset, extent))                                                   \
+  S(TileStore, "aiti*", (array, offset, tile, extent))                                           \
+  S(TileScatter, "atti*", (array, offsets, values, extent))                                      \
   S(TileUnary, "t", (tile))                                                                      \
   S(TileMma, "ttt", (a, b, c))                                                                   \
   S(MmaSync, "aiaia", (a, a_offset, b, b_offset, acc))
@@ -227,7 +228,7 @@ std::string_view family_name(OpFamily f);
      most n of the unit's groups are still in flight (then a sync.cube shows the data to all units) */                \
   X(CopyAsyncCommit, "copy.async.commit", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)         \
   X(CopyAsyncWait, "copy.async.wait", Sync, Nullary, "", "pending", copy_async_wait, "", kReadsMemory | kWritesMemory) \
-  /* plane (warp) ops over the active units of a plane */                                                             \
+  /* plane ops over the active units of a plane */                                                                   \
   X(PlaneSum, "plane.sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                          \
   X(PlaneProd, "plane.prod", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                        \
   X(PlaneMax, "plane.max", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                          \
@@ -269,8 +270,19 @@ std::string_view family_name(OpFamily f);
   X(TileLoadAt, "tile.load_at", Tile, TileLoadAt, "t", "", tile_load_view, "", kReadsMemory)                          \
   X(TileStoreCell, "tile.store_cell", Tile, TileStoreCell, "", "", tile_store_view, "", kWritesMemory)                \
   X(TileStoreSub, "tile.store_sub", Tile, TileStoreSub, "", "", tile_store_view, "", kWritesMemory)                   \
-  X(TileLoad, "tile.load", Tile, TileLoad, "t", "strides?", tile_load_ptr, "", kReadsMemory)                          \
+  X(TileLoad, "tile.load", Tile, TileLoad, "t", "strides? pad?", tile_load_ptr, "", kReadsMemory)                     \
   X(TileStore, "tile.store", Tile, TileStore, "", "strides?", tile_store_ptr, "", kWritesMemory)                      \
+  /* load, store and the atomics address a buffer: element (i, j, ..) at %off + i*strides[0] + j*strides[1] + ..;    \
+     the scatter forms put each value at its own i32 offset. An extent (none, or one i32 per dimension)                \
+     keeps the elements at coordinates below it; the others are not read (load gives pad) nor written.                \
+     The atomics keep no result: the old values are not kept */                                                        \
+  X(TileAtomicAdd, "tile.atomic_add", Tile, TileStore, "", "strides?", tile_atomic, "", kReadsMemory | kWritesMemory)  \
+  X(TileAtomicMax, "tile.atomic_max", Tile, TileStore, "", "strides?", tile_atomic, "", kReadsMemory | kWritesMemory)  \
+  X(TileAtomicMin, "tile.atomic_min", Tile, TileStore, "", "strides?", tile_atomic, "", kReadsMemory | kWritesMemory)  \
+  X(TileScatter, "tile.scatter", Tile, TileScatter, "", "", tile_scatter, "", kWritesMemory)                           \
+  X(TileScatterAdd, "tile.scatter_add", Tile, TileScatter, "", "", tile_scatter, "", kReadsMemory | kWritesMemory)     \
+  X(TileScatterMax, "tile.scatter_max", Tile, TileScatter, "", "", tile_scatter, "", kReadsMemory | kWritesMemory)     \
+  X(TileScatterMin, "tile.scatter_min", Tile, TileScatter, "", "", tile_scatter, "", kReadsMemory | kWritesMemory)     \
   X(TileFull, "tile.full", Tile, Nullary, "t", "value", tile_full, "", kPure)                                         \
   X(TileBroadcast, "tile.broadcast", Tile, TileUnary, "t", "shape", tile_broadcast, "", kPure)                        \
   X(TileReduceSum, "tile.reduce_sum", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                  \
@@ -282,7 +294,7 @@ std::string_view family_name(OpFamily f);
   /* tensor cores: every unit of the cube together (uniform control flow, a barrier before and after                  \
      is the caller's); a, b shared arrays with element offsets, acc a local array of each unit's                      \
      accumulators, in the layout lower_tiles gives (docs/decisions/019-tile-layer.md) */                              \
-  X(MmaSync, "mma.sync", Matrix, MmaSync, "", "shape warps pitches b_columns?", mma_sync, "", kReadsMemory | kWritesMemory | kPlane)
+  X(MmaSync, "mma.sync", Matrix, MmaSync, "", "shape planes pitches b_columns?", mma_sync, "", kReadsMemory | kWritesMemory | kPlane)
 
 enum class OpKind : uint16_t {
 #define KILN_X(e, text, family, signature, result, attrs, rule, regions, traits) e,

@@ -56,6 +56,16 @@ struct TypeResult {
   bool ok() const { return error.empty(); }
 };
 
+// Whether an atomic op (atomic.*, tile.atomic_*, tile.scatter_add/max/min) combines elements of
+// `s`: 32- and 64-bit integers, and f32 and f64 for add, sub and exchange (docs/ir.md). The tile
+// layer's typed front asks it at compile time.
+constexpr bool atomic_takes(OpKind k, Scalar s) {
+  const bool word = is_int(s) && (scalar_bytes(s) == 4 || scalar_bytes(s) == 8);
+  const bool floats = k == OpKind::AtomicAdd || k == OpKind::AtomicSub || k == OpKind::AtomicExchange ||
+                      k == OpKind::TileAtomicAdd || k == OpKind::TileScatterAdd;
+  return word || (floats && (s == Scalar::F32 || s == Scalar::F64));
+}
+
 // "takes 2 operands, has 1" when `count` operands do not fit the op's schema; empty when they do.
 std::string operand_count_error(OpKind kind, size_t count);
 

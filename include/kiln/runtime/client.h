@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/runtime/buffer.h"
 #include "kiln/runtime/device.h"
 #include "kiln/runtime/handle.h"
 
@@ -70,6 +71,22 @@ class Client {
   }
   // std::vector<bool> packs bits: it uploads as a bool handle of one byte (0 or 1) per element.
   Handle upload(const std::vector<bool>& data) const;
+
+  // The same as empty<T> and upload, as a Buffer<T>: a handle whose element type the compiler
+  // knows, which typed fronts (a tile entry's launch) take (runtime/buffer.h).
+  template <Element T>
+  Buffer<T> buffer(size_t count) const {
+    return Buffer<T>::of(empty<T>(count));
+  }
+  template <Element T>
+  Buffer<T> upload_buffer(std::span<const T> data) const {
+    return Buffer<T>::of(upload(data));
+  }
+  template <Element T>
+  Buffer<T> upload_buffer(const std::vector<T>& data) const {
+    return upload_buffer(std::span<const T>(data));
+  }
+  Buffer<bool> upload_buffer(const std::vector<bool>& data) const { return Buffer<bool>::of(upload(data)); }
 
   // Waits for the work that writes `h`, then copies what it shows to the host.
   void read_bytes(const Handle& h, void* out, size_t bytes) const;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <memory>
 #include <optional>
 #include <span>
@@ -42,7 +43,7 @@ class Program {
     std::vector<int64_t> extent, tile, along;
   };
   const std::vector<std::vector<View>>& views() const { return views_; }
-  // Whether the kernel reads or writes at computed addresses (load, store): such accesses keep
+  // Whether the kernel reads or writes at computed addresses (load, store, atomics, scatter): such accesses keep
   // checked mode's bounds; cell accesses need none.
   bool uses_addresses() const { return uses_addresses_; }
 
@@ -95,6 +96,88 @@ struct Traced {
 };
 
 namespace detail {
+template <class A>
+inline constexpr bool is_buffer = false;
+template <Element U>
+inline constexpr bool is_buffer<Buffer<U>> = true;
+
+template <class... Args>
+constexpr bool last_is_grid() {
+  if constexpr (sizeof...(Args) == 0) {
+    return false;
+  } else {
+    return std::is_same_v<std::tuple_element_t<sizeof...(Args) - 1, std::tuple<Args...>>, Grid>;
+  }
+}
+
+// Instantiated only for a typed launch that cannot run; the template arguments say why.
+template <size_t Parameters, size_t Buffers>
+struct tile_launch_buffer_count {
+  static_assert(Parameters == Buffers,
+                "TypedEntry::launch: the number of buffers differs from the number of the kernel's parameters (the "
+                "instantiation shown with this error gives both counts)");
+  static constexpr bool ok = Parameters == Buffers;
+};
+template <size_t Argument, class Parameter, class Given>
+struct tile_launch_buffer_type {
+  static_assert(std::is_same_v<Parameter, Given>,
+                "TypedEntry::launch: a buffer's element type differs from its parameter's (the instantiation shown with "
+                "this error names the buffer's position, the Buffer<T> its parameter takes and the one given)");
+  static constexpr bool ok = std::is_same_v<Parameter, Given>;
+};
+}  // namespace detail
+
+// What a typed launch takes: Buffer<T>s, and a Grid last.
+template <class A>
+concept TypedLaunchArgument = detail::is_buffer<A> || std::is_same_v<A, Grid>;
+
+// The entry of a kernel whose parameters hold Ts...: launch(client, buffers...) takes one
+// Buffer<T> per parameter, of its element type, and a wrong type or count does not compile
+// (tests/compile_fail/tile_typed_launch.cpp). It is an Entry: the untyped forms (handles as a
+// list, checked at run time), check() and launch_reference() take it too. The launch checks that
+// do not depend on types (sizes, the grid, alignment, aliasing) run as they always do.
+template <Element... Ts>
+class TypedEntry : public Entry {
+ public:
+  explicit TypedEntry(std::shared_ptr<const Program> p) : Entry(std::move(p)) {}
+
+  using Entry::launch;
+
+  // On the Out cells' grid, or with a Grid after the buffers: launch(client, x, out, Grid{4, 2, 1}).
+  template <TypedLaunchArgument... Args>
+  void launch(const Client& client, const Args&... args) const {
+    constexpr size_t n = sizeof...(Args);
+    constexpr bool with_grid = detail::last_is_grid<Args...>();
+    constexpr bool count_ok = detail::tile_launch_buffer_count<sizeof...(Ts), with_grid ? n - 1 : n>::ok;
+    if constexpr (count_ok) {
+      constexpr bool types_ok = []<size_t... I>(std::index_sequence<I...>) {
+        return (detail::tile_launch_buffer_type<I, Buffer<Ts>, std::tuple_element_t<I, std::tuple<Args...>>>::ok && ...);
+      }(std::index_sequence_for<Ts...>{});
+      if constexpr (types_ok) {
+        auto all = std::tie(args...);
+        auto handles = [&]<size_t... I>(std::index_sequence<I...>) {
+          return std::array<Handle, sizeof...(Ts)>{static_cast<const Handle&>(std::get<I>(all))...};
+        }(std::index_sequence_for<Ts...>{});
+        std::optional<Grid> grid;
+        if constexpr (with_grid) grid = std::get<n - 1>(all);
+        Entry::launch(client, std::span<const Handle>(handles.data(), handles.size()), grid);
+      }
+    }
+  }
+};
+
+// What trace() answers: the program and its typed entry. It converts to Traced (an Entry that
+// takes handles), so `Traced t = trace(...)` keeps its untyped entry; `auto t = trace(...)` has the
+// typed one.
+template <Element... Ts>
+struct TypedTraced {
+  std::shared_ptr<const Program> program;
+  TypedEntry<Ts...> entry;
+
+  operator Traced() const { return Traced{program, entry}; }  // NOLINT: implicit on purpose
+};
+
+namespace detail {
 
 // Opens a recording: makes the kernel's parameters and views, checks the cells against each other
 // and the grid (Error{record.grid_mismatch}); close() checks and verifies the body's IR.
@@ -113,14 +196,16 @@ class TraceScope {
 };
 
 template <class Body, class... D, size_t... I>
-Traced trace_with(std::string name, Body&& body, std::index_sequence<I...>, const D&... decls) {
+TypedTraced<typename D::element_type...> trace_with(std::string name, Body&& body, std::index_sequence<I...>,
+                                                    const D&... decls) {
   TraceScope scope(std::move(name), std::vector<ParamDecl>{static_cast<const ParamDecl&>(decls)...});
   body(Param<typename D::element_type>(scope.param(int(I)))...);
-  return scope.close();
+  Traced t = scope.close();
+  return {t.program, TypedEntry<typename D::element_type...>(t.program)};
 }
 
 template <class Tuple, size_t... I>
-Traced trace_split(std::string name, Tuple&& args, std::index_sequence<I...>) {
+auto trace_split(std::string name, Tuple&& args, std::index_sequence<I...>) {
   constexpr size_t n = sizeof...(I);
   return trace_with(std::move(name), std::get<n>(args), std::make_index_sequence<n>{}, std::get<I>(args)...);
 }
@@ -128,9 +213,10 @@ Traced trace_split(std::string name, Tuple&& args, std::index_sequence<I...>) {
 }  // namespace detail
 
 // trace("vadd", In<double>(g), In<double>(g), Out<double>(g), vadd): the last argument is the body,
-// called once with one Param<T> per declaration.
+// called once with one Param<T> per declaration. The answer's entry is typed:
+// t.entry.launch(client, a, b, out) takes Buffer<double>s (runtime/buffer.h).
 template <class... Args>
-Traced trace(std::string name, Args&&... args) {
+auto trace(std::string name, Args&&... args) {
   static_assert(sizeof...(Args) >= 1, "trace(name, params..., body)");
   return detail::trace_split(std::move(name), std::forward_as_tuple(std::forward<Args>(args)...),
                              std::make_index_sequence<sizeof...(Args) - 1>{});

@@ -48,8 +48,23 @@ ValueRef load_cell(ParamRef p);
 ValueRef load_at(ParamRef p, std::span<const ValueRef> cell);
 void store_cell(ParamRef p, const ValueRef& t);
 void store_sub(ParamRef p, const ValueRef& t, std::span<const ValueRef> sub);
-ValueRef load(ParamRef p, const ValueRef& offset, std::span<const uint32_t> shape, std::span<const int64_t> strides);
-void store(ParamRef p, const ValueRef& offset, const ValueRef& t, std::span<const int64_t> strides);
+// At computed addresses (Shared parameters). `extent`: none, or one i32 per dimension of the tile;
+// the elements at coordinates below it take part, the others are not read (a load gives `pad`)
+// nor written.
+ValueRef load(ParamRef p, const ValueRef& offset, std::span<const uint32_t> shape, std::span<const int64_t> strides,
+              std::span<const ValueRef> extent = {}, Pad pad = Pad::zero);
+void store(ParamRef p, const ValueRef& offset, const ValueRef& t, std::span<const int64_t> strides,
+           std::span<const ValueRef> extent = {});
+// kind: TileAtomicAdd, TileAtomicMax or TileAtomicMin.
+void atomic(ir::OpKind kind, ParamRef p, const ValueRef& offset, const ValueRef& t, std::span<const int64_t> strides,
+            std::span<const ValueRef> extent = {});
+// kind: TileScatter, TileScatterAdd, TileScatterMax or TileScatterMin; `offsets` an i32 tile of
+// the values' shape.
+void scatter(ir::OpKind kind, ParamRef p, const ValueRef& offsets, const ValueRef& values,
+             std::span<const ValueRef> extent = {});
+// Per dimension, how many lanes of a cell of `p` lie inside its extent (at least the tile in a
+// whole cell): the block's cell, or the one `cell` picks as load_at does.
+std::vector<ValueRef> cell_extent(ParamRef p, std::span<const ValueRef> cell);
 ParamRef retile(ParamRef p, std::vector<int64_t> extent, std::vector<int64_t> tile);
 // The shape of one cell of `p`'s view.
 std::vector<uint32_t> cell_shape(ParamRef p);

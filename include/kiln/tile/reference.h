@@ -76,19 +76,31 @@ using ReferenceFn = std::function<void(std::span<HostBuffer> buffers, const Grid
 // the last one.
 ReferenceFn last_out(std::function<void(std::span<const HostBuffer> inputs, HostBuffer& out)> fn);
 
+// A registered reference: the number of buffers its kernel takes (seed 04's `(2, last_out(..))`)
+// and the function.
+struct Reference {
+  size_t buffers = 0;
+  ReferenceFn fn;
+};
+
 // Host references by kernel name.
 class References {
  public:
-  // Registers (or replaces) the reference of kernel `name`.
-  References& add(std::string name, ReferenceFn fn);
+  // Registers (or replaces) the reference of kernel `name`, which takes `buffers` buffers: a
+  // kernel of that name with another parameter count is refused when it would run the reference
+  // (reference.arity), before any buffer is touched.
+  References& add(std::string name, size_t buffers, ReferenceFn fn);
   // The reference of kernel `name`; Error{reference.missing} naming the registered kernels if none.
-  const ReferenceFn& at(std::string_view name) const;
+  const Reference& at(std::string_view name) const;
+  // The reference of `entry`'s kernel: reference.missing as `at`, and Error{reference.arity} when
+  // it was registered for another number of buffers than the kernel's parameters.
+  const ReferenceFn& of(const Entry& entry) const;
   bool contains(std::string_view name) const { return fns_.find(name) != fns_.end(); }
   // The registered names, sorted.
   std::vector<std::string> names() const;
 
  private:
-  std::map<std::string, ReferenceFn, std::less<>> fns_;
+  std::map<std::string, Reference, std::less<>> fns_;
 };
 
 // References for kiln's own example kernels (src/tile/reference_kernels.cpp): vadd, softmax,

@@ -1,4 +1,4 @@
-// Plane (warp) ops: planning and executors of collectives over the active units of each group of
+// Plane ops: planning and executors of collectives over the active units of each group of
 // 32 consecutive units. A partial last plane (a cube size that is not a multiple of 32) has fewer
 // units. Results are always varying; an operand may be uniform.
 #include <algorithm>

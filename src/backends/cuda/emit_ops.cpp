@@ -486,10 +486,10 @@ void Emitter::plane(const ir::Op& op) {
 void Emitter::matrix(const ir::Op& op) {
   using M = ir::ops::MmaSync;
   if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
-  std::span<const int64_t> shape = op.get<ir::AttrKey::Shape>(), warps = op.get<ir::AttrKey::Warps>(),
+  std::span<const int64_t> shape = op.get<ir::AttrKey::Shape>(), planes = op.get<ir::AttrKey::Planes>(),
                            pitch = op.get<ir::AttrKey::Pitches>();
   std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) + ", " +
-                     std::to_string(warps[0]) + ", " + std::to_string(warps[1]) + ", " + std::to_string(pitch[0]) + ", " +
+                     std::to_string(planes[0]) + ", " + std::to_string(planes[1]) + ", " + std::to_string(pitch[0]) + ", " +
                      std::to_string(pitch[1]) + (op.get<ir::AttrKey::BColumns>() ? ", true" : "");
   line("kiln_mma_sync<" + args + ">(&" + name(op.operand(M::a)) + "[" + name(op.operand(M::a_offset)) + "], &" +
        name(op.operand(M::b)) + "[" + name(op.operand(M::b_offset)) + "], " + name(op.operand(M::acc)) + ");");

@@ -1,5 +1,5 @@
 // lower_tiles' memory ops: loads and stores of cells as masked vector accesses with padding, and
-// loads and stores at computed addresses (Shared parameters).
+// loads, stores, atomics and scatters at computed addresses (Shared parameters).
 #include <limits>
 
 #include "passes/lower_tiles/lowerer.h"
@@ -164,8 +164,9 @@ void Lowerer::store_cell(const Op& op) {
   }
 }
 
-// tile.load / tile.store at an element offset with strides (Shared parameters): scalar
-// accesses, flagged `checked` so that checked mode bounds them.
+// tile.load, tile.store and the atomics at an element offset with strides, and the scatters at
+// the offsets a tile holds (Shared parameters): scalar accesses, flagged `checked` so that checked
+// mode bounds them (a launch of a kernel with any runs checked: Entry::launch).
 std::vector<Value> Lowerer::pointer_index(const Op& op, const Type& t, const Layout& l, Value offset) {
   std::array<uint32_t, 4> stride = row_major(t);
   std::span<const int64_t> strides = op.get<AttrKey::Strides>();
@@ -176,31 +177,99 @@ std::vector<Value> Lowerer::pointer_index(const Op& op, const Type& t, const Lay
   return idx;
 }
 
+// An extent's bound per dimension (u32, a negative extent as 0) and the unit's part of each
+// coordinate in `l`; none without an extent.
+Lowerer::ExtentBounds Lowerer::extent_bounds(const Layout& l, std::span<const Value> extent) {
+  ExtentBounds b;
+  for (size_t d = 0; d < extent.size(); ++d) {
+    b.bound.push_back(as_u32(emit(K::Max, {extent[d], b_.const_int(Scalar::I32, 0)})));
+    b.unit.push_back(unit_coord(l, int(d)));
+  }
+  return b;
+}
+
+// True where slot `slot`'s element lies inside the extent; kNoValue when there is none.
+Value Lowerer::extent_mask(const Layout& l, const ExtentBounds& b, size_t slot) {
+  Value mask = kNoValue;
+  for (size_t d = 0; d < b.bound.size(); ++d) {
+    Value coord = add(b.unit[d], c32(slot_coord(l, slot, int(d))));
+    mask = both(mask, emit(K::Lt, {coord, b.bound[d]}));
+  }
+  return mask;
+}
+
 void Lowerer::pointer_load(const Op& op) {
   Layout l = blocked(op.type, units_, 1);
   Tiled r;
   r.type = op.type;
   r.layout = l;
-  for (Value i : pointer_index(op, op.type, l, op.operand(ops::TileLoad::offset))) {
-    r.slots.push_back(emit(K::Load, {op.operand(ops::TileLoad::array), i}, {ir::attr<AttrKey::Checked>(true)}));
+  ExtentBounds bounds = extent_bounds(l, op.operands_from(ops::TileLoad::extent));
+  const Pad pad = op.get<AttrKey::Pad>(Pad::zero);
+  const Value array = op.operand(ops::TileLoad::array);
+  std::vector<Value> idx = pointer_index(op, op.type, l, op.operand(ops::TileLoad::offset));
+  // A masked-off load gives zero; another padding value replaces it.
+  Value fill = pad == Pad::zero || bounds.bound.empty() ? kNoValue : constant(op.type.scalar, pad_value(pad));
+  for (size_t j = 0; j < idx.size(); ++j) {
+    std::vector<Attr> checked = {ir::attr<AttrKey::Checked>(true)};
+    Value mask = extent_mask(l, bounds, j);
+    Value v = mask == kNoValue ? emit(K::Load, {array, idx[j]}, checked) : emit(K::Load, {array, idx[j], mask}, checked);
+    if (fill != kNoValue) v = emit(K::Select, {mask, v, fill});
+    r.slots.push_back(v);
   }
   tiles_[op.result] = r;
 }
 
+namespace {
+// The scalar op each addressed tile write is, one per element.
+OpKind element_write(OpKind k) {
+  switch (k) {
+    case K::TileAtomicAdd:
+    case K::TileScatterAdd: return K::AtomicAdd;
+    case K::TileAtomicMax:
+    case K::TileScatterMax: return K::AtomicMax;
+    case K::TileAtomicMin:
+    case K::TileScatterMin: return K::AtomicMin;
+    default: return K::Store;
+  }
+}
+}  // namespace
+
+// One write per element the unit owns (a layout whose unit bits name nothing repeats elements on
+// several units: only one of them writes, or an atomic would count it twice), inside the extent.
+void Lowerer::write_elements(OpKind kind, Value array, const Layout& l, const std::vector<Value>& idx,
+                             const std::vector<Value>& values, std::span<const Value> extent) {
+  ExtentBounds bounds = extent_bounds(l, extent);
+  Value mine = owner(l);
+  for (size_t j = 0; j < idx.size(); ++j) {
+    std::vector<Attr> checked = {ir::attr<AttrKey::Checked>(true)};
+    Value mask = both(mine, extent_mask(l, bounds, j));
+    if (mask == kNoValue)
+      emit(element_write(kind), {array, idx[j], values[j]}, checked);
+    else
+      emit(element_write(kind), {array, idx[j], values[j], mask}, checked);
+  }
+}
+
+// tile.store and tile.atomic_*: at an offset with strides.
 void Lowerer::pointer_store(const Op& op) {
   const Value array = op.operand(ops::TileStore::array), t = op.operand(ops::TileStore::tile);
   const Type tt = k_.type_of(t);  // a copy: emitting grows value_types
   Layout l = blocked(tt, units_, 1);
   std::vector<Value> slots = present(tile(t), l);
   std::vector<Value> idx = pointer_index(op, tt, l, op.operand(ops::TileStore::offset));
-  Value mine = owner(l);
-  for (size_t j = 0; j < idx.size(); ++j) {
-    std::vector<Attr> checked = {ir::attr<AttrKey::Checked>(true)};
-    if (mine == kNoValue)
-      emit(K::Store, {array, idx[j], slots[j]}, checked);
-    else
-      emit(K::Store, {array, idx[j], slots[j], mine}, checked);
-  }
+  write_elements(op.kind, array, l, idx, slots, op.operands_from(ops::TileStore::extent));
+}
+
+// tile.scatter and tile.scatter_*: each value at the offset beside it, both tiles in one layout.
+void Lowerer::scatter(const Op& op) {
+  using S = ops::TileScatter;
+  const Value array = op.operand(S::array), values = op.operand(S::values);
+  const Type vt = k_.type_of(values);  // a copy: emitting grows value_types
+  Layout l = blocked(vt, units_, 1);
+  std::vector<Value> slots = present(tile(values), l);
+  std::vector<Value> idx = present(tile(op.operand(S::offsets)), l);
+  for (Value& i : idx) i = as_u32(i);
+  write_elements(op.kind, array, l, idx, slots, op.operands_from(S::extent));
 }
 
 }  // namespace kiln::passes::tile_lowering

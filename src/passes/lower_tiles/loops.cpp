@@ -26,7 +26,14 @@ void Lowerer::one(const Op& op) {
     case K::TileStoreCell:
     case K::TileStoreSub: store_cell(op); return;
     case K::TileLoad: pointer_load(op); return;
-    case K::TileStore: pointer_store(op); return;
+    case K::TileStore:
+    case K::TileAtomicAdd:
+    case K::TileAtomicMax:
+    case K::TileAtomicMin: pointer_store(op); return;
+    case K::TileScatter:
+    case K::TileScatterAdd:
+    case K::TileScatterMax:
+    case K::TileScatterMin: scatter(op); return;
     case K::TileFull: full(op); return;
     case K::TileBroadcast: widen(op); return;
     case K::TileReduceSum:

@@ -8,7 +8,7 @@
 namespace kiln::passes::tile_lowering {
 
 // Row-major over `shape`, the last dimension fastest: `vec` consecutive elements of a row in one
-// unit's first slots (one vector access), then the lanes, then the warps, then the unit's further
+// unit's first slots (one vector access), then the lanes, then the planes, then the unit's further
 // slots. Units past the tile's elements repeat it (their bits name nothing).
 Layout blocked(const Type& t, uint32_t units, int vec) {
   Layout l;

@@ -52,7 +52,7 @@ struct Layout {
 };
 
 // Row-major over `shape`, the last dimension fastest: `vec` consecutive elements of a row in one
-// unit's first slots (one vector access), then the lanes, then the warps, then the unit's further
+// unit's first slots (one vector access), then the lanes, then the planes, then the unit's further
 // slots. Units past the tile's elements repeat it (their bits name nothing).
 Layout blocked(const Type& t, uint32_t units, int vec);
 
@@ -161,8 +161,8 @@ class Lowerer {
   static Layout mma_layout(const MmaInstruction& in, const Type& t, int wm, int wn);
 
   // How a product runs: on tensor cores' layout when its formats and shape allow (bf16 or f16 into
-  // f32, m a multiple of 16 per warp row, n of 8 per warp column, k of 16, every warp busy), the
-  // warps split between m and n to keep each warp's tile square; else the blocked layout.
+  // f32, m a multiple of 16 per plane row, n of 8 per plane column, k of 16, every plane busy), the
+  // planes split between m and n to keep each plane's tile square; else the blocked layout.
   struct MmaPlan {
     bool fragments = false;
     const MmaInstruction* instruction = nullptr;  // whose fragments the accumulators take
@@ -197,8 +197,16 @@ class Lowerer {
   void load_cell(const Op& op);
   void store_cell(const Op& op);
   std::vector<Value> pointer_index(const Op& op, const Type& t, const Layout& l, Value offset);
+  struct ExtentBounds {
+    std::vector<Value> unit, bound;
+  };
+  ExtentBounds extent_bounds(const Layout& l, std::span<const Value> extent);
+  Value extent_mask(const Layout& l, const ExtentBounds& b, size_t slot);
+  void write_elements(OpKind kind, Value array, const Layout& l, const std::vector<Value>& idx,
+                      const std::vector<Value>& values, std::span<const Value> extent);
   void pointer_load(const Op& op);
   void pointer_store(const Op& op);
+  void scatter(const Op& op);
 
   // ---- regions and control flow -------------------------------------------------------------
 

@@ -122,30 +122,30 @@ void Lowerer::reduce(const Op& op) {
   }
   // 2. Lanes of a plane, by butterfly shuffles (each pair computes the same a + b, so every
   // lane ends with the same value).
-  std::vector<size_t> warp_bits;
+  std::vector<size_t> plane_bits;
   for (size_t i = 0; i < l.unit.size(); ++i) {
     if (l.unit[i].dim != dim) continue;
     if (i < kLaneBits) {
       for (Value& a : acc) a = combine(op.kind, a, emit(K::PlaneShuffleXor, {a, c32(1u << i)}));
     } else {
-      warp_bits.push_back(i);
+      plane_bits.push_back(i);
     }
   }
-  // 3. Warps, through shared memory: every unit writes its partial, then folds those of the
-  // units that differ from it only in the warp bits along dim, in the same order everywhere.
-  if (!warp_bits.empty()) {
+  // 3. Planes, through shared memory: every unit writes its partial, then folds those of the
+  // units that differ from it only in the plane bits along dim, in the same order everywhere.
+  if (!plane_bits.empty()) {
     Value buf = scratch(op.type.scalar, uint64_t(nres) * units_);
     emit(K::SyncCube, {});
     for (size_t r = 0; r < nres; ++r) emit(K::Store, {buf, add(c32(r * units_), unit_), acc[r]});
     emit(K::SyncCube, {});
     uint32_t mask = 0;
-    for (size_t i : warp_bits) mask |= 1u << i;
+    for (size_t i : plane_bits) mask |= 1u << i;
     Value others = emit(K::And, {unit_, c32(~mask & (units_ - 1))});
     for (size_t r = 0; r < nres; ++r) {
       Value total = kNoValue;
-      for (size_t w = 0; w < (size_t(1) << warp_bits.size()); ++w) {
+      for (size_t w = 0; w < (size_t(1) << plane_bits.size()); ++w) {
         uint32_t bits = 0;
-        for (size_t b = 0; b < warp_bits.size(); ++b) bits |= uint32_t((w >> b) & 1) << warp_bits[b];
+        for (size_t b = 0; b < plane_bits.size(); ++b) bits |= uint32_t((w >> b) & 1) << plane_bits[b];
         Value v = emit(K::Load, {buf, add(c32(r * units_ + bits), others)});
         total = total == kNoValue ? v : combine(op.kind, total, v);
       }
@@ -196,8 +196,8 @@ Lowerer::MmaPlan Lowerer::plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, 
   if (!p.instruction) return MmaPlan{};
   const uint32_t bm = p.instruction->m, bn = p.instruction->n;
   if (m % bm || n % bn || k % p.instruction->k) return MmaPlan{};
-  uint32_t warps = units_ / ir::Target::kPlaneWidth;
-  while (uint32_t(p.wm * p.wn) < warps) {
+  uint32_t planes = units_ / ir::Target::kPlaneWidth;
+  while (uint32_t(p.wm * p.wn) < planes) {
     bool rows =
         m / uint32_t(p.wm) / bm >= 2 && (m / uint32_t(p.wm) >= n / uint32_t(p.wn) || n / uint32_t(p.wn) / bn < 2);
     bool cols = n / uint32_t(p.wn) / bn >= 2;
@@ -251,7 +251,7 @@ void Lowerer::mma(const Op& op) {
   if (plan.fragments && tensor_core_instruction(ta.scalar, cs, k_.facts.target)) {
     Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
     for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
-    std::vector<Attr> attrs = {ir::attr<AttrKey::Warps>({plan.wm, plan.wn}), ir::attr<AttrKey::Shape>({m, n, kk}),
+    std::vector<Attr> attrs = {ir::attr<AttrKey::Planes>({plan.wm, plan.wn}), ir::attr<AttrKey::Shape>({m, n, kk}),
                                ir::attr<AttrKey::Pitches>({lda, ldb})};
     if (b_columns) attrs.push_back(ir::attr<AttrKey::BColumns>(true));
     emit(K::MmaSync, {sa, a_off, sb, b_off, local}, attrs);

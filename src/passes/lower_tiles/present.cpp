@@ -136,7 +136,7 @@ std::array<uint32_t, 4> Lowerer::row_major(const Type& t) {
 
 // Row-major with each row (the last dimension) padded by 16 bytes when it spans a multiple of
 // 128 bytes: otherwise the same column of consecutive rows falls in one bank, and a layout that
-// puts rows on lanes (mma's accumulators, eight rows a warp) writes 8 ways serialised. Answers
+// puts rows on lanes (mma's accumulators, eight rows a plane) writes 8 ways serialised. Answers
 // the strides and the elements the array needs.
 std::pair<std::array<uint32_t, 4>, uint64_t> Lowerer::row_major_padded(const Type& t) {
   if (t.rank < 2) return {row_major(t), t.tile_elements()};

@@ -613,7 +613,7 @@ std::string mma_layout_kernel(uint32_t m, uint32_t n, uint32_t k, uint32_t wm, u
          "    store %1, %15, %14\n"
          "  }\n"
          "  sync.cube\n"
-         "  mma.sync %0, %11, %0, %4, %1 {warps = [" + u(wm) + ", " + u(wn) + "], shape = [" + u(m) + ", " + u(n) + ", " +
+         "  mma.sync %0, %11, %0, %4, %1 {planes = [" + u(wm) + ", " + u(wn) + "], shape = [" + u(m) + ", " + u(n) + ", " +
          u(k) + "], pitches = [" + u(lda) + ", " + u(ldb) + "]}\n"
          "  %16 = mul %2, %12 : u32\n"
          "  for %11, %12, %13 (%17: u32) {\n"
