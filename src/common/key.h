@@ -3,12 +3,14 @@
 // (key_parts), and a sink makes what the cache needs of them:
 //   Key      the packed bytes two keys compare by (a prefix code: equal bytes, equal fields), and
 //            their hash; inline up to 64 bytes, so that a key built on every call allocates nothing
-//   KeyHash  the hash alone, word by word, for the key hashed on every launch (KernelId)
+//   KeyHash  the hash alone, for the key hashed on every launch (KernelId): fields' own bytes
+//            where they have no padding, so that it costs a few stores and words
 //   KeyText  "kind{name=value, ...}", for logs, file names and messages
 // A field's value may be an integer, a bool, an enum, a string, an ir::Scalar, an ir::Dim3, an
 // ir::FastMath, a type with a key_parts(sink) member, or an array, vector or span of those.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -33,7 +35,8 @@ template <class T, size_t N>
 struct is_sequence<std::span<T, N>> : std::true_type {};
 
 // Takes `v` apart: integer(uint64_t) for each number it holds, text(string_view) for each string,
-// begin(count) before the elements of a sequence (so that sequences of other lengths differ).
+// begin(count) before the elements of a sequence (so that sequences of other lengths differ);
+// a sequence of one-byte numbers goes to raw(bytes, count) where the sink has one.
 template <class Sink, class T>
 void key_parts(Sink& s, const T& v) {
   if constexpr (requires { v.key_parts(s); }) {
@@ -45,8 +48,14 @@ void key_parts(Sink& s, const T& v) {
   } else if constexpr (std::is_same_v<T, ir::FastMath>) {
     s.integer(uint64_t(v.contract) | uint64_t(v.approx) << 1);
   } else if constexpr (is_sequence<T>::value) {
+    using E = std::remove_cv_t<typename T::value_type>;
     s.begin(v.size());
-    for (const auto& e : v) key_parts(s, e);
+    if constexpr (sizeof(E) == 1 && (std::is_integral_v<E> || std::is_enum_v<E>) &&
+                  requires { s.raw(static_cast<const void*>(v.data()), v.size()); }) {
+      s.raw(v.data(), v.size());  // one-byte numbers as they lie (a kernel id's per-parameter arrays)
+    } else {
+      for (const auto& e : v) key_parts(s, e);
+    }
   } else if constexpr (std::is_enum_v<T>) {
     s.integer(uint64_t(static_cast<std::underlying_type_t<T>>(v)));
   } else {
@@ -64,7 +73,21 @@ class Key {
     return *this;
   }
   std::string_view bytes() const { return heap_.empty() ? std::string_view(inline_.data(), size_) : std::string_view(heap_); }
-  uint64_t hash() const { return fnv1a64(bytes()); }
+  // By words (on every cached op: a byte loop over a 40-byte key was most of a lookup); the
+  // length goes in last, so that keys that differ only in trailing zeros hash apart.
+  uint64_t hash() const {
+    std::string_view b = bytes();
+    Hasher h;
+    size_t i = 0;
+    for (; i + 8 <= b.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, b.data() + i, 8);
+      h.word(w);
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, b.data() + i, b.size() - i);
+    return h.word(tail).word(b.size()).done();
+  }
   friend bool operator==(const Key& a, const Key& b) { return a.bytes() == b.bytes(); }
 
   // key_parts' sink.
@@ -84,9 +107,16 @@ class Key {
     append(t.data(), t.size());
   }
   void begin(size_t count) { integer(count); }
+  void raw(const void* p, size_t n) { append(static_cast<const char*>(p), n); }
 
  private:
-  void put(char c) { append(&c, 1); }
+  void put(char c) {
+    if (heap_.empty() && size_ < inline_.size()) {
+      inline_[size_++] = c;
+      return;
+    }
+    append(&c, 1);
+  }
   void append(const char* p, size_t n) {
     if (heap_.empty() && size_ + n <= inline_.size()) {
       std::memcpy(inline_.data() + size_, p, n);
@@ -96,7 +126,7 @@ class Key {
     if (heap_.empty()) heap_.assign(inline_.data(), size_);
     heap_.append(p, n);
   }
-  std::array<char, 64> inline_{};
+  std::array<char, 64> inline_;  // the first size_ bytes are the key's; the rest are never read
   uint32_t size_ = 0;
   std::string heap_;
 };
@@ -106,48 +136,44 @@ struct KeyHasher {
   size_t operator()(const Key& k) const { return size_t(k.hash()); }
 };
 
-// The hash of a key's fields without storing them: numbers below 255 are gathered eight to a
-// word (a kernel id is mostly small counts and kinds), larger ones take a word of their own after
-// a marker byte, and Hasher's word step takes each word.
+// The hash of a key's fields without storing them in a Key, for the key hashed on every launch
+// (KernelId). Equality is the caller's (field by field), so what is hashed need not be a prefix
+// code: a field whose bytes are its value (no padding: numbers, enums, Dim3, arrays of those) goes
+// in as those bytes, by 64-bit words copied at sizes the compiler knows; another field as the
+// numbers key_parts gives, a word each.
 class KeyHash {
  public:
   template <class T>
   KeyHash& operator()(std::string_view /*field*/, const T& v) {
-    key_parts(*this, v);
+    if constexpr (std::has_unique_object_representations_v<T>) {
+      words<sizeof(T)>(reinterpret_cast<const unsigned char*>(&v));
+    } else {
+      key_parts(*this, v);
+    }
     return *this;
   }
-  uint64_t done() const {
-    Hasher h = h_;
-    if (bytes_ > 0) h.word(pending_ | uint64_t(bytes_) << 56);  // the count keeps a short tail apart
-    return h.done();
-  }
+  uint64_t done() const { return h_.done(); }
 
-  void integer(uint64_t v) {
-    if (v < 0xff) {
-      byte(uint8_t(v));
-    } else {
-      byte(0xff);
-      h_.word(v);
-    }
-  }
-  void text(std::string_view t) {
-    integer(t.size());
-    h_.text(t);
-  }
-  void begin(size_t count) { integer(count); }
+  // key_parts' sink.
+  void integer(uint64_t v) { h_.word(v); }
+  void text(std::string_view t) { h_.word(t.size()).text(t); }
+  void begin(size_t count) { h_.word(count); }
 
  private:
-  void byte(uint8_t b) {
-    pending_ |= uint64_t(b) << (8 * bytes_);
-    if (++bytes_ == 7) {  // seven bytes a word, the eighth says how many
-      h_.word(pending_ | uint64_t(7) << 56);
-      pending_ = 0;
-      bytes_ = 0;
+  template <size_t N>
+  void words(const unsigned char* p) {
+    if constexpr (N >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h_.word(w);
+      words<N - 8>(p + 8);
+    } else if constexpr (N > 0) {
+      uint64_t w = 0;
+      std::memcpy(&w, p, N);
+      h_.word(w);
     }
   }
   Hasher h_;
-  uint64_t pending_ = 0;
-  unsigned bytes_ = 0;
 };
 
 // A key as text: "kind{field=value, ...}". Scalars print by name, sequences as [a, b].

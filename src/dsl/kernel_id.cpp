@@ -175,11 +175,39 @@ void KernelId::finalize() {
   hash = h.done();
 }
 
+namespace {
+// A field whose bytes are its value by its bytes, eight at a time at sizes the compiler knows
+// (std::array's == walks elements, and memcmp is a call); another by its ==.
+template <size_t N>
+bool same_bytes(const unsigned char* a, const unsigned char* b) {
+  if constexpr (N >= 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    return x == y && same_bytes<N - 8>(a + 8, b + 8);
+  } else if constexpr (N > 0) {
+    uint64_t x = 0, y = 0;
+    std::memcpy(&x, a, N);
+    std::memcpy(&y, b, N);
+    return x == y;
+  }
+  return true;
+}
+template <class T>
+bool same_field(const T& a, const T& b) {
+  if constexpr (std::has_unique_object_representations_v<T>) {
+    return same_bytes<sizeof(T)>(reinterpret_cast<const unsigned char*>(&a), reinterpret_cast<const unsigned char*>(&b));
+  } else {
+    return a == b;
+  }
+}
+}  // namespace
+
 bool KernelId::operator==(const KernelId& o) const {
   // On every launch (the cache lookup): the hash first, then the fields, then what the kernel is.
   if (hash != o.hash) return false;
 #define KILN_X(type, field, init) \
-  if (!(field == o.field)) return false;
+  if (!same_field(field, o.field)) return false;
   KILN_KERNEL_ID_FIELDS(KILN_X)
 #undef KILN_X
   if (type != o.type && !(type && o.type && *type == *o.type)) return false;

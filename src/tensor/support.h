@@ -13,7 +13,7 @@ namespace kiln::tensor {
 
 // Error{tensor.unsupported_dtype} unless the library takes `d` (f16, bf16, f32, f64, i32, i64,
 // u8, bool).
-void check_supported(const std::string& op, DType d);
+void check_supported(std::string_view op, DType d);
 
 // A tensor of new memory with these strides (which must cover exactly numel elements).
 Tensor allocate(const Client& client, const Shape& shape, const Strides& strides, DType dtype);

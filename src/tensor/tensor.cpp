@@ -265,14 +265,15 @@ void TensorData::check_values(DType want) const {
 
 namespace tensor {
 
-void check_supported(const std::string& op, DType d) {
+void check_supported(std::string_view op, DType d) {
+  // On every op: the search allocates nothing; only a refusal builds its message.
+  if (std::find(std::begin(kDTypes), std::end(kDTypes), d) != std::end(kDTypes)) return;
   std::string names;
   for (size_t i = 0; i < std::size(kDTypes); ++i) {
-    if (kDTypes[i] == d) return;
     names += std::string(i == 0 ? "" : i + 1 == std::size(kDTypes) ? " and " : ", ") + std::string(ir::scalar_name(kDTypes[i]));
   }
   throw Error("tensor.unsupported_dtype",
-              op + ": the tensor library takes " + names + ", not " + std::string(ir::scalar_name(d)));
+              std::string(op) + ": the tensor library takes " + names + ", not " + std::string(ir::scalar_name(d)));
 }
 
 Tensor allocate(const Client& client, const Shape& shape, const Strides& strides, DType dtype) {

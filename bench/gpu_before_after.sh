@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# On the GPU machine: this tree and an earlier one (BASE, a copy of another commit's files) built
+# side by side, the full test run on this tree, then `kiln bench` of both, alternating, twice each,
+# compared row by row (bench/compare_json.py). Logs under $OUT (or ./gpu-out).
+#   bash bench/gpu_before_after.sh BASE PHASES     PHASES: build,test,bench (any of them)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+base=$1 phases=${2:-build,test,bench}
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+jobs=$(nproc)
+has() { [[ ",$phases," == *",$1,"* ]]; }
+cfg="-DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_BENCH=OFF -DKILN_WARNINGS_AS_ERRORS=OFF"
+if has build; then
+  t0=$(date +%s)
+  (cmake -S . -B build-gpu $cfg && cmake --build build-gpu -j$((jobs / 2))) >"$out/build_after.log" 2>&1 &
+  after=$!
+  (cmake -S "$base" -B "$base/build-gpu" $cfg -DKILN_BUILD_TESTS=OFF && cmake --build "$base/build-gpu" -j$((jobs / 2)) --target kiln_tool) \
+    >"$out/build_before.log" 2>&1 &
+  before=$!
+  wait $after; ra=$?
+  wait $before; rb=$?
+  echo "build: after rc=$ra, before rc=$rb, $(($(date +%s) - t0)) s; warnings: $(grep -c 'warning:' "$out/build_after.log")"
+  [ $ra -ne 0 ] && tail -30 "$out/build_after.log"
+  [ $rb -ne 0 ] && tail -30 "$out/build_before.log"
+fi
+if has test; then
+  t0=$(date +%s)
+  ctest --test-dir build-gpu -j12 --timeout 300 --output-on-failure >"$out/ctest.log" 2>&1
+  echo "ctest rc=$? in $(($(date +%s) - t0)) s"
+  grep -E "tests passed|tests failed" "$out/ctest.log"
+  sed -n '/The following tests/,$p' "$out/ctest.log" | head -30
+  echo "skipped: $(grep -c '(Skipped)\|Not Run' "$out/ctest.log")"
+  grep -E "\(Skipped\)" "$out/ctest.log" | head -10
+fi
+if has bench; then
+  for round in 1 2; do
+    for side in before after; do
+      tree=.; [ $side = before ] && tree=$base
+      t0=$(date +%s)
+      KILN_CACHE_DIR=$PWD/build-gpu/cache-$side "$tree/build-gpu/bin/kiln" bench --device cuda:0 --json "$out/bench_${side}_$round.json" \
+        >"$out/bench_${side}_$round.log" 2>&1
+      echo "bench $side $round rc=$? in $(($(date +%s) - t0)) s"
+    done
+  done
+  python3 bench/compare_json.py "$out/bench_before_1.json,$out/bench_before_2.json" "$out/bench_after_1.json,$out/bench_after_2.json" \
+    | tee "$out/compare.txt"
+  grep -iE "transposed|strided|rows" "$out/bench_after_1.log" "$out/bench_after_2.log"
+fi
