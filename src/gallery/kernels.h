@@ -8,6 +8,11 @@
 
 namespace kiln::gallery {
 
+// The units of a plane (a warp's lanes), which plane reductions combine.
+inline constexpr uint32_t kPlane = ir::Target::kPlaneWidth;
+// Planes a cube of the most units has: one partial each fits shared arrays of this length.
+inline constexpr uint32_t kMaxPlanes = ir::Target::kMaxCubeUnits / kPlane;
+
 // y = a * x + y, one vector of floats per unit.
 template <class F>
 struct Saxpy {
@@ -93,9 +98,9 @@ struct Softmax {
   static constexpr std::string_view name = "softmax";
   static constexpr std::array<std::string_view, 3> param_names{"x", "out", "cols"};
   void operator()(Slice<const float> x, Slice<float> out, Scalar<uint32_t> cols) const {
-    SharedArray<float> part(32);
+    SharedArray<float> part(kMaxPlanes);
     auto row = cube_pos() * cols;
-    auto plane = unit_pos() / 32u;
+    auto plane = unit_pos() / kPlane;
     auto lane = unit_pos_plane();
     // The cube's maximum.
     Var<float> m = -INFINITY;
@@ -104,7 +109,7 @@ struct Softmax {
     If(lane == 0u, [&] { part[plane] = pm; });
     sync_cube();
     Var<float> cube_max = part[0u];
-    For(range(1u, cube_dim() / 32u), [&](Expr<uint32_t> p) { cube_max = max(cube_max, part[p]); });
+    For(range(1u, cube_dim() / kPlane), [&](Expr<uint32_t> p) { cube_max = max(cube_max, part[p]); });
     auto mx = cube_max.get();
     sync_cube();
     // The sum of exp(x - max).
@@ -114,7 +119,7 @@ struct Softmax {
     If(lane == 0u, [&] { part[plane] = ps; });
     sync_cube();
     Var<float> total = 0.0f;
-    For(range(0u, cube_dim() / 32u), [&](Expr<uint32_t> p) { total += part[p]; });
+    For(range(0u, cube_dim() / kPlane), [&](Expr<uint32_t> p) { total += part[p]; });
     auto inv = 1.0f / total.get();
     For(range(unit_pos(), cols, cube_dim()), [&](Expr<uint32_t> c) { out[row + c] = exp(x[row + c] - mx) * inv; });
   }
@@ -125,7 +130,7 @@ struct Softmax {
 struct SumPartials {
   static constexpr std::string_view name = "sum_partials";
   void operator()(Slice<const Vector<float>> x, Slice<float> partial) const {
-    const uint32_t planes = uint32_t(static_cube_dim().total() / 32);
+    const uint32_t planes = uint32_t(static_cube_dim().total() / kPlane);
     SharedArray<float> per_plane(planes);
     Var<Vector<float>> acc = 0.0f;
     For(range(absolute_pos(), x.len(), cube_count() * cube_dim()).unroll(4), [&](Expr<uint32_t> i) { acc += x[i]; });
@@ -133,7 +138,7 @@ struct SumPartials {
     Expr<float> s = v[0];
     for (int l = 1; l < v.width(); ++l) s = s + v[l];
     auto p = plane_sum(s);
-    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / 32u] = p; });
+    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / kPlane] = p; });
     sync_cube();
     If(unit_pos() == 0u, [&] {
       Var<float> total = per_plane[0u];
@@ -147,12 +152,12 @@ struct SumPartials {
 struct SumFinal {
   static constexpr std::string_view name = "sum_final";
   void operator()(Slice<const float> partial, Slice<float> out) const {
-    const uint32_t planes = uint32_t(static_cube_dim().total() / 32);
+    const uint32_t planes = uint32_t(static_cube_dim().total() / kPlane);
     SharedArray<float> per_plane(planes);
     Var<float> acc = 0.0f;
     For(range(unit_pos(), partial.len(), cube_dim()), [&](Expr<uint32_t> i) { acc += partial[i]; });
     auto p = plane_sum(acc.get());
-    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / 32u] = p; });
+    If(unit_pos_plane() == 0u, [&] { per_plane[unit_pos() / kPlane] = p; });
     sync_cube();
     If(unit_pos() == 0u, [&] {
       Var<float> total = per_plane[0u];

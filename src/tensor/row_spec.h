@@ -30,12 +30,17 @@ struct RowSpec {
   // is contiguous, written through shared memory along the row.
   int tile = 0;
   bool transpose = false;
+  // Split (rows_split.cpp): cubes take chunks of a tile of 32 rows and publish partial statistics
+  // that later cubes combine; with `tile` unused and `transpose` as above.
+  bool split = false;
+  int depth = 0;  // split: loads a unit has in flight
 
   // What makes two specs the same kernel (built on every call: it fits a key's inline bytes).
   common::Key key() const {
     common::Key k;
     k("kernel", std::string_view("row"))("op", op)("dtype", dtype)("outer_rank", outer_rank)("weight", weight)("bias", bias)(
-        "units", units)("resident", resident)("tile", tile)("transpose", transpose);
+        "units", units)("resident", resident)("tile", tile)("transpose", transpose)(
+        "split", split)("depth", depth);
     return k;
   }
 };
@@ -44,5 +49,11 @@ struct RowSpec {
 // cols, eps), a cube per `tile` rows of the innermost outer dim (which the launch must give unit
 // stride in `in`), the cube count being the other outer dims' product times ceil(len / tile).
 ir::Kernel record_tiled_rows(const RowSpec& s);
+
+// The split kernel of `s` (s.split): the row kernel's parameters, then `chunk` (u32: a chunk's
+// elements of a row), `chunks` (u32: chunks a row), `work` (u32[1 + groups], zero at launch) and
+// `partials` (acc[groups * chunks * 32 * statistics]); 2 * groups * chunks cubes, a group being
+// 32 neighbouring rows of the innermost outer dim (unit stride in `in`) of one pick of the others.
+ir::Kernel record_split_rows(const RowSpec& s);
 
 }  // namespace kiln::tensor

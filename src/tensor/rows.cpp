@@ -14,12 +14,14 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include "kiln/autotune.h"
 #include "kiln/runtime/launch.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
 #include "tensor/row_spec.h"
+#include "tensor/row_stats.h"
 #include "tensor/support.h"
 
 namespace kiln {
@@ -37,21 +39,16 @@ using tensor::RowOp;
 using tensor::RowSpec;
 
 ir::Kernel record_row(const RowSpec& s) {
+  if (s.split) return tensor::record_split_rows(s);
   if (s.tile > 0) return tensor::record_tiled_rows(s);
   const DType acc = ir::compute_scalar(s.dtype);
   ir::Kernel k;
   k.name = std::string("tensor_") + name_of(s.op);
   Tracer t(k);
   const int rank = s.outer_rank + 1;
-  ir::Type elem = ir::Type::scalar_of(s.dtype);
-  ValueRef in = t.param("in", ir::Type::tensor(elem, rank, ir::Access::ReadOnly));
-  ValueRef weight, bias;
-  if (s.weight) weight = t.param("weight", ir::Type::tensor(elem, 1, ir::Access::ReadOnly));
-  if (s.bias) bias = t.param("bias", ir::Type::tensor(elem, 1, ir::Access::ReadOnly));
-  ValueRef out = t.param("out", ir::Type::tensor(elem, rank, ir::Access::ReadWrite));
-  ValueRef cols = t.param("cols", ir::Type::scalar_of(ir::Scalar::U32));
-  ValueRef eps;
-  if (s.op == RowOp::LayerNorm) eps = t.param("eps", ir::Type::scalar_of(acc));
+  const tensor::RowParams params = tensor::declare_row_params(t, s, rank);
+  const ValueRef &in = params.in, &weight = params.weight, &bias = params.bias, &out = params.out, &cols = params.cols,
+                 &eps = params.eps;
   auto u32 = [&](int64_t v) { return tensor::constant(t, DType::U32, double(v)); };
   auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
   auto add = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Add, a, b); };
@@ -218,24 +215,43 @@ struct RowLaunch {
   Client client{nullptr};
   std::optional<TiledLayout> tiled;
 
-  // One row a cube (tile 0), or a cube per `tile` rows of the tiled layout.
-  void run(uint32_t units, int resident, int tile) const {
+  // One row a cube (tile 0), a cube per `tile` rows of the tiled layout, or (chunk > 0) the split
+  // kernel's items over chunks of `chunk` elements of 32 rows of it, output items `lag` groups
+  // behind.
+  void run(uint32_t units, int resident, int tile, uint32_t chunk = 0, uint32_t lag = 0, int depth = 0) const {
     RowSpec s = spec;
     s.units = units;
     s.resident = resident;
     uint32_t cubes = rows;
     const TensorBinding* x = &in;
     const TensorBinding* y = &out;
-    if (tile > 0) {
-      s.tile = tile;
+    uint32_t chunks = 0;
+    TensorBinding work, partials;
+    if (tile > 0 || chunk > 0) {
+      s.tile = chunk > 0 ? 0 : tile;
+      s.split = chunk > 0;
+      s.depth = depth;
       s.transpose = tiled->transpose;
       s.outer_rank = tiled->outer_rank;
-      cubes = tensor::checked_u32(tiled->others * ((tiled->len + tile - 1) / tile), name_of(s.op), "cubes");
       x = &tiled->in;
       y = &tiled->out;
     }
+    if (tile > 0) cubes = tensor::checked_u32(tiled->others * ((tiled->len + tile - 1) / tile), name_of(s.op), "cubes");
+    if (chunk > 0) {
+      // Items take 32 rows (a plane's lanes) of the tile dim; the work counters start at zero.
+      const int64_t groups = tiled->others * ((tiled->len + kPlane - 1) / kPlane);
+      chunks = (cols + chunk - 1) / chunk;
+      cubes = tensor::checked_u32(2 * groups * int64_t(chunks), name_of(s.op), "cubes");
+      // Per row: n statistics of each chunk, and n of the whole row.
+      const int64_t counters = 1 + groups, stats = int64_t(s.op == RowOp::LayerNorm ? 3 : 2) * groups * (chunks + 1) * kPlane;
+      Handle w = client.empty<uint32_t>(size_t(counters));
+      client.write(w, std::vector<uint32_t>(size_t(counters), 0));
+      Handle p = acc == DType::F64 ? client.empty<double>(size_t(stats)) : client.empty<float>(size_t(stats));
+      work = tensor::binding(w, std::array<int64_t, 1>{counters}, std::array<int64_t, 1>{1}, name_of(s.op));
+      partials = tensor::binding(p, std::array<int64_t, 1>{stats}, std::array<int64_t, 1>{1}, name_of(s.op));
+    }
     KernelRef kernel = row_kernel(s);
-    std::array<Arg, 6> args{Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in)};
+    std::array<Arg, 11> args{Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in)};
     size_t n = 0;
     args[n++] = Arg(*x);
     if (s.weight) args[n++] = Arg(weight);
@@ -243,6 +259,13 @@ struct RowLaunch {
     args[n++] = Arg(*y);
     args[n++] = Arg(cols);
     if (s.op == RowOp::LayerNorm) args[n++] = acc == DType::F64 ? Arg(eps) : Arg(float(eps));
+    if (chunk > 0) {
+      args[n++] = Arg(chunk);
+      args[n++] = Arg(chunks);
+      args[n++] = Arg(lag);
+      args[n++] = Arg(work);
+      args[n++] = Arg(partials);
+    }
     LaunchConfig config;
     config.dim = CubeDim{units};
     config.count = CubeCount{cubes};
@@ -354,7 +377,7 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   // shares one result; the kernels are recorded per exact share, and looked up only by the
   // candidate that runs.
   std::vector<autotune::Candidate> candidates;
-  candidates.reserve(9);
+  candidates.reserve(13);
   auto add_candidate = [&](uint32_t units, int resident) {
     candidates.push_back({(resident ? "resident " : "streaming ") + std::to_string(units),
                           [work = &l, units, resident] { work->run(units, resident, 0); }});
@@ -368,6 +391,14 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
       const int tile = std::clamp(bytes / ir::scalar_bytes(x.dtype()), 1, int(kPlane));
       candidates.push_back({"strided " + std::to_string(tile) + "x" + std::to_string(units),
                             [work = &l, units, tile] { work->run(units, 0, tile); }});
+    }
+    // Split: cubes of 256 units, a few resident an SM, each on a chunk of 32 rows (x.transpose()'s
+    // 32 columns of x: 128-byte lines of f32); (chunk, lag, loads in flight a unit) of (256, 3, 8)
+    // and (512, 3, 8), the best two of eight on the H200 for 4096 rows of 32768 (decision 029).
+    // It spreads a row over many cubes where the tiled kernel has few (a few long rows).
+    for (auto [chunk, lag, depth] : {std::tuple{256u, 3u, 8}, std::tuple{512u, 3u, 8}}) {
+      candidates.push_back({"split " + std::to_string(chunk) + " lag " + std::to_string(lag) + " depth " + std::to_string(depth),
+                            [work = &l, chunk, lag, depth] { work->run(256, 0, 0, chunk, lag, depth); }});
     }
   }
   const int64_t cols_bucket = autotune::bucket(cols);

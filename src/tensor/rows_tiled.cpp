@@ -24,6 +24,7 @@
 #include "kiln/dsl/trace.h"
 #include "tensor/kernels.h"
 #include "tensor/row_spec.h"
+#include "tensor/row_stats.h"
 
 namespace kiln::tensor {
 
@@ -43,28 +44,17 @@ ir::Kernel record_tiled_rows(const RowSpec& s) {
   Tracer t(k);
   const int rank = s.outer_rank + 1, tdim = s.outer_rank - 1;  // tdim: the tile's dim
   ir::Type elem = ir::Type::scalar_of(s.dtype);
-  ValueRef in = t.param("in", ir::Type::tensor(elem, rank, ir::Access::ReadOnly));
-  ValueRef weight, bias;
-  if (s.weight) weight = t.param("weight", ir::Type::tensor(elem, 1, ir::Access::ReadOnly));
-  if (s.bias) bias = t.param("bias", ir::Type::tensor(elem, 1, ir::Access::ReadOnly));
-  ValueRef out = t.param("out", ir::Type::tensor(elem, rank, ir::Access::ReadWrite));
-  ValueRef cols = t.param("cols", ir::Type::scalar_of(ir::Scalar::U32));
-  ValueRef eps;
-  if (s.op == RowOp::LayerNorm) eps = t.param("eps", ir::Type::scalar_of(acc));
+  const RowParams params = declare_row_params(t, s, rank);
+  const ValueRef &in = params.in, &weight = params.weight, &bias = params.bias, &out = params.out, &cols = params.cols,
+                 &eps = params.eps;
 
   auto u32 = [&](int64_t v) { return constant(t, DType::U32, double(v)); };
-  auto c_acc = [&](double v) { return constant(t, acc, v); };
   auto bin = [&](ir::OpKind kind, const ValueRef& a, const ValueRef& b) { return t.binary(kind, a, b); };
   auto add = [&](const ValueRef& a, const ValueRef& b) { return bin(ir::OpKind::Add, a, b); };
   auto sub = [&](const ValueRef& a, const ValueRef& b) { return bin(ir::OpKind::Sub, a, b); };
   auto mul = [&](const ValueRef& a, const ValueRef& b) { return bin(ir::OpKind::Mul, a, b); };
   auto div = [&](const ValueRef& a, const ValueRef& b) { return bin(ir::OpKind::Div, a, b); };
   auto meta = [&](ir::OpKind kind, const ValueRef& x, int d) { return t.tensor_meta(kind, x, d); };
-  auto var = [&](DType d, const ValueRef& init) {
-    ValueRef v = t.var_decl(ir::Type::scalar_of(d));
-    t.var_store(v, init);
-    return v;
-  };
 
   const uint32_t units = s.units, tile = uint32_t(s.tile), per_plane = kPlane / tile, planes = units / kPlane;
   const uint32_t lanes = per_plane * planes;  // K: the cube's column lanes
@@ -93,112 +83,23 @@ ir::Kernel record_tiled_rows(const RowSpec& s) {
   };
 
   // Pass 1: the unit's running statistics over its columns.
-  const bool norm = s.op == RowOp::LayerNorm;
-  const ValueRef ninf = c_acc(-INFINITY), zero = c_acc(0), one = c_acc(1);
-  ValueRef a = var(acc, norm ? zero : ninf);  // softmax: max; layer_norm: count
-  ValueRef b = var(acc, zero);                 // softmax: sum of exp(x - max); layer_norm: mean
-  ValueRef c = norm ? var(acc, zero) : ValueRef{};  // layer_norm: sum of squared deviations
+  RowStats stats(t, s.op, acc);
+  RowStats::Values running = stats.declare();
   {
     dsl::LoopAttrs attrs;
     attrs.unroll = 8;  // loads of several columns in flight (none depends on the statistics)
     ValueRef j = t.begin_for(column_lane, cols, u32(lanes), attrs);
-    ValueRef x = read(j);
-    if (norm) {
-      ValueRef n = add(t.var_load(a), one);
-      ValueRef d = sub(x, t.var_load(b));
-      ValueRef mean = add(t.var_load(b), div(d, n));
-      t.var_store(c, add(t.var_load(c), mul(d, sub(x, mean))));
-      t.var_store(b, mean);
-      t.var_store(a, n);
-    } else {
-      // (m, s) with x: one exp, of minus the distance between x and m. Past the maximum, the sum
-      // is rescaled to x (s * e + 1) and x is the maximum; below it, s + e. Equal values (-inf
-      // and -inf too, which would make NaN of exp(-inf - -inf)) add exp(0) = 1.
-      ValueRef m = t.var_load(a), sum = t.var_load(b);
-      ValueRef d = sub(x, m);
-      ValueRef e = t.select(bin(ir::OpKind::Eq, x, m), one, t.unary(ir::OpKind::Exp, t.unary(ir::OpKind::Neg, t.unary(ir::OpKind::Abs, d))));
-      ValueRef above = bin(ir::OpKind::Gt, d, zero);
-      t.var_store(b, t.select(above, add(mul(sum, e), one), add(sum, e)));
-      t.var_store(a, t.select(above, x, m));
-    }
+    stats.add(running, read(j));
     t.end_for();
   }
 
-  // The cube's fold of its units' statistics, per row. Two partials combine symmetrically (either
-  // order gives the same bits: additions commute), so that the lanes of a row within a plane,
-  // exchanging over the lane bits above the row's (32 / tile lanes), all end with one value; then
-  // one lane of each plane puts it in shared memory, and every unit of a row folds the planes'
-  // values in plane order. The units of a row agree bit for bit.
-  //   softmax: (m, s) + (m', s') = (M, s * exp(m - M) + s' * exp(m' - M)), M = max(m, m'), with s
-  //     itself where m is M (no exp(-inf - -inf));
-  //   layer_norm: Chan's (n, mean, M2): n + n', (n mean + n' mean') / n, M2 + M2' + d^2 n n' / n,
-  //     d = mean' - mean (d^2 either way), nothing from an empty partial.
-  const int n_stats = norm ? 3 : 2;
-  auto combine = [&](const std::vector<ValueRef>& p, const std::vector<ValueRef>& q) -> std::vector<ValueRef> {
-    if (norm) {
-      ValueRef n = add(p[0], q[0]);
-      ValueRef safe = bin(ir::OpKind::Max, n, one);
-      ValueRef delta = sub(q[1], p[1]);
-      ValueRef mean = div(add(mul(p[0], p[1]), mul(q[0], q[1])), safe);
-      ValueRef m2 = add(add(p[2], q[2]), div(mul(mul(delta, delta), mul(p[0], q[0])), safe));
-      return {n, mean, m2};
-    }
-    ValueRef m = bin(ir::OpKind::Max, p[0], q[0]);
-    auto rescaled = [&](const ValueRef& sum, const ValueRef& from) {
-      return t.select(bin(ir::OpKind::Eq, from, m), sum, mul(sum, t.unary(ir::OpKind::Exp, sub(from, m))));
-    };
-    return {m, add(rescaled(p[1], p[0]), rescaled(q[1], q[0]))};
-  };
-  std::vector<ValueRef> mine = {t.var_load(a), t.var_load(b)};
-  if (norm) mine.push_back(t.var_load(c));
-  for (uint32_t bit = tile; bit < kPlane; bit *= 2) {
-    std::vector<ValueRef> theirs;
-    for (const ValueRef& v : mine) theirs.push_back(t.plane(ir::OpKind::PlaneShuffleXor, std::array<ValueRef, 2>{v, u32(bit)}));
-    mine = combine(mine, theirs);
-  }
-  std::vector<ValueRef> shared;
-  for (int k2 = 0; k2 < n_stats; ++k2) shared.push_back(t.alloc(ir::OpKind::SharedAlloc, ir::Type::scalar_of(acc), int64_t(planes) * tile));
+  // The cube's fold of its units' statistics, per row: across the lanes of a row within a plane
+  // (over the lane bits above the row's, 32 / tile lanes), then across the planes in plane order.
+  // The units of a row agree bit for bit.
   ValueRef plane = div(unit, u32(kPlane));
-  size_t first_lanes = t.begin_if(bin(ir::OpKind::Lt, lane, u32(tile)));
-  for (int k2 = 0; k2 < n_stats; ++k2) t.store(shared[size_t(k2)], add(mul(plane, u32(tile)), row_in_tile), mine[size_t(k2)]);
-  t.end_then(first_lanes);
-  t.sync(ir::OpKind::SyncCube);
-  ValueRef fa = var(acc, norm ? zero : ninf), fb = var(acc, zero), fc = norm ? var(acc, zero) : ValueRef{};
-  {
-    ValueRef p = t.begin_for(u32(0), u32(planes), u32(1), dsl::LoopAttrs{});
-    ValueRef at = add(mul(p, u32(tile)), row_in_tile);
-    std::vector<ValueRef> acc_now = {t.var_load(fa), t.var_load(fb)}, part;
-    if (norm) acc_now.push_back(t.var_load(fc));
-    for (int k2 = 0; k2 < n_stats; ++k2) part.push_back(t.load(shared[size_t(k2)], at));
-    std::vector<ValueRef> r = combine(acc_now, part);
-    t.var_store(fa, r[0]);
-    t.var_store(fb, r[1]);
-    if (norm) t.var_store(fc, r[2]);
-    t.end_for();
-  }
-
-  // What pass 2 computes from x at column j: the op's output, in the acc type.
-  std::function<ValueRef(const ValueRef&, const ValueRef&)> output;
-  if (norm) {
-    ValueRef mean = t.var_load(fb);
-    ValueRef inv = t.unary(ir::OpKind::Rsqrt, add(div(t.var_load(fc), t.cast(cols, acc)), eps));
-    output = [&, mean, inv](const ValueRef& x, const ValueRef& j) {
-      ValueRef y = mul(sub(x, mean), inv);
-      auto param_at = [&](const ValueRef& p) {
-        ValueRef w = t.load(p, mul(j, meta(ir::OpKind::TensorStride, p, 0)));
-        return w.type.scalar == acc ? w : t.cast(w, acc);
-      };
-      if (s.weight) y = mul(y, param_at(weight));
-      if (s.bias) y = add(y, param_at(bias));
-      return y;
-    };
-  } else if (s.op == RowOp::Softmax) {
-    ValueRef m = t.var_load(fa), inv = div(one, t.var_load(fb));
-    output = [&, m, inv](const ValueRef& x, const ValueRef&) { return mul(t.unary(ir::OpKind::Exp, sub(x, m)), inv); };
-  } else {
-    ValueRef shift = add(t.var_load(fa), t.unary(ir::OpKind::Log, t.var_load(fb)));
-    output = [&, shift](const ValueRef& x, const ValueRef&) { return sub(x, shift); };
-  }
+  RowStats::Values row_stats =
+      stats.fold_planes(stats.fold_lanes(stats.load(running), tile), planes, tile, plane, lane, row_in_tile);
+  auto output = stats.output(row_stats, cols, eps, weight, bias);
   auto stored = [&](ValueRef y) { return y.type.scalar == s.dtype ? y : t.cast(y, s.dtype); };
 
   // Pass 2, from the last columns back: a step takes kChunks chunks of K columns (one a column

@@ -43,12 +43,14 @@ std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
 // `check` for each kind of row kernel: autotune's choice, then each kernel the length is offered
 // pinned (streaming, and resident with cubes of 128 to 1024 units while a unit holds at most 32
 // elements of the length's bucket and, beyond 128 units, at least 4; and for strided rows that
-// are neighbours in memory, `tiled` of element type t, the tiled kernel: tiles of 32 bytes with
-// cubes of 256 units, and of 16, 32 and 128 bytes with cubes of 1024).
+// are neighbours in memory, `tiled` of element type t, the split kernel with its two (chunk,
+// lag, depth) and the tiled kernel: tiles of 32 bytes with cubes of 256 units, and of 16, 32 and
+// 128 bytes with cubes of 1024).
 void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check,
                  std::optional<DType> tiled = std::nullopt) {
   std::vector<std::string> kinds = {"", "streaming 256"};
   if (tiled) {
+    for (const char* split : {"split 256 lag 3 depth 8", "split 512 lag 3 depth 8"}) kinds.push_back(split);
     for (auto [bytes, units] : {std::pair{32, 256}, std::pair{16, 1024}, std::pair{32, 1024}, std::pair{128, 1024}}) {
       kinds.push_back("strided " + std::to_string(std::clamp(bytes / ir::scalar_bytes(*tiled), 1, 32)) + "x" + std::to_string(units));
     }
@@ -213,6 +215,43 @@ TEST(TensorRows, StridedRowsReadByTiles) {
         }, t);
       }
     }
+  }
+}
+
+// The split kernel (rows_split.cpp) over many groups and chunks: 200 rows (7 groups of 32, the
+// last ragged) of 3000 elements in chunks of 256 (12, the last ragged), so that output items wait
+// for stats items of their group taken by other cubes (on the CPU, by its other threads). A row holding -inf and a row of equal values keep the exp of a
+// difference of infinities out. Every run gives the same bits: chunks fold in chunk order.
+TEST(TensorRows, SplitRowsCombineChunksInOrder) {
+  uint32_t seed = 900;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    auto launches_of = [&](const std::string& name) {
+      for (const auto& [n, count] : c.stats().launches_by_kernel) {
+        if (n == name) return count;
+      }
+      return uint64_t(0);
+    };
+    const int64_t len = 3000, rows = 200;
+    HostTensor h = random_host(DType::F32, {len, rows}, seed++, -8, 8);
+    for (int64_t j = 0; j < len; ++j) {
+      h.v[size_t(j * rows + 3)] = j % 7 == 0 ? -INFINITY : h.v[size_t(j * rows + 3)];
+      h.v[size_t(j * rows + 4)] = 2.5;
+    }
+    Tensor base = upload(c, DType::F32, h);
+    Tensor x = base.transpose();  // [200, 3000], strides [1, 200]
+    HostTensor hx = host_view(base, h, x);
+    std::vector<double> want = host_rows(hx, 1, [&](const std::vector<double>& r) { return host_softmax(r, false); }).v;
+    for (const char* kind : {"split 256 lag 3 depth 8", "split 512 lag 3 depth 8"}) {
+      autotune::pin("softmax", std::string(kind));
+      const uint64_t before = launches_of("tensor_softmax_split");
+      Tensor first = softmax(x, -1);
+      EXPECT_EQ(launches_of("tensor_softmax_split"), before + 1) << dev.name() << " " << kind;
+      expect_values(first, want, tolerance(DType::F32) * 8, dev.name() + " softmax of 200 x 3000 transposed, " + kind);
+      const std::vector<float> bits = first.to_vector<float>();
+      for (int run = 0; run < 3; ++run) EXPECT_EQ(softmax(x, -1).to_vector<float>(), bits) << dev.name() << " " << kind << " run " << run;
+    }
+    autotune::pin("softmax", std::nullopt);
   }
 }
 

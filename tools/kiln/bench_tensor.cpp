@@ -148,6 +148,28 @@ void rows_f32(const Client& c, bool gpu, const std::map<std::string, double>& pe
     rows.push_back({"tensor softmax f32 of x.transpose(), " + t_size + " (strided rows)", "GB/s", bytes / ms_t / 1e6,
                     "softmax " + size, bytes / ms / 1e6, true, gpu ? 0.8 : NAN});
     rows.push_back({"tensor softmax of x.transpose(), max relative error", "", worst, "", NAN, false, 1e-5});
+    // Few long strided rows: the first 64 columns of x as rows (64 rows of 32768 on the GPU, each
+    // read in 256-byte pieces 16 KiB apart). A cube a tile of rows would leave most SMs idle; the
+    // split kernel spreads each row over cubes. Recorded against the contiguous softmax, no target.
+    const int64_t few = std::min<int64_t>(64, cols);
+    Tensor xf = x.slice(1, 0, few).transpose();
+    std::vector<float> sf = softmax(xf, -1).to_vector<float>();
+    double worst_few = 0;
+    for (int64_t r = 0; r < few; r += 9) {
+      double mx = -INFINITY, total = 0;
+      for (int64_t j = 0; j < t_cols; ++j) mx = std::max(mx, double(xs[size_t(j * cols + r)]));
+      for (int64_t j = 0; j < t_cols; ++j) total += std::exp(double(xs[size_t(j * cols + r)]) - mx);
+      for (int64_t j = 0; j < t_cols; ++j) {
+        const double want = std::exp(double(xs[size_t(j * cols + r)]) - mx) / total;
+        worst_few = std::max(worst_few, std::fabs(sf[size_t(r * t_cols + j)] - want) / want);
+      }
+    }
+    const double few_bytes = 2.0 * 4.0 * double(few * t_cols);
+    const double ms_f = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = softmax(xf, -1); });
+    rows.push_back({"tensor softmax f32 of x[:, :" + std::to_string(few) + "].transpose(), " + std::to_string(few) + " x " +
+                        std::to_string(t_cols) + " (few strided rows)",
+                    "GB/s", few_bytes / ms_f / 1e6, "softmax " + size, bytes / ms / 1e6, true, NAN});
+    rows.push_back({"tensor softmax of x[:, :" + std::to_string(few) + "].transpose(), max relative error", "", worst_few, "", NAN, false, 1e-5});
   }
   ms = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = layer_norm(x); });
   rows.push_back({"tensor layer_norm f32, " + size, "GB/s", bytes / ms / 1e6, "pytorch", peer_of(peer, "layer_norm_f32_32768x4096_GBps"), true, 1.0});

@@ -223,6 +223,10 @@ class LocalArray : public ArrayBase<T> {
 inline void sync_cube() { dsl::Tracer::current().sync(ir::OpKind::SyncCube); }
 // All units of the plane meet here.
 inline void sync_plane() { dsl::Tracer::current().sync(ir::OpKind::SyncPlane); }
+// This unit's memory accesses before it are seen by every cube before those after it (CUDA's
+// __threadfence): put one between data another cube reads and the atomic that says it is ready,
+// and one between seeing that atomic and reading the data.
+inline void fence_device() { dsl::Tracer::current().sync(ir::OpKind::FenceDevice); }
 
 // ---- atomics on an element: the result is the element's old value ----------------------------
 

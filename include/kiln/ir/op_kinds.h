@@ -224,6 +224,10 @@ std::string_view family_name(OpFamily f);
   /* synchronisation */                                                                                               \
   X(SyncCube, "sync.cube", Sync, Nullary, "", "", no_result, "", kBarrier)                                            \
   X(SyncPlane, "sync.plane", Sync, Nullary, "", "", no_result, "", kBarrier)                                          \
+  /* the unit's memory accesses before it are seen by every unit of the launch, on any cube, before    \
+     those after it (a device-scope fence): a cube that publishes work behind an atomic flag, and       \
+     one that reads it after seeing the flag, each put one between the data and the flag */            \
+  X(FenceDevice, "fence.device", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)                  \
   /* the unit's copy.asyncs since the last commit form a group; wait {pending = n} returns when at                    \
      most n of the unit's groups are still in flight (then a sync.cube shows the data to all units) */                \
   X(CopyAsyncCommit, "copy.async.commit", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)         \

@@ -7,6 +7,7 @@
 //
 // Conditions and loop bounds may be uniform (one row, plan.h): executors read them with a stride
 // of 0. A for loop whose bounds are uniform has a uniform induction value, advanced once.
+#include <atomic>
 #include <cstring>
 #include <span>
 #include <string>
@@ -97,6 +98,13 @@ uint32_t sync_cube(Exec& e, const Instr& in, uint32_t pc) {
 }
 
 uint32_t sync_plane(Exec&, const Instr&, uint32_t pc) { return pc + 1; }
+
+// Cubes run on several host threads: a sequentially consistent fence between a cube's plain
+// accesses and its relaxed atomics (atomic.cpp) orders them as a GPU's device-scope fence does.
+uint32_t fence_device(Exec&, const Instr&, uint32_t pc) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return pc + 1;
+}
 
 uint32_t loop_begin(Exec& e, const Instr& in, uint32_t pc) {
   const LoopBegin& x = in.as<LoopBegin>();
@@ -403,6 +411,7 @@ bool plan_control(Planner& p, const ir::Op& op) {
       return true;
     case OpKind::SyncCube: p.emit(op, &sync_cube); return true;
     case OpKind::SyncPlane: p.emit(op, &sync_plane); return true;
+    case OpKind::FenceDevice: p.emit(op, &fence_device); return true;
     default: return false;
   }
 }

@@ -333,6 +333,7 @@ void Emitter::op(const ir::Op& op) {
       switch (op.kind) {
         case K::SyncCube: line(t_.barrier); return;
         case K::SyncPlane: line(t_.plane_barrier); return;
+        case K::FenceDevice: line("__threadfence();"); return;
         case K::CopyAsyncCommit: line("kiln_cp_async_commit();"); return;
         case K::CopyAsyncWait: line("kiln_cp_async_wait<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();"); return;
         default: unsupported(op, "does not know this sync op");

@@ -1,0 +1,62 @@
+// The running statistics of the row kernels that read a row in pieces (rows_tiled.cpp, whose
+// units each take some columns of a row, and rows_split.cpp, whose cubes each take a chunk of
+// one): softmax's (maximum, sum of exp(x - maximum)) and layer_norm's Welford (count, mean,
+// squared deviations), how two partials combine, how a cube folds its planes' partials, and what
+// the op writes once a row's statistics are known; and the parameters every row kernel takes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kiln/dsl/trace.h"
+#include "tensor/row_spec.h"
+
+namespace kiln::tensor {
+
+// The parameters of every row kernel, in order: in, weight and bias where the spec has them, out
+// (both of rank `rank`), cols (the row's length) and, for layer_norm, eps.
+struct RowParams {
+  dsl::ValueRef in, weight, bias, out, cols, eps;
+};
+RowParams declare_row_params(dsl::Tracer& t, const RowSpec& s, int rank);
+
+class RowStats {
+ public:
+  using Values = std::vector<dsl::ValueRef>;
+
+  RowStats(dsl::Tracer& t, RowOp op, DType acc);
+
+  int count() const { return norm_ ? 3 : 2; }
+  // Variables holding an empty partial.
+  Values declare();
+  Values load(const Values& vars);
+  void store(const Values& vars, const Values& v);
+  // The partial in `vars` with element x (in the acc type) added: one exp an element.
+  void add(const Values& vars, const dsl::ValueRef& x);
+  // Two partials as one. Symmetric (either order gives the same bits: additions commute), so the
+  // units of a row that exchange partials all end with one value.
+  Values combine(const Values& p, const Values& q);
+  // The partials of a row's lanes within a plane folded over the lane bits from `bit` up (the
+  // lanes of one row differ in those bits only).
+  Values fold_lanes(Values mine, uint32_t bit);
+  // The planes' partials of a row folded through shared memory, in plane order: lanes below
+  // `tile` of each plane put theirs at [plane][row], then every unit folds row `row`'s. Every
+  // unit of a row ends with the same bits. Ends with the barrier it needs.
+  Values fold_planes(const Values& mine, uint32_t planes, uint32_t tile, const dsl::ValueRef& plane,
+                     const dsl::ValueRef& lane, const dsl::ValueRef& row);
+  // What the op writes for element x at column j, in the acc type, from a row's statistics.
+  std::function<dsl::ValueRef(const dsl::ValueRef& x, const dsl::ValueRef& j)> output(
+      const Values& row, const dsl::ValueRef& cols, const dsl::ValueRef& eps, const dsl::ValueRef& weight,
+      const dsl::ValueRef& bias);
+
+ private:
+  dsl::ValueRef bin(ir::OpKind kind, const dsl::ValueRef& a, const dsl::ValueRef& b) { return t_.binary(kind, a, b); }
+
+  dsl::Tracer& t_;
+  RowOp op_;
+  DType acc_;
+  bool norm_;
+};
+
+}  // namespace kiln::tensor

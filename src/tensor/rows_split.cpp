@@ -1,0 +1,236 @@
+// The row ops' kernel for long strided rows, read once from memory: softmax over the last dim of
+// x.transpose() (x contiguous 32768 x 4096: 4096 rows of 32768 elements, each 16 KiB from the
+// next) as a column softmax of x. A group is 32 neighbouring rows (32 columns of x: a plane reads
+// 32 consecutive elements, a 128-byte line for f32), cut along the row into chunks of `chunk`
+// elements. Two kinds of work item, a cube each:
+//   stats (g, c): reads chunk c of group g and publishes the chunk's partial statistics per row
+//     (RowStats), then counts itself in work[1 + g]; the group's last stats item folds the
+//     chunks' partials in chunk order into the rows' statistics, publishes them and counts once
+//     more;
+//   output (g, c): waits for that last count, reads the rows' statistics, reads chunk c again and
+//     writes it, through a shared tile when the output's rows are contiguous.
+// The second read finds the chunk in L2 when it follows the first closely: a group's output items
+// come `lag` groups of stats items after its own (enough for the group to be done by then, few
+// enough that its chunks are still in L2), so memory sees one read and one write, where a cube
+// holding whole rows (rows_tiled.cpp) must read twice.
+//
+// Waiting is safe because a cube takes its item from an atomic counter (work[0]), and items are
+// handed out so that an output item comes after every stats item of its group: stats(0 .. L-1),
+// then stats(L), output(0), stats(L + 1), output(1), ..., then the last L groups' output items.
+// An output item waits only for stats items taken before it, by cubes that are running (they took
+// theirs) and wait for nothing. No cube waits for one that may not have started, on a GPU of any
+// size, or on the CPU backend, whose threads run cubes to the end in the order they take them.
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "kiln/dsl/trace.h"
+#include "tensor/kernels.h"
+#include "tensor/row_spec.h"
+#include "tensor/row_stats.h"
+
+namespace kiln::tensor {
+
+namespace {
+
+using dsl::Tracer;
+using dsl::ValueRef;
+using K = ir::OpKind;
+
+constexpr uint32_t kPlane = ir::Target::kPlaneWidth;
+
+}  // namespace
+
+ir::Kernel record_split_rows(const RowSpec& s) {
+  const DType acc = ir::compute_scalar(s.dtype);
+  ir::Kernel k;
+  k.name = std::string("tensor_") + name_of(s.op) + "_split";
+  Tracer t(k);
+  const int rank = s.outer_rank + 1, tdim = s.outer_rank - 1;  // tdim: the group's dim
+  const ir::Type elem = ir::Type::scalar_of(s.dtype);
+  const RowParams params = declare_row_params(t, s, rank);
+  const ValueRef &in = params.in, &out = params.out, &cols = params.cols;
+  ValueRef chunk = t.param("chunk", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef chunks = t.param("chunks", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef lag = t.param("lag", ir::Type::scalar_of(ir::Scalar::U32));
+  ValueRef work = t.param("work", ir::Type::tensor(ir::Type::scalar_of(ir::Scalar::U32), 1, ir::Access::ReadWrite));
+  ValueRef partials = t.param("partials", ir::Type::tensor(ir::Type::scalar_of(acc), 1, ir::Access::ReadWrite));
+
+  auto u32 = [&](int64_t v) { return constant(t, DType::U32, double(v)); };
+  auto bin = [&](K kind, const ValueRef& a, const ValueRef& b) { return t.binary(kind, a, b); };
+  auto add = [&](const ValueRef& a, const ValueRef& b) { return bin(K::Add, a, b); };
+  auto sub = [&](const ValueRef& a, const ValueRef& b) { return bin(K::Sub, a, b); };
+  auto mul = [&](const ValueRef& a, const ValueRef& b) { return bin(K::Mul, a, b); };
+  auto div = [&](const ValueRef& a, const ValueRef& b) { return bin(K::Div, a, b); };
+  auto eq = [&](const ValueRef& a, const ValueRef& b) { return bin(K::Eq, a, b); };
+  auto lt = [&](const ValueRef& a, const ValueRef& b) { return bin(K::Lt, a, b); };
+  auto meta = [&](K kind, const ValueRef& x, int d) { return t.tensor_meta(kind, x, d); };
+
+  // kDepth: loads a unit has in flight, a stats item's unroll and an output item's elements a step.
+  const uint32_t units = s.units, planes = units / kPlane, kDepth = uint32_t(s.depth);
+  ValueRef unit = t.builtin(K::UnitPos, -1);
+  ValueRef lane = bin(K::Rem, unit, u32(kPlane)), plane = div(unit, u32(kPlane));
+  ValueRef first_unit = eq(unit, u32(0));
+
+  // Unit 0 does an atomic on work[at] and the cube reads its result from shared memory.
+  ValueRef said = t.alloc(K::SharedAlloc, ir::Type::scalar_of(ir::Scalar::U32), 1);
+  auto atomic_for_cube = [&](const ValueRef& at) {
+    size_t one = t.begin_if(first_unit);
+    t.store(said, u32(0), t.atomic(K::AtomicAdd, work, at, u32(1)));
+    t.end_then(one);
+    t.sync(K::SyncCube);
+    ValueRef v = t.load(said, u32(0));
+    t.sync(K::SyncCube);  // `said` is written again by the next one
+    return v;
+  };
+  ValueRef item = atomic_for_cube(u32(0));
+
+  // Block b of `chunks` items, L = min(lag, G): b < L is stats(b); past them, q = b - L: while
+  // q < 2 (G - L), an even q is stats(L + q / 2) and an odd one output(q / 2); then output(q - G + L).
+  ValueRef groups = div(t.builtin(K::CubeCount, -1), mul(chunks, u32(2)));
+  ValueRef b = div(item, chunks), c = bin(K::Rem, item, chunks);
+  ValueRef early_count = bin(K::Min, lag, groups);
+  ValueRef early = lt(b, early_count);
+  ValueRef q = sub(b, early_count);  // wraps where early (not used there)
+  ValueRef mid = lt(q, mul(sub(groups, early_count), u32(2)));
+  ValueRef odd = eq(bin(K::And, q, u32(1)), u32(1));
+  ValueRef is_output = bin(K::And, t.unary(K::Not, early), bin(K::Or, t.unary(K::Not, mid), odd));
+  ValueRef half = div(q, u32(2));
+  ValueRef g = t.select(early, b, t.select(mid, t.select(odd, half, add(early_count, half)), sub(q, sub(groups, early_count))));
+
+  // The group's rows: group `g % per_pick` of the group dim, the other outer dims from what is left.
+  ValueRef len = meta(K::TensorShape, in, tdim);
+  ValueRef per_pick = div(add(len, u32(kPlane - 1)), u32(kPlane));
+  std::vector<ValueRef> outer = coordinates(t, div(g, per_pick), in, 0, tdim);
+  ValueRef first_row = mul(bin(K::Rem, g, per_pick), u32(kPlane));
+  ValueRef row = add(first_row, lane);
+  // A lane past the dim's end reads the last row (in bounds) and writes nothing.
+  ValueRef read_row = bin(K::Min, row, sub(len, u32(1)));
+  ValueRef in_base = add(offset(t, in, outer, 0, ValueRef{}), mul(read_row, meta(K::TensorStride, in, tdim)));
+  ValueRef in_step = meta(K::TensorStride, in, rank - 1);
+  auto read = [&](const ValueRef& j) {
+    ValueRef x = t.load(in, add(in_base, mul(j, in_step)));
+    return x.type.scalar == acc ? x : t.cast(x, acc);
+  };
+  ValueRef begin = mul(c, chunk), end = bin(K::Min, cols, add(begin, chunk));  // the chunk's elements
+
+  RowStats stats(t, s.op, acc);
+  const int n = stats.count();
+  // partials: chunk cc's statistics of row `lane` at ((g * chunks + cc) * 32 + lane) * n; past all
+  // chunks' (groups * chunks * 32 * n), the rows' statistics at (g * 32 + lane) * n.
+  auto partial_at = [&](const ValueRef& cc, int kk) {
+    return add(mul(add(mul(add(mul(g, chunks), cc), u32(kPlane)), lane), u32(n)), u32(kk));
+  };
+  auto row_at = [&](int kk) {
+    ValueRef all = mul(mul(mul(groups, chunks), u32(kPlane)), u32(n));
+    return add(all, add(mul(add(mul(g, u32(kPlane)), lane), u32(n)), u32(kk)));
+  };
+  ValueRef count_at = add(g, u32(1));                  // work[1 + g]: g's stats items done, then one
+  ValueRef published = add(chunks, u32(1));            // more once the rows' statistics are out
+  // The plane-0 units publish `v` (n values a row) at `at(kk)`, fenced before the count that follows.
+  auto publish = [&](const RowStats::Values& v, const std::function<ValueRef(int)>& at) {
+    size_t publisher = t.begin_if(lt(unit, u32(kPlane)));
+    for (int kk = 0; kk < n; ++kk) t.store(partials, at(kk), v[size_t(kk)]);
+    t.sync(K::FenceDevice);
+    t.end_then(publisher);
+  };
+
+  size_t kind = t.begin_if(t.unary(K::Not, is_output));
+  {
+    // stats: plane p reads the chunk's elements begin + p, begin + p + planes, ...
+    RowStats::Values running = stats.declare();
+    dsl::LoopAttrs attrs;
+    attrs.unroll = kDepth;  // loads of several elements in flight (none depends on the statistics)
+    ValueRef j = t.begin_for(add(begin, plane), end, u32(planes), attrs);
+    stats.add(running, read(j));
+    t.end_for();
+    RowStats::Values mine = stats.fold_planes(stats.load(running), planes, kPlane, plane, lane, lane);
+    publish(mine, [&](int kk) { return partial_at(c, kk); });
+    t.sync(K::SyncCube);
+    ValueRef before = atomic_for_cube(count_at);
+    // The group's last stats item: every chunk's partial is out. Plane p folds chunks p,
+    // p + planes, ... of row `lane`, then the planes fold in plane order: a fixed order, so every
+    // run gives the same bits.
+    size_t last = t.begin_if(eq(before, sub(chunks, u32(1))));
+    t.sync(K::FenceDevice);  // the count before the partials it stands for
+    RowStats::Values folded = stats.declare();
+    ValueRef cc = t.begin_for(plane, chunks, u32(planes), dsl::LoopAttrs{});
+    RowStats::Values part;
+    for (int kk = 0; kk < n; ++kk) part.push_back(t.load(partials, partial_at(cc, kk)));
+    stats.store(folded, stats.combine(stats.load(folded), part));
+    t.end_for();
+    publish(stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane), row_at);
+    t.sync(K::SyncCube);
+    size_t counter = t.begin_if(first_unit);
+    t.atomic(K::AtomicAdd, work, count_at, u32(1));
+    t.end_then(counter);
+    t.end_then(last);
+  }
+  t.end_then(kind);
+  t.begin_else(kind);
+  {
+    // output: wait for the rows' statistics, whose stats items were all taken before this one.
+    size_t waiter = t.begin_if(first_unit);
+    t.begin_while();
+    t.while_condition(lt(t.atomic(K::AtomicAdd, work, count_at, u32(0)), published));
+    t.end_while();
+    t.end_then(waiter);
+    t.sync(K::SyncCube);
+    t.sync(K::FenceDevice);  // the count before the statistics it stands for
+    RowStats::Values row_stats;
+    for (int kk = 0; kk < n; ++kk) row_stats.push_back(t.load(partials, row_at(kk)));
+    auto output = stats.output(row_stats, cols, params.eps, params.weight, params.bias);
+    auto stored = [&](ValueRef y) { return y.type.scalar == s.dtype ? y : t.cast(y, s.dtype); };
+
+    // A step takes kDepth elements of the row a plane (span a cube), all loaded before any is
+    // written. Every unit runs every step (the shared tile's barriers need them all).
+    const uint32_t span = kDepth * planes;
+    ValueRef steps = div(add(sub(end, begin), u32(span - 1)), u32(span));
+    ValueRef last_col = sub(end, u32(1));
+    ValueRef out_outer = offset(t, out, outer, 0, ValueRef{});
+    ValueRef out_row = meta(K::TensorStride, out, tdim), out_step = meta(K::TensorStride, out, rank - 1);
+    // A row of the shared tile, one element past the span: a plane's stores (32 rows, one column)
+    // fall in 32 banks.
+    const uint32_t pitch = span + 1;
+    ValueRef tile_mem;
+    if (s.transpose) tile_mem = t.alloc(K::SharedAlloc, elem, int64_t(kPlane) * pitch);
+    ValueRef i = t.begin_for(u32(0), steps, u32(1), dsl::LoopAttrs{});
+    ValueRef first_col = add(begin, mul(i, u32(span)));
+    std::vector<ValueRef> js, xs, ys;
+    for (uint32_t d = 0; d < kDepth; ++d) {
+      ValueRef j = add(first_col, add(u32(d * planes), plane));
+      js.push_back(j);
+      xs.push_back(read(bin(K::Min, j, last_col)));  // a plane past the chunk's end reads its last element
+    }
+    for (uint32_t d = 0; d < kDepth; ++d) ys.push_back(stored(output(xs[d], bin(K::Min, js[d], last_col))));
+    if (s.transpose) {
+      // Through the shared tile: unit (lane, plane) puts its values at [lane][d * planes + plane];
+      // then consecutive units write consecutive elements of one output row.
+      for (uint32_t d = 0; d < kDepth; ++d) t.store(tile_mem, add(mul(lane, u32(pitch)), add(u32(d * planes), plane)), ys[d]);
+      t.sync(K::SyncCube);
+      for (uint32_t d = 0; d < kDepth; ++d) {
+        ValueRef e = add(unit, u32(d * units));
+        ValueRef wr = div(e, u32(span)), wc = bin(K::Rem, e, u32(span));
+        ValueRef out_row_index = add(first_row, wr), out_col = add(first_col, wc);
+        size_t inside = t.begin_if(bin(K::And, lt(out_row_index, len), lt(out_col, end)));
+        ValueRef v = t.load(tile_mem, add(mul(wr, u32(pitch)), wc));
+        t.store(out, add(add(out_outer, mul(out_row_index, out_row)), mul(out_col, out_step)), v);
+        t.end_then(inside);
+      }
+      t.sync(K::SyncCube);
+    } else {
+      ValueRef row_valid = lt(row, len);
+      for (uint32_t d = 0; d < kDepth; ++d) {
+        size_t inside = t.begin_if(bin(K::And, row_valid, lt(js[d], end)));
+        t.store(out, add(add(out_outer, mul(row, out_row)), mul(js[d], out_step)), ys[d]);
+        t.end_then(inside);
+      }
+    }
+    t.end_for();
+  }
+  t.end_else(kind);
+  t.finish();
+  return k;
+}
+
+}  // namespace kiln::tensor
