@@ -130,17 +130,23 @@ void rows_f32(const Client& c, bool gpu, const std::map<std::string, double>& pe
   {
     Tensor xt = x.transpose();
     const int64_t t_rows = cols, t_cols = n_rows;
-    std::vector<float> st = softmax(xt, -1).to_vector<float>();
-    double worst = 0;
-    for (int64_t r = 0; r < t_rows; r += std::max<int64_t>(1, t_rows / 7)) {
-      double mx = -INFINITY, total = 0;
-      for (int64_t j = 0; j < t_cols; ++j) mx = std::max(mx, double(xs[size_t(j * cols + r)]));
-      for (int64_t j = 0; j < t_cols; ++j) total += std::exp(double(xs[size_t(j * cols + r)]) - mx);
-      for (int64_t j = 0; j < t_cols; ++j) {
-        const double want = std::exp(double(xs[size_t(j * cols + r)]) - mx) / total;
-        worst = std::max(worst, std::fabs(st[size_t(r * t_cols + j)] - want) / want);
+    // The largest relative error of rows r = 0, step, 2 step, ... < n of `got`, a softmax of
+    // x's first columns as rows, against double.
+    auto worst_of = [&](const Tensor& got_t, int64_t n, int64_t step) {
+      const std::vector<float> got = got_t.to_vector<float>();
+      double worst = 0;
+      for (int64_t r = 0; r < n; r += step) {
+        double mx = -INFINITY, total = 0;
+        for (int64_t j = 0; j < t_cols; ++j) mx = std::max(mx, double(xs[size_t(j * cols + r)]));
+        for (int64_t j = 0; j < t_cols; ++j) total += std::exp(double(xs[size_t(j * cols + r)]) - mx);
+        for (int64_t j = 0; j < t_cols; ++j) {
+          const double want = std::exp(double(xs[size_t(j * cols + r)]) - mx) / total;
+          worst = std::max(worst, std::fabs(got[size_t(r * t_cols + j)] - want) / want);
+        }
       }
-    }
+      return worst;
+    };
+    const double worst = worst_of(softmax(xt, -1), t_rows, std::max<int64_t>(1, t_rows / 7));
     const double ms_t = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = softmax(xt, -1); });
     const std::string t_size = std::to_string(t_rows) + " x " + std::to_string(t_cols);
     // On the CPU backend (a cube's units run in lockstep on the host) the ratio says little of how
@@ -153,17 +159,7 @@ void rows_f32(const Client& c, bool gpu, const std::map<std::string, double>& pe
     // split kernel spreads each row over cubes. Recorded against the contiguous softmax, no target.
     const int64_t few = std::min<int64_t>(64, cols);
     Tensor xf = x.slice(1, 0, few).transpose();
-    std::vector<float> sf = softmax(xf, -1).to_vector<float>();
-    double worst_few = 0;
-    for (int64_t r = 0; r < few; r += 9) {
-      double mx = -INFINITY, total = 0;
-      for (int64_t j = 0; j < t_cols; ++j) mx = std::max(mx, double(xs[size_t(j * cols + r)]));
-      for (int64_t j = 0; j < t_cols; ++j) total += std::exp(double(xs[size_t(j * cols + r)]) - mx);
-      for (int64_t j = 0; j < t_cols; ++j) {
-        const double want = std::exp(double(xs[size_t(j * cols + r)]) - mx) / total;
-        worst_few = std::max(worst_few, std::fabs(sf[size_t(r * t_cols + j)] - want) / want);
-      }
-    }
+    const double worst_few = worst_of(softmax(xf, -1), few, 9);
     const double few_bytes = 2.0 * 4.0 * double(few * t_cols);
     const double ms_f = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = softmax(xf, -1); });
     rows.push_back({"tensor softmax f32 of x[:, :" + std::to_string(few) + "].transpose(), " + std::to_string(few) + " x " +
