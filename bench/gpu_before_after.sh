@@ -15,10 +15,16 @@ if has build; then
   t0=$(date +%s)
   # Without the test phase, only the tool the bench runs.
   targets=""; has test || targets="--target kiln_tool"
-  (cmake -S . -B build-gpu $cfg && cmake --build build-gpu -j$((jobs / 2)) $targets) >"$out/build_after.log" 2>&1 &
+  par=$jobs; has bench && par=$((jobs / 2))  # the two builds share the cores
+  (cmake -S . -B build-gpu $cfg && cmake --build build-gpu -j$par $targets) >"$out/build_after.log" 2>&1 &
   after=$!
-  (cmake -S "$base" -B "$base/build-gpu" $cfg -DKILN_BUILD_TESTS=OFF && cmake --build "$base/build-gpu" -j$((jobs / 2)) --target kiln_tool) \
-    >"$out/build_before.log" 2>&1 &
+  # BASE only for the bench.
+  if has bench; then
+    (cmake -S "$base" -B "$base/build-gpu" $cfg -DKILN_BUILD_TESTS=OFF && cmake --build "$base/build-gpu" -j$((jobs / 2)) --target kiln_tool) \
+      >"$out/build_before.log" 2>&1 &
+  else
+    true &
+  fi
   before=$!
   wait $after; ra=$?
   wait $before; rb=$?
@@ -28,7 +34,7 @@ if has build; then
 fi
 if has test; then
   t0=$(date +%s)
-  ctest --test-dir build-gpu -j12 --timeout 300 --output-on-failure >"$out/ctest.log" 2>&1
+  ctest --test-dir build-gpu -j$jobs --timeout 300 --output-on-failure >"$out/ctest.log" 2>&1
   echo "ctest rc=$? in $(($(date +%s) - t0)) s"
   grep -E "tests passed|tests failed" "$out/ctest.log"
   sed -n '/The following tests/,$p' "$out/ctest.log" | head -30
