@@ -25,6 +25,12 @@ struct Hasher {
     return *this;
   }
   Hasher& text(std::string_view s) { return bytes(s.data(), s.size()); }
+  // FNV-1a over the bytes from the last to the first (a second, independent name for one text).
+  Hasher& bytes_backwards(const void* p, size_t n) {
+    auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = n; i > 0; --i) h = (h ^ b[i - 1]) * kFnvPrime;
+    return *this;
+  }
   // One 64-bit word at a time.
   Hasher& word(uint64_t w) {
     h = (h ^ w) * 0x9e3779b97f4a7c15ull;

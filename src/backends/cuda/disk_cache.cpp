@@ -52,8 +52,7 @@ std::string CacheKey::hash_hex() const {
   // Two 64-bit FNV-1a lanes over the same bytes from different starting points, the second also
   // over the reversed bytes: 128 bits for naming; the stored key settles any collision.
   uint64_t a = common::fnv1a64(m);
-  std::string r(m.rbegin(), m.rend());
-  uint64_t b = common::fnv1a64(r, 0x84222325cbf29ce4ull);
+  uint64_t b = common::Hasher{0x84222325cbf29ce4ull}.bytes_backwards(m.data(), m.size()).h;
   return common::hex16(a) + common::hex16(b);
 }
 
@@ -69,7 +68,14 @@ std::optional<std::vector<char>> DiskCache::load(const CacheKey& key, std::strin
   fs::path path = fs::path(dir_) / (key.hash_hex() + kSuffix);
   std::ifstream f(path, std::ios::binary);
   if (!f) return say("miss");
-  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // One read of the whole entry (an entry is the CUDA source and the cubin: tens of kilobytes,
+  // which a character iterator reads at some ten instructions a byte).
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  if (size < 0) return say("corrupt: unreadable");
+  f.seekg(0, std::ios::beg);
+  std::string data(size_t(size), '\0');
+  if (!f.read(data.data(), size)) return say("corrupt: truncated");
   if (data.size() < sizeof kMagic + 24 || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
     return say("corrupt: truncated or not a kiln entry");
   }
@@ -103,8 +109,9 @@ bool DiskCache::store(const CacheKey& key, const std::vector<char>& payload) con
   // A unique temp name in the same folder, then rename: readers see the old entry or the whole
   // new one, never a part.
   static std::atomic<uint64_t> counter{0};
-  fs::path final_path = fs::path(dir_) / (key.hash_hex() + kSuffix);
-  fs::path tmp = fs::path(dir_) / (key.hash_hex() + ".tmp." + std::to_string(::getpid()) + "." +
+  const std::string name = key.hash_hex();
+  fs::path final_path = fs::path(dir_) / (name + kSuffix);
+  fs::path tmp = fs::path(dir_) / (name + ".tmp." + std::to_string(::getpid()) + "." +
                                    std::to_string(counter.fetch_add(1)));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
