@@ -51,9 +51,11 @@ struct RowSpec {
 ir::Kernel record_tiled_rows(const RowSpec& s);
 
 // The split kernel of `s` (s.split): the row kernel's parameters, then `chunk` (u32: a chunk's
-// elements of a row), `chunks` (u32: chunks a row), `work` (u32[1 + groups], zero at launch) and
-// `partials` (acc[groups * chunks * 32 * statistics]); 2 * groups * chunks cubes, a group being
-// 32 neighbouring rows of the innermost outer dim (unit stride in `in`) of one pick of the others.
+// elements of a row), `chunks` (u32: chunks a row), `lag` (u32: groups of stats items before a
+// group's output items), `work` (u32[1 + groups], zero at launch) and `partials`
+// (acc[groups * (chunks + 1) * 32 * statistics]: each chunk's, then each row's); 2 * groups *
+// chunks cubes, a group being 32 neighbouring rows of the innermost outer dim (unit stride in
+// `in`) of one pick of the others.
 ir::Kernel record_split_rows(const RowSpec& s);
 
 }  // namespace kiln::tensor

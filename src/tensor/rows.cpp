@@ -244,6 +244,7 @@ struct RowLaunch {
       cubes = tensor::checked_u32(2 * groups * int64_t(chunks), name_of(s.op), "cubes");
       // Per row: n statistics of each chunk, and n of the whole row.
       const int64_t counters = 1 + groups, stats = int64_t(s.op == RowOp::LayerNorm ? 3 : 2) * groups * (chunks + 1) * kPlane;
+      tensor::checked_u32(stats, name_of(s.op), "split statistics");  // before it allocates them
       Handle w = client.empty<uint32_t>(size_t(counters));
       client.write(w, std::vector<uint32_t>(size_t(counters), 0));
       Handle p = acc == DType::F64 ? client.empty<double>(size_t(stats)) : client.empty<float>(size_t(stats));
@@ -397,6 +398,9 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
     // and (512, 3, 8), the best two of eight on the H200 for 4096 rows of 32768 (decision 029).
     // It spreads a row over many cubes where the tiled kernel has few (a few long rows).
     for (auto [chunk, lag, depth] : {std::tuple{256u, 3u, 8}, std::tuple{512u, 3u, 8}}) {
+      // Only rows of more than one chunk (by the length's bucket, autotune's key): a row of one
+      // chunk gains nothing from a split, and its partials would outweigh it.
+      if (autotune::bucket(cols) <= int64_t(chunk)) continue;
       candidates.push_back({"split " + std::to_string(chunk) + " lag " + std::to_string(lag) + " depth " + std::to_string(depth),
                             [work = &l, chunk, lag, depth] { work->run(256, 0, 0, chunk, lag, depth); }});
     }

@@ -5,7 +5,7 @@
 // elements. Two kinds of work item, a cube each:
 //   stats (g, c): reads chunk c of group g and publishes the chunk's partial statistics per row
 //     (RowStats), then counts itself in work[1 + g]; the group's last stats item folds the
-//     chunks' partials in chunk order into the rows' statistics, publishes them and counts once
+//     chunks' partials in a fixed order into the rows' statistics, publishes them and counts once
 //     more;
 //   output (g, c): waits for that last count, reads the rows' statistics, reads chunk c again and
 //     writes it, through a shared tile when the output's rows are contiguous.
@@ -72,10 +72,14 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   ValueRef lane = bin(K::Rem, unit, u32(kPlane)), plane = div(unit, u32(kPlane));
   ValueRef first_unit = eq(unit, u32(0));
 
-  // Unit 0 does an atomic on work[at] and the cube reads its result from shared memory.
+  // Unit 0 does an atomic on work[at] and the cube reads its result from shared memory. `release`:
+  // unit 0 fences first, so that what the cube wrote before the barrier that precedes this is seen
+  // before the count (each writer fences too; unit 0's fence after the barrier is what a reading
+  // of the fence as one unit's own order needs, as a grid barrier does it).
   ValueRef said = t.alloc(K::SharedAlloc, ir::Type::scalar_of(ir::Scalar::U32), 1);
-  auto atomic_for_cube = [&](const ValueRef& at) {
+  auto atomic_for_cube = [&](const ValueRef& at, bool release) {
     size_t one = t.begin_if(first_unit);
+    if (release) t.sync(K::FenceDevice);
     t.store(said, u32(0), t.atomic(K::AtomicAdd, work, at, u32(1)));
     t.end_then(one);
     t.sync(K::SyncCube);
@@ -83,7 +87,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     t.sync(K::SyncCube);  // `said` is written again by the next one
     return v;
   };
-  ValueRef item = atomic_for_cube(u32(0));
+  ValueRef item = atomic_for_cube(u32(0), false);
 
   // Block b of `chunks` items, L = min(lag, G): b < L is stats(b); past them, q = b - L: while
   // q < 2 (G - L), an even q is stats(L + q / 2) and an odd one output(q / 2); then output(q - G + L).
@@ -147,10 +151,10 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     RowStats::Values mine = stats.fold_planes(stats.load(running), planes, kPlane, plane, lane, lane);
     publish(mine, [&](int kk) { return partial_at(c, kk); });
     t.sync(K::SyncCube);
-    ValueRef before = atomic_for_cube(count_at);
+    ValueRef before = atomic_for_cube(count_at, true);
     // The group's last stats item: every chunk's partial is out. Plane p folds chunks p,
-    // p + planes, ... of row `lane`, then the planes fold in plane order: a fixed order, so every
-    // run gives the same bits.
+    // p + planes, ... of row `lane`, then the planes fold in plane order: a fixed order (not the
+    // chunks' own), so every run gives the same bits.
     size_t last = t.begin_if(eq(before, sub(chunks, u32(1))));
     t.sync(K::FenceDevice);  // the count before the partials it stands for
     RowStats::Values folded = stats.declare();
@@ -162,6 +166,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     publish(stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane), row_at);
     t.sync(K::SyncCube);
     size_t counter = t.begin_if(first_unit);
+    t.sync(K::FenceDevice);  // the statistics, written by plane 0 before the barrier, before the count
     t.atomic(K::AtomicAdd, work, count_at, u32(1));
     t.end_then(counter);
     t.end_then(last);
@@ -174,6 +179,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     t.begin_while();
     t.while_condition(lt(t.atomic(K::AtomicAdd, work, count_at, u32(0)), published));
     t.end_while();
+    t.sync(K::FenceDevice);  // the count before what the cube reads after the barrier
     t.end_then(waiter);
     t.sync(K::SyncCube);
     t.sync(K::FenceDevice);  // the count before the statistics it stands for

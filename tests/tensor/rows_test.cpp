@@ -44,19 +44,21 @@ std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
 // pinned (streaming, and resident with cubes of 128 to 1024 units while a unit holds at most 32
 // elements of the length's bucket and, beyond 128 units, at least 4; and for strided rows that
 // are neighbours in memory, `tiled` of element type t, the split kernel with its two (chunk,
-// lag, depth) and the tiled kernel: tiles of 32 bytes with cubes of 256 units, and of 16, 32 and
+// lag, depth) where the bucket holds more than a chunk, and the tiled kernel: tiles of 32 bytes with cubes of 256 units, and of 16, 32 and
 // 128 bytes with cubes of 1024).
 void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check,
                  std::optional<DType> tiled = std::nullopt) {
   std::vector<std::string> kinds = {"", "streaming 256"};
+  int64_t bucket = 1;
+  while (bucket < len) bucket *= 2;
   if (tiled) {
-    for (const char* split : {"split 256 lag 3 depth 8", "split 512 lag 3 depth 8"}) kinds.push_back(split);
+    for (int64_t chunk : {256, 512}) {
+      if (bucket > chunk) kinds.push_back("split " + std::to_string(chunk) + " lag 3 depth 8");
+    }
     for (auto [bytes, units] : {std::pair{32, 256}, std::pair{16, 1024}, std::pair{32, 1024}, std::pair{128, 1024}}) {
       kinds.push_back("strided " + std::to_string(std::clamp(bytes / ir::scalar_bytes(*tiled), 1, 32)) + "x" + std::to_string(units));
     }
   }
-  int64_t bucket = 1;
-  while (bucket < len) bucket *= 2;
   for (int64_t units : {128, 256, 512, 1024}) {
     const int64_t most = (bucket + units - 1) / units;
     if (most <= 32 && (units == 128 || most >= 4)) kinds.push_back("resident " + std::to_string(units));
@@ -219,9 +221,11 @@ TEST(TensorRows, StridedRowsReadByTiles) {
 }
 
 // The split kernel (rows_split.cpp) over many groups and chunks: 200 rows (7 groups of 32, the
-// last ragged) of 3000 elements in chunks of 256 (12, the last ragged), so that output items wait
-// for stats items of their group taken by other cubes (on the CPU, by its other threads). A row holding -inf and a row of equal values keep the exp of a
-// difference of infinities out. Every run gives the same bits: chunks fold in chunk order.
+// last ragged) of 3000 elements in chunks of 256 (12, the last ragged) or 512, and 20 rows of 8192
+// (one group of 32 chunks, whose output items are taken right after its stats items, so that on
+// the CPU an output item may wait for another thread's stats item; a GPU runs all at once). A row
+// holding -inf and a row of equal values keep the exp of a difference of infinities out. Every run
+// gives the same bits: the chunks fold in a fixed order.
 TEST(TensorRows, SplitRowsCombineChunksInOrder) {
   uint32_t seed = 900;
   for (const Device& dev : devices()) {
@@ -232,26 +236,30 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
       }
       return uint64_t(0);
     };
-    const int64_t len = 3000, rows = 200;
-    HostTensor h = random_host(DType::F32, {len, rows}, seed++, -8, 8);
-    for (int64_t j = 0; j < len; ++j) {
-      h.v[size_t(j * rows + 3)] = j % 7 == 0 ? -INFINITY : h.v[size_t(j * rows + 3)];
-      h.v[size_t(j * rows + 4)] = 2.5;
+    // (rows, len): 7 groups by 12 chunks of 256; one group by 32 chunks, whose output items
+    // follow its stats items at once.
+    for (auto [rows, len] : {std::pair<int64_t, int64_t>{200, 3000}, std::pair<int64_t, int64_t>{20, 8192}}) {
+      HostTensor h = random_host(DType::F32, {len, rows}, seed++, -8, 8);
+      for (int64_t j = 0; j < len; ++j) {
+        h.v[size_t(j * rows + 3)] = j % 7 == 0 ? -INFINITY : h.v[size_t(j * rows + 3)];
+        h.v[size_t(j * rows + 4)] = 2.5;
+      }
+      Tensor base = upload(c, DType::F32, h);
+      Tensor x = base.transpose();  // [rows, len], strides [1, rows]
+      HostTensor hx = host_view(base, h, x);
+      std::vector<double> want = host_rows(hx, 1, [&](const std::vector<double>& r) { return host_softmax(r, false); }).v;
+      const std::string what = dev.name() + " softmax of " + std::to_string(rows) + " x " + std::to_string(len) + " transposed, ";
+      for (const char* kind : {"split 256 lag 3 depth 8", "split 512 lag 3 depth 8"}) {
+        autotune::pin("softmax", std::string(kind));
+        const uint64_t before = launches_of("tensor_softmax_split");
+        Tensor first = softmax(x, -1);
+        EXPECT_EQ(launches_of("tensor_softmax_split"), before + 1) << what << kind;
+        expect_values(first, want, tolerance(DType::F32) * 8, what + kind);
+        const std::vector<float> bits = first.to_vector<float>();
+        for (int run = 0; run < 3; ++run) EXPECT_EQ(softmax(x, -1).to_vector<float>(), bits) << what << kind << " run " << run;
+      }
+      autotune::pin("softmax", std::nullopt);
     }
-    Tensor base = upload(c, DType::F32, h);
-    Tensor x = base.transpose();  // [200, 3000], strides [1, 200]
-    HostTensor hx = host_view(base, h, x);
-    std::vector<double> want = host_rows(hx, 1, [&](const std::vector<double>& r) { return host_softmax(r, false); }).v;
-    for (const char* kind : {"split 256 lag 3 depth 8", "split 512 lag 3 depth 8"}) {
-      autotune::pin("softmax", std::string(kind));
-      const uint64_t before = launches_of("tensor_softmax_split");
-      Tensor first = softmax(x, -1);
-      EXPECT_EQ(launches_of("tensor_softmax_split"), before + 1) << dev.name() << " " << kind;
-      expect_values(first, want, tolerance(DType::F32) * 8, dev.name() + " softmax of 200 x 3000 transposed, " + kind);
-      const std::vector<float> bits = first.to_vector<float>();
-      for (int run = 0; run < 3; ++run) EXPECT_EQ(softmax(x, -1).to_vector<float>(), bits) << dev.name() << " " << kind << " run " << run;
-    }
-    autotune::pin("softmax", std::nullopt);
   }
 }
 

@@ -66,6 +66,8 @@ std::optional<std::vector<char>> DiskCache::load(const CacheKey& key, std::strin
     return std::nullopt;
   };
   fs::path path = fs::path(dir_) / (key.hash_hex() + kSuffix);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return say(fs::exists(path, ec) ? "corrupt: not a file" : "miss");
   std::ifstream f(path, std::ios::binary);
   if (!f) return say("miss");
   // One read of the whole entry (an entry is the CUDA source and the cubin: tens of kilobytes,
