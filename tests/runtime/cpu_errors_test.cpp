@@ -297,4 +297,46 @@ TEST(CpuErrors, SharedMemoryOverTwoGibIsUnsupported) {
   EXPECT_EQ(c.read<double>(out), before);
 }
 
+// Cubes take tickets from work[0]; ticket 0 fails (an unchecked read past x's end) before it sets
+// the flag work[1] that every later ticket spins on. A cube may wait for one that took its work
+// earlier (docs/ir.md, fence.device), so the CPU backend must not leave the waiting cubes spinning
+// once that one has failed: a while loop's head ends the cube when another has failed. Without
+// that, this launch never returns when the backend has more than one host thread (KILN_CPU_THREADS,
+// else one a hardware thread).
+struct WaitForTheFirst {
+  static constexpr std::string_view name = "wait_for_the_first";
+  static constexpr std::array<std::string_view, 3> param_names{"work", "x", "out"};
+  void operator()(Slice<uint32_t> work, Slice<const float> x, Slice<float> out) const {
+    auto ticket = atomic_add(work[0u], 1u);
+    If(ticket == 0u, [&] {
+      // Long enough that the other host threads' cubes have taken their tickets and spin.
+      Var<float> slow = 0.0f;
+      For(range(0u, 200000u), [&](Expr<uint32_t>) { slow = slow * 0.5f + 1.0f; });
+      out[1u] = slow;
+      out[0u] = x[x.len()];
+      fence_device();
+      atomic_exchange(work[1u], 1u);
+    }).Else([&] {
+      While([&] { return atomic_add(work[1u], 0u) == 0u; }, [&] {});
+      fence_device();
+      out[ticket] = x[0u];
+    });
+  }
+};
+
+TEST(CpuErrors, AFailedCubeEndsTheCubesWaitingForIt) {
+  Client c = Device::cpu().client();
+  std::vector<float> before(64, -3.0f);
+  Handle work = c.upload(std::vector<uint32_t>{0u, 0u}), x = c.upload(std::vector<float>(8, 1.0f)), out = c.upload(before);
+  try {
+    launch_unchecked<WaitForTheFirst>(c, CubeCount{64}, CubeDim{1}, 1, work, x, out);
+    FAIL() << "expected bounds.out_of_range";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "bounds.out_of_range");
+    EXPECT_NE(e.message().find("index 8 is out of range of argument 1 'x'"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.read<float>(out), before);
+  EXPECT_EQ(c.read<uint32_t>(work), (std::vector<uint32_t>{0u, 0u}));
+}
+
 }  // namespace

@@ -93,8 +93,9 @@ class CpuExecutable : public backend::Executable {
 };
 
 void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, const ir::Dim3& pos,
-              const ir::Dim3& count) {
+              const ir::Dim3& count, const std::atomic<bool>* stop) {
   Exec e;
+  e.stop = stop;
   e.plan = &p;
   e.args = args;
   e.regs = s.regs.p;
@@ -227,7 +228,9 @@ class CpuBackend : public backend::Backend {
         if (c >= cubes) break;
         ir::Dim3 pos{uint32_t(c % count.x), uint32_t((c / count.x) % count.y), uint32_t(c / (uint64_t(count.x) * count.y))};
         try {
-          run_cube(p, s, a, pos, count);
+          run_cube(p, s, a, pos, count, &stop);
+        } catch (const Stopped&) {
+          break;  // another cube failed, and its error is the launch's
         } catch (...) {
           std::lock_guard lock(error_mutex);
           // Cubes are claimed in order and a claimed cube always finishes, so the lowest failing

@@ -1,6 +1,7 @@
 // The state of one cube while the interpreter runs it, and the helpers instructions share.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -9,6 +10,10 @@
 #include "backends/cpu/plan.h"
 
 namespace kiln::cpu {
+
+// Thrown at a while loop's head when `Exec::stop` is set: the cube ends where it is, and the
+// launch reports the failure that set it.
+struct Stopped {};
 
 struct Exec {
   const Plan* plan = nullptr;
@@ -21,6 +26,10 @@ struct Exec {
   uint32_t units = 0;
   bool all_active = true;           // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;
+  // Set when another cube of the launch has failed. A while loop's head reads it: a cube may spin
+  // on an atomic for an earlier cube (docs/ir.md, fence.device), and one that failed never sets
+  // what it waits for.
+  const std::atomic<bool>* stop = nullptr;
   // While run_uniform runs an op for one unit: the cube's own active mask and unit count (errors
   // name the cube's first active unit), and the one-unit mask.
   const uint8_t* cube_cur = nullptr;
