@@ -18,6 +18,11 @@ inline const char* name_of(RowOp op) {
   return op == RowOp::Softmax ? "softmax" : op == RowOp::LogSoftmax ? "log_softmax" : "layer_norm";
 }
 
+// The running statistics a row op keeps: softmax's (maximum, sum of exp), layer_norm's Welford
+// (count, mean, squared deviations). RowStats (row_stats.h) keeps them; the split kernel's
+// partials hold this many a row.
+inline int statistics_of(RowOp op) { return op == RowOp::LayerNorm ? 3 : 2; }
+
 struct RowSpec {
   RowOp op;
   DType dtype;

@@ -27,7 +27,7 @@ class RowStats {
 
   RowStats(dsl::Tracer& t, RowOp op, DType acc);
 
-  int count() const { return norm_ ? 3 : 2; }
+  int count() const { return statistics_of(op_); }
   // Variables holding an empty partial.
   Values declare();
   Values load(const Values& vars);

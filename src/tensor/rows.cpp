@@ -243,7 +243,7 @@ struct RowLaunch {
       chunks = (cols + chunk - 1) / chunk;
       cubes = tensor::checked_u32(2 * groups * int64_t(chunks), name_of(s.op), "cubes");
       // Per row: n statistics of each chunk, and n of the whole row.
-      const int64_t counters = 1 + groups, stats = int64_t(s.op == RowOp::LayerNorm ? 3 : 2) * groups * (chunks + 1) * kPlane;
+      const int64_t counters = 1 + groups, stats = tensor::statistics_of(s.op) * groups * (chunks + 1) * kPlane;
       tensor::checked_u32(stats, name_of(s.op), "split statistics");  // before it allocates them
       Handle w = client.empty<uint32_t>(size_t(counters));
       client.write(w, std::vector<uint32_t>(size_t(counters), 0));
