@@ -38,14 +38,17 @@ struct RowSpec {
   // Split (rows_split.cpp): cubes take chunks of a tile of 32 rows and publish partial statistics
   // that later cubes combine; with `tile` unused and `transpose` as above.
   bool split = false;
-  int depth = 0;  // split: loads a unit has in flight
+  int depth = 0;  // split: loads a unit has in flight; held: elements a unit keeps
+  // Held (with split): each cube keeps its chunk in registers and waits for its group's other
+  // chunks' statistics, so the row is read once without L2's help (decision 030).
+  bool held = false;
 
   // What makes two specs the same kernel (built on every call: it fits a key's inline bytes).
   common::Key key() const {
     common::Key k;
     k("kernel", std::string_view("row"))("op", op)("dtype", dtype)("outer_rank", outer_rank)("weight", weight)("bias", bias)(
         "units", units)("resident", resident)("tile", tile)("transpose", transpose)(
-        "split", split)("depth", depth);
+        "split", split)("depth", depth)("held", held);
     return k;
   }
 };
@@ -60,7 +63,9 @@ ir::Kernel record_tiled_rows(const RowSpec& s);
 // group's output items), `work` (u32[1 + groups], zero at launch) and `partials`
 // (acc[groups * (chunks + 1) * 32 * statistics]: each chunk's, then each row's); 2 * groups *
 // chunks cubes, a group being 32 neighbouring rows of the innermost outer dim (unit stride in
-// `in`) of one pick of the others.
+// `in`) of one pick of the others. Held (s.held): chunk = s.depth * s.units / 32, groups * chunks
+// cubes, `lag` unused, partials acc[groups * chunks * 32 * statistics]; a launch must have
+// chunks of no more than the device runs cubes at once (decision 030).
 ir::Kernel record_split_rows(const RowSpec& s);
 
 }  // namespace kiln::tensor

@@ -1,5 +1,6 @@
 #include "tensor/row_stats.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -65,6 +66,46 @@ void RowStats::add(const Values& vars, const ValueRef& x) {
   ValueRef above = bin(K::Gt, d, zero);
   t_.var_store(vars[1], t_.select(above, bin(K::Add, bin(K::Mul, sum, e), one), bin(K::Add, sum, e)));
   t_.var_store(vars[0], t_.select(above, x, m));
+}
+
+RowStats::Values RowStats::of_values(const Values& xs, Values valid) {
+  if (valid.empty()) valid.assign(xs.size(), t_.constant(ir::Type::scalar_of(ir::Scalar::Bool), ir::AttrValue::of_bool(true)));
+  // Four running values, then their sum: a dependent chain a quarter as long, with few values live
+  // beside the ones held (a pairwise tree would keep half of them).
+  auto reduce = [&](const Values& v, ir::OpKind kind) {
+    Values acc(v.begin(), v.begin() + std::min<ptrdiff_t>(4, ptrdiff_t(v.size())));
+    for (size_t i = acc.size(); i < v.size(); ++i) acc[i % 4] = bin(kind, acc[i % 4], v[i]);
+    for (size_t i = 1; i < acc.size(); ++i) acc[0] = bin(kind, acc[0], acc[i]);
+    return acc[0];
+  };
+  const ValueRef zero = constant(t_, acc_, 0), one = constant(t_, acc_, 1);
+  Values masked;
+  if (norm_) {
+    Values counted;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      counted.push_back(t_.select(valid[i], one, zero));
+      masked.push_back(t_.select(valid[i], xs[i], zero));
+    }
+    ValueRef n = reduce(counted, K::Add);
+    ValueRef mean = bin(K::Div, reduce(masked, K::Add), bin(K::Max, n, one));
+    Values squares;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      ValueRef d = bin(K::Sub, masked[i], mean);
+      squares.push_back(t_.select(valid[i], bin(K::Mul, d, d), zero));
+    }
+    return {n, mean, reduce(squares, K::Add)};
+  }
+  // Equal values (-inf beside a maximum of -inf too) add exp(0) = 1, as `add` does; a unit with no
+  // valid value keeps the empty partial (-inf, 0).
+  const ValueRef low = constant(t_, acc_, -INFINITY);
+  for (size_t i = 0; i < xs.size(); ++i) masked.push_back(t_.select(valid[i], xs[i], low));
+  ValueRef m = reduce(masked, K::Max);
+  Values terms;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    ValueRef e = t_.select(bin(K::Eq, xs[i], m), one, t_.unary(K::Exp, bin(K::Sub, xs[i], m)));
+    terms.push_back(t_.select(valid[i], e, zero));
+  }
+  return {m, reduce(terms, K::Add)};
 }
 
 //   softmax: (m, s) + (m', s') = (M, s * exp(m - M) + s' * exp(m' - M)), M = max(m, m'), with s

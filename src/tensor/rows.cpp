@@ -217,8 +217,8 @@ struct RowLaunch {
 
   // One row a cube (tile 0), a cube per `tile` rows of the tiled layout, or (chunk > 0) the split
   // kernel's items over chunks of `chunk` elements of 32 rows of it, output items `lag` groups
-  // behind.
-  void run(uint32_t units, int resident, int tile, uint32_t chunk = 0, uint32_t lag = 0, int depth = 0) const {
+  // behind, or (held) a cube per chunk that keeps it.
+  void run(uint32_t units, int resident, int tile, uint32_t chunk = 0, uint32_t lag = 0, int depth = 0, bool held = false) const {
     RowSpec s = spec;
     s.units = units;
     s.resident = resident;
@@ -230,6 +230,7 @@ struct RowLaunch {
     if (tile > 0 || chunk > 0) {
       s.tile = chunk > 0 ? 0 : tile;
       s.split = chunk > 0;
+      s.held = held;
       s.depth = depth;
       s.transpose = tiled->transpose;
       s.outer_rank = tiled->outer_rank;
@@ -241,9 +242,9 @@ struct RowLaunch {
       // Items take 32 rows (a plane's lanes) of the tile dim; the work counters start at zero.
       const int64_t groups = tiled->others * ((tiled->len + kPlane - 1) / kPlane);
       chunks = (cols + chunk - 1) / chunk;
-      cubes = tensor::checked_u32(2 * groups * int64_t(chunks), name_of(s.op), "cubes");
-      // Per row: n statistics of each chunk, and n of the whole row.
-      const int64_t counters = 1 + groups, stats = tensor::statistics_of(s.op) * groups * (chunks + 1) * kPlane;
+      cubes = tensor::checked_u32((held ? 1 : 2) * groups * int64_t(chunks), name_of(s.op), "cubes");
+      // Per row: n statistics of each chunk, and (split) n of the whole row.
+      const int64_t counters = 1 + groups, stats = tensor::statistics_of(s.op) * groups * (chunks + (held ? 0 : 1)) * kPlane;
       tensor::checked_u32(stats, name_of(s.op), "split statistics");  // before it allocates them
       Handle w = client.empty<uint32_t>(size_t(counters));
       client.write(w, std::vector<uint32_t>(size_t(counters), 0));
@@ -403,6 +404,18 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
       if (autotune::bucket(cols) <= int64_t(chunk)) continue;
       candidates.push_back({"split " + std::to_string(chunk) + " lag " + std::to_string(lag) + " depth " + std::to_string(depth),
                             [work = &l, chunk, lag, depth] { work->run(256, 0, 0, chunk, lag, depth); }});
+    }
+    // Held: cubes of 256 units keeping 32 or 64 elements a unit (chunks of 256 or 512), where the
+    // bucket's longest row has more than one chunk and no more than the device runs cubes at once
+    // (a cube an SM, a thread of the CPU backend): the chunks of a group wait for each other
+    // (decision 030).
+    const int64_t at_once = l.client.device().info().multiprocessors;
+    for (int depth : {32, 64}) {
+      const uint32_t chunk = uint32_t(depth) * (256 / kPlane);
+      const int64_t most = (autotune::bucket(cols) + chunk - 1) / chunk;
+      if (most < 2 || most > at_once) continue;
+      candidates.push_back({"held " + std::to_string(chunk),
+                            [work = &l, chunk, depth] { work->run(256, 0, 0, chunk, 0, depth, true); }});
     }
   }
   const int64_t cols_bucket = autotune::bucket(cols);

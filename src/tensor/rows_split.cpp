@@ -20,6 +20,7 @@
 // An output item waits only for stats items taken before it, by cubes that are running (they took
 // theirs) and wait for nothing. No cube waits for one that may not have started, on a GPU of any
 // size, or on the CPU backend, whose threads run cubes to the end in the order they take them.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -38,13 +39,15 @@ using dsl::ValueRef;
 using K = ir::OpKind;
 
 constexpr uint32_t kPlane = ir::Target::kPlaneWidth;
+// Held: the elements a unit writes a span (through the shared tile: 32 x (8 planes + 1) a cube).
+constexpr uint32_t kHeldStep = 8;
 
 }  // namespace
 
 ir::Kernel record_split_rows(const RowSpec& s) {
   const DType acc = ir::compute_scalar(s.dtype);
   ir::Kernel k;
-  k.name = std::string("tensor_") + name_of(s.op) + "_split";
+  k.name = std::string("tensor_") + name_of(s.op) + (s.held ? "_held" : "_split");
   Tracer t(k);
   const int rank = s.outer_rank + 1, tdim = s.outer_rank - 1;  // tdim: the group's dim
   const ir::Type elem = ir::Type::scalar_of(s.dtype);
@@ -89,18 +92,25 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   };
   ValueRef item = atomic_for_cube(u32(0), false);
 
-  // Block b of `chunks` items, L = min(lag, G): b < L is stats(b); past them, q = b - L: while
-  // q < 2 (G - L), an even q is stats(L + q / 2) and an odd one output(q / 2); then output(q - G + L).
-  ValueRef groups = div(t.builtin(K::CubeCount, -1), mul(chunks, u32(2)));
+  // Held (decision 030): item i is chunk i % chunks of group i / chunks. Split: block b of
+  // `chunks` items, L = min(lag, G): b < L is stats(b); past them, q = b - L: while q < 2 (G - L),
+  // an even q is stats(L + q / 2) and an odd one output(q / 2); then output(q - G + L).
   ValueRef b = div(item, chunks), c = bin(K::Rem, item, chunks);
-  ValueRef early_count = bin(K::Min, lag, groups);
-  ValueRef early = lt(b, early_count);
-  ValueRef q = sub(b, early_count);  // wraps where early (not used there)
-  ValueRef mid = lt(q, mul(sub(groups, early_count), u32(2)));
-  ValueRef odd = eq(bin(K::And, q, u32(1)), u32(1));
-  ValueRef is_output = bin(K::And, t.unary(K::Not, early), bin(K::Or, t.unary(K::Not, mid), odd));
-  ValueRef half = div(q, u32(2));
-  ValueRef g = t.select(early, b, t.select(mid, t.select(odd, half, add(early_count, half)), sub(q, sub(groups, early_count))));
+  ValueRef groups, g, is_output;
+  if (s.held) {
+    groups = div(t.builtin(K::CubeCount, -1), chunks);
+    g = b;
+  } else {
+    groups = div(t.builtin(K::CubeCount, -1), mul(chunks, u32(2)));
+    ValueRef early_count = bin(K::Min, lag, groups);
+    ValueRef early = lt(b, early_count);
+    ValueRef q = sub(b, early_count);  // wraps where early (not used there)
+    ValueRef mid = lt(q, mul(sub(groups, early_count), u32(2)));
+    ValueRef odd = eq(bin(K::And, q, u32(1)), u32(1));
+    is_output = bin(K::And, t.unary(K::Not, early), bin(K::Or, t.unary(K::Not, mid), odd));
+    ValueRef half = div(q, u32(2));
+    g = t.select(early, b, t.select(mid, t.select(odd, half, add(early_count, half)), sub(q, sub(groups, early_count))));
+  }
 
   // The group's rows: group `g % per_pick` of the group dim, the other outer dims from what is left.
   ValueRef len = meta(K::TensorShape, in, tdim);
@@ -139,6 +149,111 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     t.end_then(publisher);
   };
 
+  // Unit 0 waits until work[1 + g] reaches `count`; then the cube may read what the count stands for.
+  auto wait_for = [&](const ValueRef& count) {
+    size_t waiter = t.begin_if(first_unit);
+    t.begin_while();
+    t.while_condition(lt(t.atomic(K::AtomicAdd, work, count_at, u32(0)), count));
+    t.end_while();
+    t.sync(K::FenceDevice);  // the count before what the cube reads after the barrier
+    t.end_then(waiter);
+    t.sync(K::SyncCube);
+    t.sync(K::FenceDevice);  // the count before the statistics it stands for
+  };
+  // Every chunk's partial of row `lane` folded: plane p folds chunks p, p + planes, ..., then the
+  // planes fold in plane order. A fixed order (not the chunks' own), so every run and every cube
+  // that folds them gets the same bits.
+  auto fold_chunks = [&] {
+    RowStats::Values folded = stats.declare();
+    ValueRef cc = t.begin_for(plane, chunks, u32(planes), dsl::LoopAttrs{});
+    RowStats::Values part;
+    for (int kk = 0; kk < n; ++kk) part.push_back(t.load(partials, partial_at(cc, kk)));
+    stats.store(folded, stats.combine(stats.load(folded), part));
+    t.end_for();
+    return stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane);
+  };
+  auto stored = [&](ValueRef y) { return y.type.scalar == s.dtype ? y : t.cast(y, s.dtype); };
+
+  // Writing: a span is ys.size() elements of the row a plane, ys[d] unit (lane, plane)'s element
+  // js[d] = first_col + d * planes + plane of row `lane`. Every unit writes every span (the shared
+  // tile's barriers need them all).
+  const uint32_t span_values = s.held ? std::min(kDepth, kHeldStep) : kDepth;
+  ValueRef out_outer = offset(t, out, outer, 0, ValueRef{});
+  ValueRef out_row = meta(K::TensorStride, out, tdim), out_step = meta(K::TensorStride, out, rank - 1);
+  // A row of the shared tile, one element past the span: a plane's stores (32 rows, one column)
+  // fall in 32 banks.
+  const uint32_t pitch = span_values * planes + 1;
+  ValueRef tile_mem;
+  if (s.transpose) tile_mem = t.alloc(K::SharedAlloc, elem, int64_t(kPlane) * pitch);
+  auto in_chunk = [&](const ValueRef& j) { return bin(K::And, bin(K::Ge, j, begin), lt(j, end)); };
+  auto write_span = [&](const ValueRef& first_col, const std::vector<ValueRef>& js, const std::vector<ValueRef>& ys) {
+    const uint32_t count = uint32_t(ys.size()), span = count * planes;
+    if (s.transpose) {
+      // Through the shared tile: unit (lane, plane) puts its values at [lane][d * planes + plane];
+      // then consecutive units write consecutive elements of one output row.
+      for (uint32_t d = 0; d < count; ++d) t.store(tile_mem, add(mul(lane, u32(pitch)), add(u32(d * planes), plane)), ys[d]);
+      t.sync(K::SyncCube);
+      for (uint32_t d = 0; d < count; ++d) {
+        ValueRef e = add(unit, u32(d * units));
+        ValueRef wr = div(e, u32(span)), wc = bin(K::Rem, e, u32(span));
+        ValueRef out_row_index = add(first_row, wr), out_col = add(first_col, wc);
+        size_t inside = t.begin_if(bin(K::And, lt(out_row_index, len), in_chunk(out_col)));
+        ValueRef v = t.load(tile_mem, add(mul(wr, u32(pitch)), wc));
+        t.store(out, add(add(out_outer, mul(out_row_index, out_row)), mul(out_col, out_step)), v);
+        t.end_then(inside);
+      }
+      t.sync(K::SyncCube);
+    } else {
+      ValueRef row_valid = lt(row, len);
+      for (uint32_t d = 0; d < count; ++d) {
+        size_t inside = t.begin_if(bin(K::And, row_valid, in_chunk(js[d])));
+        t.store(out, add(add(out_outer, mul(row, out_row)), mul(js[d], out_step)), ys[d]);
+        t.end_then(inside);
+      }
+    }
+  };
+  ValueRef last_col = sub(end, u32(1));
+
+  if (s.held) {
+    // held (g, c): unit (lane, plane) loads its kDepth elements of the chunk (chunk = kDepth *
+    // planes), all at once, and keeps them; publishes the chunk's partials and counts itself;
+    // waits for the group's other chunks; folds every chunk's partials; writes from registers.
+    // The last chunk's window is the row's last `chunk` elements (the host gives cols >= chunk),
+    // overlapping the chunk before; a unit counts and writes only its elements from `begin` on. So
+    // every element a unit loads is in the row, with no clamp an element.
+    ValueRef window = bin(K::Min, begin, sub(cols, chunk));
+    std::vector<ValueRef> js, xs, valid;
+    for (uint32_t d = 0; d < kDepth; ++d) {
+      js.push_back(add(window, add(u32(d * planes), plane)));
+      xs.push_back(read(js.back()));
+    }
+    // Softmax's elements before `begin` become -inf, which adds nothing to a sum (where the
+    // maximum is finite; where it is -inf, every output of the row is NaN whatever the sum); then
+    // no flag an element stays live. layer_norm counts its elements, so it keeps the flags.
+    for (uint32_t d = 0; d < kDepth; ++d) {
+      ValueRef in_chunk_d = bin(K::Ge, js[d], begin);
+      if (s.op == RowOp::LayerNorm) {
+        valid.push_back(in_chunk_d);
+      } else {
+        xs[d] = t.select(in_chunk_d, xs[d], constant(t, acc, -INFINITY));
+      }
+    }
+    publish(stats.fold_planes(stats.of_values(xs, valid), planes, kPlane, plane, lane, lane),
+            [&](int kk) { return partial_at(c, kk); });
+    t.sync(K::SyncCube);
+    (void)atomic_for_cube(count_at, true);
+    wait_for(chunks);
+    auto output = stats.output(fold_chunks(), cols, params.eps, params.weight, params.bias);
+    for (uint32_t first = 0; first < kDepth; first += span_values) {
+      const uint32_t count = std::min(span_values, kDepth - first);
+      std::vector<ValueRef> span_js(js.begin() + first, js.begin() + first + count), ys;
+      for (uint32_t d = first; d < first + count; ++d) ys.push_back(stored(output(xs[d], js[d])));
+      write_span(add(window, u32(first * planes)), span_js, ys);
+    }
+    t.finish();
+    return k;
+  }
+
   size_t kind = t.begin_if(t.unary(K::Not, is_output));
   {
     // stats: plane p reads the chunk's elements begin + p, begin + p + planes, ...
@@ -152,18 +267,11 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     publish(mine, [&](int kk) { return partial_at(c, kk); });
     t.sync(K::SyncCube);
     ValueRef before = atomic_for_cube(count_at, true);
-    // The group's last stats item: every chunk's partial is out. Plane p folds chunks p,
-    // p + planes, ... of row `lane`, then the planes fold in plane order: a fixed order (not the
-    // chunks' own), so every run gives the same bits.
+    // The group's last stats item: every chunk's partial is out; it folds them into the rows'
+    // statistics once, for the group's output items.
     size_t last = t.begin_if(eq(before, sub(chunks, u32(1))));
     t.sync(K::FenceDevice);  // the count before the partials it stands for
-    RowStats::Values folded = stats.declare();
-    ValueRef cc = t.begin_for(plane, chunks, u32(planes), dsl::LoopAttrs{});
-    RowStats::Values part;
-    for (int kk = 0; kk < n; ++kk) part.push_back(t.load(partials, partial_at(cc, kk)));
-    stats.store(folded, stats.combine(stats.load(folded), part));
-    t.end_for();
-    publish(stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane), row_at);
+    publish(fold_chunks(), row_at);
     t.sync(K::SyncCube);
     size_t counter = t.begin_if(first_unit);
     t.sync(K::FenceDevice);  // the statistics, written by plane 0 before the barrier, before the count
@@ -175,63 +283,22 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   t.begin_else(kind);
   {
     // output: wait for the rows' statistics, whose stats items were all taken before this one.
-    size_t waiter = t.begin_if(first_unit);
-    t.begin_while();
-    t.while_condition(lt(t.atomic(K::AtomicAdd, work, count_at, u32(0)), published));
-    t.end_while();
-    t.sync(K::FenceDevice);  // the count before what the cube reads after the barrier
-    t.end_then(waiter);
-    t.sync(K::SyncCube);
-    t.sync(K::FenceDevice);  // the count before the statistics it stands for
+    wait_for(published);
     RowStats::Values row_stats;
     for (int kk = 0; kk < n; ++kk) row_stats.push_back(t.load(partials, row_at(kk)));
     auto output = stats.output(row_stats, cols, params.eps, params.weight, params.bias);
-    auto stored = [&](ValueRef y) { return y.type.scalar == s.dtype ? y : t.cast(y, s.dtype); };
-
-    // A step takes kDepth elements of the row a plane (span a cube), all loaded before any is
-    // written. Every unit runs every step (the shared tile's barriers need them all).
+    // A step takes kDepth elements of the row a plane (span a cube), all loaded before any is written.
     const uint32_t span = kDepth * planes;
     ValueRef steps = div(add(sub(end, begin), u32(span - 1)), u32(span));
-    ValueRef last_col = sub(end, u32(1));
-    ValueRef out_outer = offset(t, out, outer, 0, ValueRef{});
-    ValueRef out_row = meta(K::TensorStride, out, tdim), out_step = meta(K::TensorStride, out, rank - 1);
-    // A row of the shared tile, one element past the span: a plane's stores (32 rows, one column)
-    // fall in 32 banks.
-    const uint32_t pitch = span + 1;
-    ValueRef tile_mem;
-    if (s.transpose) tile_mem = t.alloc(K::SharedAlloc, elem, int64_t(kPlane) * pitch);
     ValueRef i = t.begin_for(u32(0), steps, u32(1), dsl::LoopAttrs{});
     ValueRef first_col = add(begin, mul(i, u32(span)));
     std::vector<ValueRef> js, xs, ys;
     for (uint32_t d = 0; d < kDepth; ++d) {
-      ValueRef j = add(first_col, add(u32(d * planes), plane));
-      js.push_back(j);
-      xs.push_back(read(bin(K::Min, j, last_col)));  // a plane past the chunk's end reads its last element
+      js.push_back(add(first_col, add(u32(d * planes), plane)));
+      xs.push_back(read(bin(K::Min, js[d], last_col)));  // a plane past the chunk's end reads its last element
     }
     for (uint32_t d = 0; d < kDepth; ++d) ys.push_back(stored(output(xs[d], bin(K::Min, js[d], last_col))));
-    if (s.transpose) {
-      // Through the shared tile: unit (lane, plane) puts its values at [lane][d * planes + plane];
-      // then consecutive units write consecutive elements of one output row.
-      for (uint32_t d = 0; d < kDepth; ++d) t.store(tile_mem, add(mul(lane, u32(pitch)), add(u32(d * planes), plane)), ys[d]);
-      t.sync(K::SyncCube);
-      for (uint32_t d = 0; d < kDepth; ++d) {
-        ValueRef e = add(unit, u32(d * units));
-        ValueRef wr = div(e, u32(span)), wc = bin(K::Rem, e, u32(span));
-        ValueRef out_row_index = add(first_row, wr), out_col = add(first_col, wc);
-        size_t inside = t.begin_if(bin(K::And, lt(out_row_index, len), lt(out_col, end)));
-        ValueRef v = t.load(tile_mem, add(mul(wr, u32(pitch)), wc));
-        t.store(out, add(add(out_outer, mul(out_row_index, out_row)), mul(out_col, out_step)), v);
-        t.end_then(inside);
-      }
-      t.sync(K::SyncCube);
-    } else {
-      ValueRef row_valid = lt(row, len);
-      for (uint32_t d = 0; d < kDepth; ++d) {
-        size_t inside = t.begin_if(bin(K::And, row_valid, lt(js[d], end)));
-        t.store(out, add(add(out_outer, mul(row, out_row)), mul(js[d], out_step)), ys[d]);
-        t.end_then(inside);
-      }
-    }
+    write_span(first_col, js, ys);
     t.end_for();
   }
   t.end_else(kind);

@@ -44,16 +44,22 @@ std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
 // pinned (streaming, and resident with cubes of 128 to 1024 units while a unit holds at most 32
 // elements of the length's bucket and, beyond 128 units, at least 4; and for strided rows that
 // are neighbours in memory, `tiled` of element type t, the split kernel with its two (chunk,
-// lag, depth) where the bucket holds more than a chunk, and the tiled kernel: tiles of 32 bytes with cubes of 256 units, and of 16, 32 and
-// 128 bytes with cubes of 1024).
+// lag, depth) where the bucket holds more than a chunk, the held kernel with chunks of 256 and 512
+// where the bucket holds 2 to `at_once` of them (the cubes the device runs at once), and the tiled
+// kernel: tiles of 32 bytes with cubes of 256 units, and of 16, 32 and 128 bytes with cubes of
+// 1024).
 void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check,
-                 std::optional<DType> tiled = std::nullopt) {
+                 std::optional<DType> tiled = std::nullopt, int at_once = 0) {
   std::vector<std::string> kinds = {"", "streaming 256"};
   int64_t bucket = 1;
   while (bucket < len) bucket *= 2;
   if (tiled) {
     for (int64_t chunk : {256, 512}) {
       if (bucket > chunk) kinds.push_back("split " + std::to_string(chunk) + " lag 3 depth 8");
+    }
+    for (int64_t chunk : {256, 512}) {
+      const int64_t most = (bucket + chunk - 1) / chunk;
+      if (most >= 2 && most <= at_once) kinds.push_back("held " + std::to_string(chunk));
     }
     for (auto [bytes, units] : {std::pair{32, 256}, std::pair{16, 1024}, std::pair{32, 1024}, std::pair{128, 1024}}) {
       kinds.push_back("strided " + std::to_string(std::clamp(bytes / ir::scalar_bytes(*tiled), 1, 32)) + "x" + std::to_string(units));
@@ -151,6 +157,7 @@ TEST(TensorRows, StridedRowsReadByTiles) {
   uint32_t seed = 700;
   for (const Device& dev : devices()) {
     Client c = dev.client();
+    const int at_once = dev.info().multiprocessors;
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
       const double tol = tolerance(t) * (t == DType::F32 ? 8 : t == DType::F64 ? 16 : 2);
       for (int64_t len : {1, 31, 33, 127, 129, 1000}) {
@@ -169,14 +176,14 @@ TEST(TensorRows, StridedRowsReadByTiles) {
               Tensor got = log ? log_softmax(x, -1) : softmax(x, -1);
               EXPECT_TRUE(got.is_contiguous()) << what;
               expect_values(got, want, tol, what + (log ? " log_softmax" : " softmax") + " of x.transpose(), " + kind);
-            }, len > 1 ? std::optional<DType>(t) : std::nullopt);
+            }, len > 1 ? std::optional<DType>(t) : std::nullopt, at_once);
           }
           // Over dim 0 of base itself: rows strided in the input and in the (row-major) output.
           std::vector<double> want = host_rows(h, 0, [&](const std::vector<double>& r) { return host_softmax(r, false); }).v;
           want = values(data_of(t, {int64_t(want.size())}, want));
           each_kernel("softmax", len, [&](const std::string& kind) {
             expect_values(softmax(base, 0), want, tol, what + " softmax over dim 0, " + kind);
-          }, len > 1 ? std::optional<DType>(t) : std::nullopt);
+          }, len > 1 ? std::optional<DType>(t) : std::nullopt, at_once);
         }
       }
       // Rank 3: [2, 6, len] viewed from [2, len, 6] (the outer dims fold around the tile's).
@@ -214,18 +221,20 @@ TEST(TensorRows, StridedRowsReadByTiles) {
         each_kernel("layer_norm", len, [&](const std::string& kind) {
           expect_values(layer_norm(x, tw, tb, eps), want, tolerance(t) * 16,
                         dev.name() + " " + std::string(ir::scalar_name(t)) + " layer_norm of x.transpose(), len " + std::to_string(len) + ", " + kind);
-        }, t);
+        }, t, at_once);
       }
     }
   }
 }
 
 // The split kernel (rows_split.cpp) over many groups and chunks: 200 rows (7 groups of 32, the
-// last ragged) of 3000 elements in chunks of 256 (12, the last ragged) or 512, and 20 rows of 8192
+// last ragged) of 3000 elements in chunks of 256 (12, the last ragged) or 512, 20 rows of 8192
 // (one group of 32 chunks, whose output items are taken right after its stats items, so that on
-// the CPU an output item may wait for another thread's stats item; a GPU runs all at once). A row
-// holding -inf and a row of equal values keep the exp of a difference of infinities out. Every run
-// gives the same bits: the chunks fold in a fixed order.
+// the CPU an output item may wait for another thread's stats item; a GPU runs all at once), and 70
+// rows of 1000; the held kernel wherever the device runs its chunks at once (on a CPU of two
+// threads, 1000 in two chunks of 512: each cube waits for the other thread's). A row holding -inf
+// and a row of equal values keep the exp of a difference of infinities out. Every run gives the
+// same bits: the chunks fold in a fixed order.
 TEST(TensorRows, SplitRowsCombineChunksInOrder) {
   uint32_t seed = 900;
   for (const Device& dev : devices()) {
@@ -236,9 +245,8 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
       }
       return uint64_t(0);
     };
-    // (rows, len): 7 groups by 12 chunks of 256; one group by 32 chunks, whose output items
-    // follow its stats items at once.
-    for (auto [rows, len] : {std::pair<int64_t, int64_t>{200, 3000}, std::pair<int64_t, int64_t>{20, 8192}}) {
+    int held_runs = 0;
+    for (auto [rows, len] : {std::pair<int64_t, int64_t>{200, 3000}, std::pair<int64_t, int64_t>{20, 8192}, std::pair<int64_t, int64_t>{70, 1000}}) {
       HostTensor h = random_host(DType::F32, {len, rows}, seed++, -8, 8);
       for (int64_t j = 0; j < len; ++j) {
         h.v[size_t(j * rows + 3)] = j % 7 == 0 ? -INFINITY : h.v[size_t(j * rows + 3)];
@@ -249,16 +257,28 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
       HostTensor hx = host_view(base, h, x);
       std::vector<double> want = host_rows(hx, 1, [&](const std::vector<double>& r) { return host_softmax(r, false); }).v;
       const std::string what = dev.name() + " softmax of " + std::to_string(rows) + " x " + std::to_string(len) + " transposed, ";
-      for (const char* kind : {"split 256 lag 3 depth 8", "split 512 lag 3 depth 8"}) {
-        autotune::pin("softmax", std::string(kind));
-        const uint64_t before = launches_of("tensor_softmax_split");
+      std::vector<std::pair<std::string, std::string>> kinds = {{"split 256 lag 3 depth 8", "tensor_softmax_split"},
+                                                                {"split 512 lag 3 depth 8", "tensor_softmax_split"}};
+      int64_t bucket = 1;
+      while (bucket < len) bucket *= 2;
+      for (int64_t chunk : {256, 512}) {
+        if ((bucket + chunk - 1) / chunk <= dev.info().multiprocessors) kinds.push_back({"held " + std::to_string(chunk), "tensor_softmax_held"});
+      }
+      for (const auto& [kind, kernel] : kinds) {
+        autotune::pin("softmax", kind);
+        const uint64_t before = launches_of(kernel);
         Tensor first = softmax(x, -1);
-        EXPECT_EQ(launches_of("tensor_softmax_split"), before + 1) << what << kind;
+        EXPECT_EQ(launches_of(kernel), before + 1) << what << kind;
         expect_values(first, want, tolerance(DType::F32) * 8, what + kind);
         const std::vector<float> bits = first.to_vector<float>();
         for (int run = 0; run < 3; ++run) EXPECT_EQ(softmax(x, -1).to_vector<float>(), bits) << what << kind << " run " << run;
+        held_runs += kernel == "tensor_softmax_held";
       }
       autotune::pin("softmax", std::nullopt);
+    }
+    // A device that runs fewer than two cubes at once offers no held kernel.
+    if (dev.info().multiprocessors >= 2) {
+      EXPECT_GT(held_runs, 0) << dev.name();
     }
   }
 }
