@@ -68,8 +68,7 @@ void RowStats::add(const Values& vars, const ValueRef& x) {
   t_.var_store(vars[0], t_.select(above, x, m));
 }
 
-RowStats::Values RowStats::of_values(const Values& xs, Values valid) {
-  if (valid.empty()) valid.assign(xs.size(), t_.constant(ir::Type::scalar_of(ir::Scalar::Bool), ir::AttrValue::of_bool(true)));
+RowStats::Values RowStats::of_values(const Values& xs, const Values& valid) {
   // Four running values, then their sum: a dependent chain a quarter as long, with few values live
   // beside the ones held (a pairwise tree would keep half of them).
   auto reduce = [&](const Values& v, ir::OpKind kind) {
@@ -79,31 +78,33 @@ RowStats::Values RowStats::of_values(const Values& xs, Values valid) {
     return acc[0];
   };
   const ValueRef zero = constant(t_, acc_, 0), one = constant(t_, acc_, 1);
+  // v where value i counts, else `other`.
+  auto kept = [&](size_t i, const ValueRef& v, const ValueRef& other) { return valid.empty() ? v : t_.select(valid[i], v, other); };
   Values masked;
   if (norm_) {
     Values counted;
     for (size_t i = 0; i < xs.size(); ++i) {
-      counted.push_back(t_.select(valid[i], one, zero));
-      masked.push_back(t_.select(valid[i], xs[i], zero));
+      counted.push_back(kept(i, one, zero));
+      masked.push_back(kept(i, xs[i], zero));
     }
     ValueRef n = reduce(counted, K::Add);
     ValueRef mean = bin(K::Div, reduce(masked, K::Add), bin(K::Max, n, one));
     Values squares;
     for (size_t i = 0; i < xs.size(); ++i) {
       ValueRef d = bin(K::Sub, masked[i], mean);
-      squares.push_back(t_.select(valid[i], bin(K::Mul, d, d), zero));
+      squares.push_back(kept(i, bin(K::Mul, d, d), zero));
     }
     return {n, mean, reduce(squares, K::Add)};
   }
   // Equal values (-inf beside a maximum of -inf too) add exp(0) = 1, as `add` does; a unit with no
   // valid value keeps the empty partial (-inf, 0).
   const ValueRef low = constant(t_, acc_, -INFINITY);
-  for (size_t i = 0; i < xs.size(); ++i) masked.push_back(t_.select(valid[i], xs[i], low));
+  for (size_t i = 0; i < xs.size(); ++i) masked.push_back(kept(i, xs[i], low));
   ValueRef m = reduce(masked, K::Max);
   Values terms;
   for (size_t i = 0; i < xs.size(); ++i) {
     ValueRef e = t_.select(bin(K::Eq, xs[i], m), one, t_.unary(K::Exp, bin(K::Sub, xs[i], m)));
-    terms.push_back(t_.select(valid[i], e, zero));
+    terms.push_back(kept(i, e, zero));
   }
   return {m, reduce(terms, K::Add)};
 }

@@ -37,9 +37,8 @@ class RowStats {
   // The partial of the values xs[i] where valid[i] holds, all known at once (a unit's share of a
   // chunk it keeps in registers): softmax's maximum first, then one exp a value, summed; layer_norm's
   // count and mean, then the squared deviations from that mean. No chain of dependent exps, as
-  // adding them one by one would make.
-  // No flags: every value counts.
-  Values of_values(const Values& xs, Values valid);
+  // adding them one by one would make. With no flags, every value counts.
+  Values of_values(const Values& xs, const Values& valid);
   // Two partials as one. Symmetric (either order gives the same bits: additions commute), so the
   // units of a row that exchange partials all end with one value.
   Values combine(const Values& p, const Values& q);

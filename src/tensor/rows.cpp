@@ -408,7 +408,8 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
     // Held: cubes of 256 units keeping 32 or 64 elements a unit (chunks of 256 or 512), where the
     // bucket's longest row has more than one chunk and no more than the device runs cubes at once
     // (a cube an SM, a thread of the CPU backend): the chunks of a group wait for each other
-    // (decision 030).
+    // (decision 030). Two chunks of a power-of-two bucket mean rows longer than a chunk, which the
+    // kernel's last window needs.
     const int64_t at_once = l.client.device().info().multiprocessors;
     for (int depth : {32, 64}) {
       const uint32_t chunk = uint32_t(depth) * (256 / kPlane);

@@ -14,6 +14,8 @@
 // enough that its chunks are still in L2), so memory sees one read and one write, where a cube
 // holding whole rows (rows_tiled.cpp) must read twice.
 //
+// The held kernel (s.held, decision 030) reads a chunk once and keeps it: see its branch below.
+//
 // Waiting is safe because a cube takes its item from an atomic counter (work[0]), and items are
 // handed out so that an output item comes after every stats item of its group: stats(0 .. L-1),
 // then stats(L), output(0), stats(L + 1), output(1), ..., then the last L groups' output items.
@@ -212,8 +214,6 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       }
     }
   };
-  ValueRef last_col = sub(end, u32(1));
-
   if (s.held) {
     // held (g, c): unit (lane, plane) loads its kDepth elements of the chunk (chunk = kDepth *
     // planes), all at once, and keeps them; publishes the chunk's partials and counts itself;
@@ -254,6 +254,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     return k;
   }
 
+  ValueRef last_col = sub(end, u32(1));
   size_t kind = t.begin_if(t.unary(K::Not, is_output));
   {
     // stats: plane p reads the chunk's elements begin + p, begin + p + planes, ...
