@@ -43,6 +43,8 @@ using K = ir::OpKind;
 constexpr uint32_t kPlane = ir::Target::kPlaneWidth;
 // Held: the elements a unit writes a span (through the shared tile: 32 x (8 planes + 1) a cube).
 constexpr uint32_t kHeldStep = 8;
+// The partials a plane has in flight when a cube folds its row's chunks.
+constexpr uint32_t kFoldLoads = 8;
 
 }  // namespace
 
@@ -164,13 +166,28 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   };
   // Every chunk's partial of row `lane` folded: plane p folds chunks p, p + planes, ..., then the
   // planes fold in plane order. A fixed order (not the chunks' own), so every run and every cube
-  // that folds them gets the same bits.
+  // that folds them gets the same bits. A step loads kFoldLoads of a plane's partials before it
+  // folds any: a cube waits on this, every partial an L2 round trip, so they go out together (one
+  // load a step made the fold a chain of round trips, longer than the cube's own reads). A load
+  // past the last chunk reads the last one and is left out of the fold.
   auto fold_chunks = [&] {
     RowStats::Values folded = stats.declare();
-    ValueRef cc = t.begin_for(plane, chunks, u32(planes), dsl::LoopAttrs{});
-    RowStats::Values part;
-    for (int kk = 0; kk < n; ++kk) part.push_back(t.load(partials, partial_at(cc, kk)));
-    stats.store(folded, stats.combine(stats.load(folded), part));
+    ValueRef base = t.begin_for(plane, chunks, u32(planes * kFoldLoads), dsl::LoopAttrs{});
+    std::vector<ValueRef> present;
+    std::vector<RowStats::Values> parts;
+    for (uint32_t k = 0; k < kFoldLoads; ++k) {
+      ValueRef cc = add(base, u32(k * planes));
+      present.push_back(lt(cc, chunks));
+      ValueRef at = bin(K::Min, cc, sub(chunks, u32(1)));
+      parts.emplace_back();
+      for (int kk = 0; kk < n; ++kk) parts.back().push_back(t.load(partials, partial_at(at, kk)));
+    }
+    RowStats::Values running = stats.load(folded);
+    for (uint32_t k = 0; k < kFoldLoads; ++k) {
+      RowStats::Values with = stats.combine(running, parts[k]);
+      for (int kk = 0; kk < n; ++kk) running[size_t(kk)] = t.select(present[k], with[size_t(kk)], running[size_t(kk)]);
+    }
+    stats.store(folded, running);
     t.end_for();
     return stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane);
   };
