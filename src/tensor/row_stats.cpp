@@ -109,6 +109,46 @@ RowStats::Values RowStats::of_values(const Values& xs, const Values& valid) {
   return {m, reduce(terms, K::Add)};
 }
 
+RowStats::Held RowStats::of_held_values(const Values& xs) {
+  auto reduce = [&](const Values& v, ir::OpKind kind) {  // four running values, as of_values
+    Values acc(v.begin(), v.begin() + std::min<ptrdiff_t>(4, ptrdiff_t(v.size())));
+    for (size_t i = acc.size(); i < v.size(); ++i) acc[i % 4] = bin(kind, acc[i % 4], v[i]);
+    for (size_t i = 1; i < acc.size(); ++i) acc[0] = bin(kind, acc[0], acc[i]);
+    return acc[0];
+  };
+  Held h;
+  ValueRef m = reduce(xs, K::Max);
+  h.finite = bin(K::Lt, t_.unary(K::Abs, m), constant(t_, acc_, INFINITY));  // NaN too is not
+  // Where m is finite, exp(m - m) is exactly 1, so no value needs the select of_values has for
+  // exp(-inf - -inf). Where it is not, a shift of 0 gives the -inf values 0 (an empty partial
+  // whose m is -inf) and a row holding +inf a sum of inf: the row's S is then inf or NaN, and
+  // every output takes exp(x - M) / S, as the other kernels write it.
+  ValueRef shift = t_.select(h.finite, m, constant(t_, acc_, 0));
+  Values es;
+  for (const ValueRef& x : xs) es.push_back(t_.unary(K::Exp, bin(K::Sub, x, shift)));
+  h.partial = {m, reduce(es, K::Add)};
+  for (size_t i = 0; i < xs.size(); ++i) h.kept.push_back(t_.select(h.finite, es[i], xs[i]));
+  return h;
+}
+
+RowStats::Values RowStats::held_outputs(const Held& held, const Values& row) {
+  // One multiply an element where the unit's m is finite: scale = exp(m - M) / S (0 where M is
+  // +inf and m is not); else exp(x - M) / S, with `output`'s formula and bits.
+  ValueRef inv = bin(K::Div, constant(t_, acc_, 1), row[1]);
+  ValueRef scale = bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, held.partial[0], row[0])), inv);
+  Values vars;
+  for (size_t i = 0; i < held.kept.size(); ++i) vars.push_back(t_.var_decl(ir::Type::scalar_of(acc_)));
+  size_t fast = t_.begin_if(held.finite);
+  for (size_t i = 0; i < held.kept.size(); ++i) t_.var_store(vars[i], bin(K::Mul, held.kept[i], scale));
+  t_.end_then(fast);
+  t_.begin_else(fast);
+  for (size_t i = 0; i < held.kept.size(); ++i) {
+    t_.var_store(vars[i], bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, held.kept[i], row[0])), inv));
+  }
+  t_.end_else(fast);
+  return load(vars);
+}
+
 //   softmax: (m, s) + (m', s') = (M, s * exp(m - M) + s' * exp(m' - M)), M = max(m, m'), with s
 //     itself where m is M (no exp(-inf - -inf));
 //   layer_norm: Chan's (n, mean, M2): n + n', (n mean + n' mean') / n, M2 + M2' + d^2 n n' / n,

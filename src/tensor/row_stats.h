@@ -39,6 +39,20 @@ class RowStats {
   // count and mean, then the squared deviations from that mean. No chain of dependent exps, as
   // adding them one by one would make. With no flags, every value counts.
   Values of_values(const Values& xs, const Values& valid);
+  // Softmax over values a unit keeps in registers (the held kernel): the unit's partial (m, s)
+  // and, in place of each x, what its output needs: e = exp(x - m), the one exp an element, used
+  // for s and again for the output, e * exp(m - M) / S once the row's (M, S) are known. Where m is
+  // not finite (the unit's values are -inf, NaN or hold +inf) the values stay as they are and s is
+  // taken from exp(x) (an empty partial for -inf, NaN or inf otherwise, as the row's other kernels
+  // give); held_outputs then writes exp(x - M) / S, as `output` does.
+  struct Held {
+    Values partial;  // (m, s)
+    Values kept;     // e where `finite`, else x
+    dsl::ValueRef finite;
+  };
+  Held of_held_values(const Values& xs);
+  // The outputs of held values from the row's statistics (softmax only).
+  Values held_outputs(const Held& held, const Values& row);
   // Two partials as one. Symmetric (either order gives the same bits: additions commute), so the
   // units of a row that exchange partials all end with one value.
   Values combine(const Values& p, const Values& q);

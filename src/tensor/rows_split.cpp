@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "kiln/dsl/trace.h"
@@ -126,10 +127,11 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   ValueRef read_row = bin(K::Min, row, sub(len, u32(1)));
   ValueRef in_base = add(offset(t, in, outer, 0, ValueRef{}), mul(read_row, meta(K::TensorStride, in, tdim)));
   ValueRef in_step = meta(K::TensorStride, in, rank - 1);
-  auto read = [&](const ValueRef& j) {
-    ValueRef x = t.load(in, add(in_base, mul(j, in_step)));
+  auto read_at = [&](const ValueRef& index) {
+    ValueRef x = t.load(in, index);
     return x.type.scalar == acc ? x : t.cast(x, acc);
   };
+  auto read = [&](const ValueRef& j) { return read_at(add(in_base, mul(j, in_step))); };
   ValueRef begin = mul(c, chunk), end = bin(K::Min, cols, add(begin, chunk));  // the chunk's elements
 
   RowStats stats(t, s.op, acc);
@@ -195,7 +197,10 @@ ir::Kernel record_split_rows(const RowSpec& s) {
 
   // Writing: a span is ys.size() elements of the row a plane, ys[d] unit (lane, plane)'s element
   // js[d] = first_col + d * planes + plane of row `lane`. Every unit writes every span (the shared
-  // tile's barriers need them all).
+  // tile's barriers need them all). `half`: the half of a two-span tile this span goes through
+  // (held: spans alternate halves, so a unit that fills a half again has passed the barrier of
+  // the span between, which every unit reaches after its reads of that half: one barrier a span),
+  // or -1: a one-span tile, with a second barrier before it is filled again.
   const uint32_t span_values = s.held ? std::min(kDepth, kHeldStep) : kDepth;
   ValueRef out_outer = offset(t, out, outer, 0, ValueRef{});
   ValueRef out_row = meta(K::TensorStride, out, tdim), out_step = meta(K::TensorStride, out, rank - 1);
@@ -203,25 +208,48 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   // fall in 32 banks.
   const uint32_t pitch = span_values * planes + 1;
   ValueRef tile_mem;
-  if (s.transpose) tile_mem = t.alloc(K::SharedAlloc, elem, int64_t(kPlane) * pitch);
+  const uint32_t halves = s.held ? 2 : 1;
+  if (s.transpose) tile_mem = t.alloc(K::SharedAlloc, elem, int64_t(halves) * kPlane * pitch);
   auto in_chunk = [&](const ValueRef& j) { return bin(K::And, bin(K::Ge, j, begin), lt(j, end)); };
-  auto write_span = [&](const ValueRef& first_col, const std::vector<ValueRef>& js, const std::vector<ValueRef>& ys) {
+  auto write_span = [&](const ValueRef& first_col, const std::vector<ValueRef>& js, const std::vector<ValueRef>& ys, int half) {
     const uint32_t count = uint32_t(ys.size()), span = count * planes;
     if (s.transpose) {
       // Through the shared tile: unit (lane, plane) puts its values at [lane][d * planes + plane];
-      // then consecutive units write consecutive elements of one output row.
-      for (uint32_t d = 0; d < count; ++d) t.store(tile_mem, add(mul(lane, u32(pitch)), add(u32(d * planes), plane)), ys[d]);
+      // then consecutive units write consecutive elements of one output row: unit u takes element
+      // e = u + d * units of the span, d < count, at row e / span and column e % span. Where units
+      // is a multiple of span (the kernels' spans of 8 values: 64 elements a row, 4 rows of 256
+      // units a pass), a unit's column, and its places in the tile and in the output, are found
+      // once a span; a pass further is a constant further in the tile and out_row rows further
+      // in the output.
+      const uint32_t base = uint32_t(std::max(half, 0)) * kPlane * pitch;
+      for (uint32_t d = 0; d < count; ++d) t.store(tile_mem, add(mul(lane, u32(pitch)), add(u32(base + d * planes), plane)), ys[d]);
       t.sync(K::SyncCube);
-      for (uint32_t d = 0; d < count; ++d) {
-        ValueRef e = add(unit, u32(d * units));
-        ValueRef wr = div(e, u32(span)), wc = bin(K::Rem, e, u32(span));
-        ValueRef out_row_index = add(first_row, wr), out_col = add(first_col, wc);
-        size_t inside = t.begin_if(bin(K::And, lt(out_row_index, len), in_chunk(out_col)));
-        ValueRef v = t.load(tile_mem, add(mul(wr, u32(pitch)), wc));
-        t.store(out, add(add(out_outer, mul(out_row_index, out_row)), mul(out_col, out_step)), v);
+      ValueRef rows_left = sub(len, first_row);
+      auto write = [&](const ValueRef& wr, const ValueRef& col_inside, const ValueRef& from, const ValueRef& at) {
+        size_t inside = t.begin_if(bin(K::And, lt(wr, rows_left), col_inside));
+        t.store(out, at, t.load(tile_mem, from));
         t.end_then(inside);
+      };
+      auto at_of = [&](const ValueRef& wr, const ValueRef& col) {
+        return add(add(out_outer, mul(add(first_row, wr), out_row)), mul(col, out_step));
+      };
+      if (units % span == 0) {
+        const uint32_t rows_a_pass = units / span;
+        ValueRef wr = div(unit, u32(span)), wc = bin(K::Rem, unit, u32(span)), col = add(first_col, wc);
+        ValueRef col_inside = in_chunk(col), at = at_of(wr, col), from = add(mul(wr, u32(pitch)), add(wc, u32(base)));
+        for (uint32_t d = 0; d < count; ++d) {
+          const uint32_t r = d * rows_a_pass;
+          if (d == 0) write(wr, col_inside, from, at);
+          else write(add(wr, u32(r)), col_inside, add(from, u32(r * pitch)), add(at, mul(u32(r), out_row)));
+        }
+      } else {
+        for (uint32_t d = 0; d < count; ++d) {
+          ValueRef e = add(unit, u32(d * units));
+          ValueRef wr = div(e, u32(span)), wc = bin(K::Rem, e, u32(span)), col = add(first_col, wc);
+          write(wr, in_chunk(col), add(mul(wr, u32(pitch)), add(wc, u32(base))), at_of(wr, col));
+        }
       }
-      t.sync(K::SyncCube);
+      if (half < 0) t.sync(K::SyncCube);
     } else {
       ValueRef row_valid = lt(row, len);
       for (uint32_t d = 0; d < count; ++d) {
@@ -239,33 +267,54 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     // overlapping the chunk before; a unit counts and writes only its elements from `begin` on. So
     // every element a unit loads is in the row, with no clamp an element.
     ValueRef window = bin(K::Min, begin, sub(cols, chunk));
+    ValueRef skip = sub(begin, window);  // the window's elements before `begin`: the chunk before's
+    ValueRef first_j = add(window, plane), first_at = add(in_base, mul(first_j, in_step));
+    ValueRef step = mul(in_step, u32(planes));
     std::vector<ValueRef> js, xs, valid;
     for (uint32_t d = 0; d < kDepth; ++d) {
-      js.push_back(add(window, add(u32(d * planes), plane)));
-      xs.push_back(read(js.back()));
+      js.push_back(d == 0 ? first_j : add(first_j, u32(d * planes)));
+      xs.push_back(read_at(d == 0 ? first_at : add(first_at, mul(u32(d), step))));
     }
-    // Softmax's elements before `begin` become -inf, which adds nothing to a sum (where the
-    // maximum is finite; where it is -inf, every output of the row is NaN whatever the sum); then
-    // no flag an element stays live. layer_norm counts its elements, so it keeps the flags.
-    for (uint32_t d = 0; d < kDepth; ++d) {
-      ValueRef in_chunk_d = bin(K::Ge, js[d], begin);
-      if (s.op == RowOp::LayerNorm) {
-        valid.push_back(in_chunk_d);
-      } else {
-        xs[d] = t.select(in_chunk_d, xs[d], constant(t, acc, -INFINITY));
+    // Element d is the cube's where d * planes + plane >= skip (skip is 0 but in a last chunk that
+    // overlaps the one before). Softmax's other elements become -inf, which adds nothing to a sum
+    // (where the maximum is finite; where it is -inf, every output of the row is NaN whatever the
+    // sum), only in a cube whose skip is not 0: then no flag an element stays live, and no select
+    // an element runs where none is needed. layer_norm counts its elements, so it keeps the flags.
+    auto mine_at = [&](uint32_t d) { return bin(K::Ge, add(u32(d * planes), plane), skip); };
+    if (s.op == RowOp::LayerNorm) {
+      for (uint32_t d = 0; d < kDepth; ++d) valid.push_back(mine_at(d));
+    } else {
+      std::vector<ValueRef> vars;
+      for (uint32_t d = 0; d < kDepth; ++d) {
+        vars.push_back(t.var_decl(ir::Type::scalar_of(acc)));
+        t.var_store(vars[d], xs[d]);
       }
+      size_t overlaps = t.begin_if(lt(u32(0), skip));
+      for (uint32_t d = 0; d < kDepth; ++d) t.var_store(vars[d], t.select(mine_at(d), t.var_load(vars[d]), constant(t, acc, -INFINITY)));
+      t.end_then(overlaps);
+      for (uint32_t d = 0; d < kDepth; ++d) xs[d] = t.var_load(vars[d]);
     }
-    publish(stats.fold_planes(stats.of_values(xs, valid), planes, kPlane, plane, lane, lane),
-            [&](int kk) { return partial_at(c, kk); });
+    // Softmax keeps exp(x - m) for its output (one exp an element); the others keep x.
+    std::optional<RowStats::Held> held;
+    if (s.op == RowOp::Softmax) held = stats.of_held_values(xs);
+    RowStats::Values mine = held ? held->partial : stats.of_values(xs, valid);
+    publish(stats.fold_planes(mine, planes, kPlane, plane, lane, lane), [&](int kk) { return partial_at(c, kk); });
     t.sync(K::SyncCube);
     (void)atomic_for_cube(count_at, true);
     wait_for(chunks);
-    auto output = stats.output(fold_chunks(), cols, params.eps, params.weight, params.bias);
+    RowStats::Values row_stats = fold_chunks();
+    std::vector<ValueRef> ys_all;
+    if (held) {
+      ys_all = stats.held_outputs(*held, row_stats);
+    } else {
+      auto output = stats.output(row_stats, cols, params.eps, params.weight, params.bias);
+      for (uint32_t d = 0; d < kDepth; ++d) ys_all.push_back(output(xs[d], js[d]));
+    }
     for (uint32_t first = 0; first < kDepth; first += span_values) {
       const uint32_t count = std::min(span_values, kDepth - first);
       std::vector<ValueRef> span_js(js.begin() + first, js.begin() + first + count), ys;
-      for (uint32_t d = first; d < first + count; ++d) ys.push_back(stored(output(xs[d], js[d])));
-      write_span(add(window, u32(first * planes)), span_js, ys);
+      for (uint32_t d = first; d < first + count; ++d) ys.push_back(stored(ys_all[d]));
+      write_span(add(window, u32(first * planes)), span_js, ys, int(first / span_values % 2));
     }
     t.finish();
     return k;
@@ -316,7 +365,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       xs.push_back(read(bin(K::Min, js[d], last_col)));  // a plane past the chunk's end reads its last element
     }
     for (uint32_t d = 0; d < kDepth; ++d) ys.push_back(stored(output(xs[d], bin(K::Min, js[d], last_col))));
-    write_span(first_col, js, ys);
+    write_span(first_col, js, ys, -1);
     t.end_for();
   }
   t.end_else(kind);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "kiln/autotune.h"
@@ -31,10 +32,12 @@ HostTensor host_rows(const HostTensor& h, int64_t dim, const std::function<std::
   return out;
 }
 
+// A value equal to the maximum adds exactly 1 to the sum, as the kernels count it (exp(0); and
+// +inf beside a maximum of +inf, whose output is then NaN and every other one 0).
 std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
   double m = -INFINITY, s = 0;
   for (double v : x) m = std::max(m, v);
-  for (double v : x) s += std::exp(v - m);
+  for (double v : x) s += v == m ? 1 : std::exp(v - m);
   std::vector<double> r;
   for (double v : x) r.push_back(log ? v - m - std::log(s) : std::exp(v - m) / s);
   return r;
@@ -233,8 +236,11 @@ TEST(TensorRows, StridedRowsReadByTiles) {
 // the CPU an output item may wait for another thread's stats item; a GPU runs all at once), and 70
 // rows of 1000; the held kernel wherever the device runs its chunks at once (on a CPU of two
 // threads, 1000 in two chunks of 512: each cube waits for the other thread's). A row holding -inf
-// and a row of equal values keep the exp of a difference of infinities out. Every run gives the
-// same bits: the chunks fold in a fixed order.
+// and a row of equal values keep the exp of a difference of infinities out; rows whose first 600
+// elements are -inf (whole chunks, and units, whose maximum is -inf), holding +inf, NaN, or -inf
+// only, and values 90 apart (a unit's exp(m - M) below f32's range), give what the other row
+// kernels write (the held kernel keeps exp(x - m) for a unit's finite m, and x otherwise). Every
+// run gives the same bits: the chunks fold in a fixed order.
 TEST(TensorRows, SplitRowsCombineChunksInOrder) {
   uint32_t seed = 900;
   for (const Device& dev : devices()) {
@@ -251,7 +257,12 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
       for (int64_t j = 0; j < len; ++j) {
         h.v[size_t(j * rows + 3)] = j % 7 == 0 ? -INFINITY : h.v[size_t(j * rows + 3)];
         h.v[size_t(j * rows + 4)] = 2.5;
+        if (j < 600) h.v[size_t(j * rows + 5)] = -INFINITY;
+        h.v[size_t(j * rows + 7)] = -INFINITY;
+        h.v[size_t(j * rows + 9)] = j < len / 2 ? -90.0 + h.v[size_t(j * rows + 9)] : h.v[size_t(j * rows + 9)];
       }
+      h.v[size_t(100 * rows + 6)] = INFINITY;
+      h.v[size_t(700 * rows + 8)] = NAN;
       Tensor base = upload(c, DType::F32, h);
       Tensor x = base.transpose();  // [rows, len], strides [1, rows]
       HostTensor hx = host_view(base, h, x);
@@ -270,8 +281,15 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
         Tensor first = softmax(x, -1);
         EXPECT_EQ(launches_of(kernel), before + 1) << what << kind;
         expect_values(first, want, tolerance(DType::F32) * 8, what + kind);
-        const std::vector<float> bits = first.to_vector<float>();
-        for (int run = 0; run < 3; ++run) EXPECT_EQ(softmax(x, -1).to_vector<float>(), bits) << what << kind << " run " << run;
+        // As bits: the NaN rows compare equal too.
+        auto bits_of = [](const Tensor& y) {
+          const std::vector<float> v = y.to_vector<float>();
+          std::vector<uint32_t> b(v.size());
+          std::memcpy(b.data(), v.data(), v.size() * sizeof(float));
+          return b;
+        };
+        const std::vector<uint32_t> bits = bits_of(first);
+        for (int run = 0; run < 3; ++run) EXPECT_EQ(bits_of(softmax(x, -1)), bits) << what << kind << " run " << run;
         held_runs += kernel == "tensor_softmax_held";
       }
       autotune::pin("softmax", std::nullopt);
