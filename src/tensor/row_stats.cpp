@@ -11,6 +11,19 @@ namespace kiln::tensor {
 using dsl::ValueRef;
 using K = ir::OpKind;
 
+namespace {
+
+// Four running values, then their sum: a dependent chain a quarter as long, with few values live
+// beside the ones held (a pairwise tree would keep half of them).
+ValueRef reduce_by_four(dsl::Tracer& t, const RowStats::Values& v, K kind) {
+  RowStats::Values acc(v.begin(), v.begin() + std::min<ptrdiff_t>(4, ptrdiff_t(v.size())));
+  for (size_t i = acc.size(); i < v.size(); ++i) acc[i % 4] = t.binary(kind, acc[i % 4], v[i]);
+  for (size_t i = 1; i < acc.size(); ++i) acc[0] = t.binary(kind, acc[0], acc[i]);
+  return acc[0];
+}
+
+}  // namespace
+
 RowParams declare_row_params(dsl::Tracer& t, const RowSpec& s, int rank) {
   const ir::Type elem = ir::Type::scalar_of(s.dtype);
   RowParams p;
@@ -69,14 +82,7 @@ void RowStats::add(const Values& vars, const ValueRef& x) {
 }
 
 RowStats::Values RowStats::of_values(const Values& xs, const Values& valid) {
-  // Four running values, then their sum: a dependent chain a quarter as long, with few values live
-  // beside the ones held (a pairwise tree would keep half of them).
-  auto reduce = [&](const Values& v, ir::OpKind kind) {
-    Values acc(v.begin(), v.begin() + std::min<ptrdiff_t>(4, ptrdiff_t(v.size())));
-    for (size_t i = acc.size(); i < v.size(); ++i) acc[i % 4] = bin(kind, acc[i % 4], v[i]);
-    for (size_t i = 1; i < acc.size(); ++i) acc[0] = bin(kind, acc[0], acc[i]);
-    return acc[0];
-  };
+  auto reduce = [&](const Values& v, ir::OpKind kind) { return reduce_by_four(t_, v, kind); };
   const ValueRef zero = constant(t_, acc_, 0), one = constant(t_, acc_, 1);
   // v where value i counts, else `other`.
   auto kept = [&](size_t i, const ValueRef& v, const ValueRef& other) { return valid.empty() ? v : t_.select(valid[i], v, other); };
@@ -109,42 +115,34 @@ RowStats::Values RowStats::of_values(const Values& xs, const Values& valid) {
   return {m, reduce(terms, K::Add)};
 }
 
-RowStats::Held RowStats::of_held_values(const Values& xs) {
-  auto reduce = [&](const Values& v, ir::OpKind kind) {  // four running values, as of_values
-    Values acc(v.begin(), v.begin() + std::min<ptrdiff_t>(4, ptrdiff_t(v.size())));
-    for (size_t i = acc.size(); i < v.size(); ++i) acc[i % 4] = bin(kind, acc[i % 4], v[i]);
-    for (size_t i = 1; i < acc.size(); ++i) acc[0] = bin(kind, acc[0], acc[i]);
-    return acc[0];
-  };
-  Held h;
-  ValueRef m = reduce(xs, K::Max);
-  h.finite = bin(K::Lt, t_.unary(K::Abs, m), constant(t_, acc_, INFINITY));  // NaN too is not
-  // Where m is finite, exp(m - m) is exactly 1, so no value needs the select of_values has for
-  // exp(-inf - -inf). Where it is not, a shift of 0 gives the -inf values 0 (an empty partial
-  // whose m is -inf) and a row holding +inf a sum of inf: the row's S is then inf or NaN, and
-  // every output takes exp(x - M) / S, as the other kernels write it.
-  ValueRef shift = t_.select(h.finite, m, constant(t_, acc_, 0));
-  Values es;
-  for (const ValueRef& x : xs) es.push_back(t_.unary(K::Exp, bin(K::Sub, x, shift)));
-  h.partial = {m, reduce(es, K::Add)};
-  for (size_t i = 0; i < xs.size(); ++i) h.kept.push_back(t_.select(h.finite, es[i], xs[i]));
+ValueRef RowStats::maximum(const Values& xs) { return reduce_by_four(t_, xs, K::Max); }
+ValueRef RowStats::total(const Values& xs) { return reduce_by_four(t_, xs, K::Add); }
+
+RowStats::HeldShift RowStats::held_shift(const ValueRef& m) {
+  HeldShift h;
+  h.m = m;
+  h.finite = bin(K::Lt, t_.unary(K::Abs, m), constant(t_, acc_, INFINITY));  // NaN is not either
+  // Where m is finite, exp(m - m) is exactly 1: no value needs of_values' select for
+  // exp(-inf - -inf).
+  h.shift = t_.select(h.finite, m, constant(t_, acc_, 0));
   return h;
 }
 
-RowStats::Values RowStats::held_outputs(const Held& held, const Values& row) {
-  // One multiply an element where the unit's m is finite: scale = exp(m - M) / S (0 where M is
-  // +inf and m is not); else exp(x - M) / S, with `output`'s formula and bits.
+ValueRef RowStats::held_exp(const HeldShift& h, const ValueRef& x) { return t_.unary(K::Exp, bin(K::Sub, x, h.shift)); }
+
+ValueRef RowStats::held_keep(const HeldShift& h, const ValueRef& e, const ValueRef& x) { return t_.select(h.finite, e, x); }
+
+RowStats::Values RowStats::held_outputs(const HeldShift& h, const Values& row, const Values& kept) {
+  // scale = exp(m - M) / S: 0 where M is +inf and m is finite.
   ValueRef inv = bin(K::Div, constant(t_, acc_, 1), row[1]);
-  ValueRef scale = bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, held.partial[0], row[0])), inv);
+  ValueRef scale = bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, h.m, row[0])), inv);
   Values vars;
-  for (size_t i = 0; i < held.kept.size(); ++i) vars.push_back(t_.var_decl(ir::Type::scalar_of(acc_)));
-  size_t fast = t_.begin_if(held.finite);
-  for (size_t i = 0; i < held.kept.size(); ++i) t_.var_store(vars[i], bin(K::Mul, held.kept[i], scale));
+  for (size_t i = 0; i < kept.size(); ++i) vars.push_back(t_.var_decl(ir::Type::scalar_of(acc_)));
+  size_t fast = t_.begin_if(h.finite);
+  for (size_t i = 0; i < kept.size(); ++i) t_.var_store(vars[i], bin(K::Mul, kept[i], scale));
   t_.end_then(fast);
   t_.begin_else(fast);
-  for (size_t i = 0; i < held.kept.size(); ++i) {
-    t_.var_store(vars[i], bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, held.kept[i], row[0])), inv));
-  }
+  for (size_t i = 0; i < kept.size(); ++i) t_.var_store(vars[i], bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, kept[i], row[0])), inv));
   t_.end_else(fast);
   return load(vars);
 }

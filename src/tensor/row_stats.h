@@ -39,20 +39,24 @@ class RowStats {
   // count and mean, then the squared deviations from that mean. No chain of dependent exps, as
   // adding them one by one would make. With no flags, every value counts.
   Values of_values(const Values& xs, const Values& valid);
-  // Softmax over values a unit keeps in registers (the held kernel): the unit's partial (m, s)
-  // and, in place of each x, what its output needs: e = exp(x - m), the one exp an element, used
-  // for s and again for the output, e * exp(m - M) / S once the row's (M, S) are known. Where m is
-  // not finite (the unit's values are -inf, NaN or hold +inf) the values stay as they are and s is
-  // taken from exp(x) (an empty partial for -inf, NaN or inf otherwise, as the row's other kernels
-  // give); held_outputs then writes exp(x - M) / S, as `output` does.
-  struct Held {
-    Values partial;  // (m, s)
-    Values kept;     // e where `finite`, else x
-    dsl::ValueRef finite;
+  // Softmax over values a unit holds (the held kernel, in registers and in shared memory): the
+  // unit's m is `maximum` of them; each value's e = exp(x - shift) (the one exp an element) adds
+  // to s (`total` of them) and is kept for the output, e * exp(m - M) / S once the row's (M, S)
+  // are known. Where m is finite, shift is m. Where it is not (the unit's values are -inf or NaN,
+  // or hold +inf), shift is 0, which makes an empty partial of -inf values and a sum of inf or NaN
+  // of the others, and the unit keeps x and writes exp(x - M) / S, as `output` does.
+  struct HeldShift {
+    dsl::ValueRef m, finite, shift;
   };
-  Held of_held_values(const Values& xs);
-  // The outputs of held values from the row's statistics (softmax only).
-  Values held_outputs(const Held& held, const Values& row);
+  dsl::ValueRef maximum(const Values& xs);
+  dsl::ValueRef total(const Values& xs);
+  HeldShift held_shift(const dsl::ValueRef& m);
+  dsl::ValueRef held_exp(const HeldShift& h, const dsl::ValueRef& x);
+  // What the unit keeps of x, whose held_exp is e.
+  dsl::ValueRef held_keep(const HeldShift& h, const dsl::ValueRef& e, const dsl::ValueRef& x);
+  // The outputs of kept values from the row's statistics: one multiply each where the unit's m is
+  // finite.
+  Values held_outputs(const HeldShift& h, const Values& row, const Values& kept);
   // Two partials as one. Symmetric (either order gives the same bits: additions commute), so the
   // units of a row that exchange partials all end with one value.
   Values combine(const Values& p, const Values& q);

@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <optional>
 #include <vector>
 
 #include "kiln/dsl/trace.h"
@@ -44,6 +43,8 @@ using K = ir::OpKind;
 constexpr uint32_t kPlane = ir::Target::kPlaneWidth;
 // Held: the elements a unit writes a span (through the shared tile: 32 x (8 planes + 1) a cube).
 constexpr uint32_t kHeldStep = 8;
+// Held softmax: the elements a unit keeps in registers; past them (held 1024), in shared memory.
+constexpr uint32_t kHeldInRegisters = 64;
 // The partials a plane has in flight when a cube folds its row's chunks.
 constexpr uint32_t kFoldLoads = 8;
 
@@ -82,8 +83,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
 
   // Unit 0 does an atomic on work[at] and the cube reads its result from shared memory. `release`:
   // unit 0 fences first, so that what the cube wrote before the barrier that precedes this is seen
-  // before the count (each writer fences too; unit 0's fence after the barrier is what a reading
-  // of the fence as one unit's own order needs, as a grid barrier does it).
+  // before the count: the barrier orders the writers' stores before unit 0's fence, which is
+  // cumulative, so the writers need no fence of their own (a grid barrier works the same way).
   ValueRef said = t.alloc(K::SharedAlloc, ir::Type::scalar_of(ir::Scalar::U32), 1);
   auto atomic_for_cube = [&](const ValueRef& at, bool release) {
     size_t one = t.begin_if(first_unit);
@@ -147,24 +148,27 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   };
   ValueRef count_at = add(g, u32(1));                  // work[1 + g]: g's stats items done, then one
   ValueRef published = add(chunks, u32(1));            // more once the rows' statistics are out
-  // The plane-0 units publish `v` (n values a row) at `at(kk)`, fenced before the count that follows.
+  // The plane-0 units publish `v` (n values a row) at `at(kk)`; a barrier and unit 0's fence
+  // come before the count that follows.
   auto publish = [&](const RowStats::Values& v, const std::function<ValueRef(int)>& at) {
     size_t publisher = t.begin_if(lt(unit, u32(kPlane)));
     for (int kk = 0; kk < n; ++kk) t.store(partials, at(kk), v[size_t(kk)]);
-    t.sync(K::FenceDevice);
     t.end_then(publisher);
   };
 
-  // Unit 0 waits until work[1 + g] reaches `count`; then the cube may read what the count stands for.
-  auto wait_for = [&](const ValueRef& count) {
-    size_t waiter = t.begin_if(first_unit);
+  // Unit 0 waits until work[1 + g] reaches `count`; then the cube may read what the count stands
+  // for: unit 0's fence orders the count before what the cube reads after the barrier.
+  auto wait_until = [&](const ValueRef& count) {
     t.begin_while();
     t.while_condition(lt(t.atomic(K::AtomicAdd, work, count_at, u32(0)), count));
     t.end_while();
-    t.sync(K::FenceDevice);  // the count before what the cube reads after the barrier
+    t.sync(K::FenceDevice);
+  };
+  auto wait_for = [&](const ValueRef& count) {
+    size_t waiter = t.begin_if(first_unit);
+    wait_until(count);
     t.end_then(waiter);
     t.sync(K::SyncCube);
-    t.sync(K::FenceDevice);  // the count before the statistics it stands for
   };
   // Every chunk's partial of row `lane` folded: plane p folds chunks p, p + planes, ..., then the
   // planes fold in plane order. A fixed order (not the chunks' own), so every run and every cube
@@ -261,8 +265,10 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   };
   if (s.held) {
     // held (g, c): unit (lane, plane) loads its kDepth elements of the chunk (chunk = kDepth *
-    // planes), all at once, and keeps them; publishes the chunk's partials and counts itself;
-    // waits for the group's other chunks; folds every chunk's partials; writes from registers.
+    // planes) and keeps them; publishes the chunk's partials and counts itself; waits for the
+    // group's other chunks; folds every chunk's partials; writes what it kept. Softmax keeps up
+    // to kHeldInRegisters a unit in registers and the rest (held 1024) in shared memory, which
+    // the other ops do not use (the host offers them no more than registers hold).
     // The last chunk's window is the row's last `chunk` elements (the host gives cols >= chunk),
     // overlapping the chunk before; a unit counts and writes only its elements from `begin` on. So
     // every element a unit loads is in the row, with no clamp an element.
@@ -270,51 +276,109 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     ValueRef skip = sub(begin, window);  // the window's elements before `begin`: the chunk before's
     ValueRef first_j = add(window, plane), first_at = add(in_base, mul(first_j, in_step));
     ValueRef step = mul(in_step, u32(planes));
-    std::vector<ValueRef> js, xs, valid;
-    for (uint32_t d = 0; d < kDepth; ++d) {
-      js.push_back(d == 0 ? first_j : add(first_j, u32(d * planes)));
-      xs.push_back(read_at(d == 0 ? first_at : add(first_at, mul(u32(d), step))));
-    }
+    std::vector<ValueRef> js;
+    for (uint32_t d = 0; d < kDepth; ++d) js.push_back(d == 0 ? first_j : add(first_j, u32(d * planes)));
+    auto load_values = [&](uint32_t from, uint32_t to) {
+      std::vector<ValueRef> xs;
+      for (uint32_t d = from; d < to; ++d) xs.push_back(read_at(d == 0 ? first_at : add(first_at, mul(u32(d), step))));
+      return xs;
+    };
     // Element d is the cube's where d * planes + plane >= skip (skip is 0 but in a last chunk that
     // overlaps the one before). Softmax's other elements become -inf, which adds nothing to a sum
     // (where the maximum is finite; where it is -inf, every output of the row is NaN whatever the
     // sum), only in a cube whose skip is not 0: then no flag an element stays live, and no select
     // an element runs where none is needed. layer_norm counts its elements, so it keeps the flags.
     auto mine_at = [&](uint32_t d) { return bin(K::Ge, add(u32(d * planes), plane), skip); };
-    if (s.op == RowOp::LayerNorm) {
-      for (uint32_t d = 0; d < kDepth; ++d) valid.push_back(mine_at(d));
-    } else {
+    auto mask_overlap = [&](std::vector<ValueRef>& xs, uint32_t from) {
       std::vector<ValueRef> vars;
-      for (uint32_t d = 0; d < kDepth; ++d) {
+      for (size_t i = 0; i < xs.size(); ++i) {
         vars.push_back(t.var_decl(ir::Type::scalar_of(acc)));
-        t.var_store(vars[d], xs[d]);
+        t.var_store(vars[i], xs[i]);
       }
       size_t overlaps = t.begin_if(lt(u32(0), skip));
-      for (uint32_t d = 0; d < kDepth; ++d) t.var_store(vars[d], t.select(mine_at(d), t.var_load(vars[d]), constant(t, acc, -INFINITY)));
+      for (size_t i = 0; i < xs.size(); ++i) {
+        t.var_store(vars[i], t.select(mine_at(from + uint32_t(i)), t.var_load(vars[i]), constant(t, acc, -INFINITY)));
+      }
       t.end_then(overlaps);
-      for (uint32_t d = 0; d < kDepth; ++d) xs[d] = t.var_load(vars[d]);
-    }
-    // Softmax keeps exp(x - m) for its output (one exp an element); the others keep x.
-    std::optional<RowStats::Held> held;
-    if (s.op == RowOp::Softmax) held = stats.of_held_values(xs);
-    RowStats::Values mine = held ? held->partial : stats.of_values(xs, valid);
-    publish(stats.fold_planes(mine, planes, kPlane, plane, lane, lane), [&](int kk) { return partial_at(c, kk); });
-    t.sync(K::SyncCube);
-    (void)atomic_for_cube(count_at, true);
-    wait_for(chunks);
-    RowStats::Values row_stats = fold_chunks();
-    std::vector<ValueRef> ys_all;
-    if (held) {
-      ys_all = stats.held_outputs(*held, row_stats);
+      for (size_t i = 0; i < xs.size(); ++i) xs[i] = t.var_load(vars[i]);
+    };
+    // After the partials: unit 0 counts the chunk (a release, as atomic_for_cube's) and, unless it
+    // counted the group's last one, waits for the others'; then one barrier, and every chunk's
+    // partials folded into the rows' statistics.
+    auto publish_and_fold = [&](const RowStats::Values& mine) {
+      publish(stats.fold_planes(mine, planes, kPlane, plane, lane, lane), [&](int kk) { return partial_at(c, kk); });
+      t.sync(K::SyncCube);
+      size_t counter = t.begin_if(first_unit);
+      t.sync(K::FenceDevice);
+      ValueRef before = t.atomic(K::AtomicAdd, work, count_at, u32(1));
+      size_t others = t.begin_if(lt(add(before, u32(1)), chunks));
+      wait_until(chunks);
+      t.end_then(others);
+      t.begin_else(others);
+      t.sync(K::FenceDevice);  // the counts before the partials they stand for
+      t.end_else(others);
+      t.end_then(counter);
+      t.sync(K::SyncCube);
+      return fold_chunks();
+    };
+    auto write_spans = [&](const std::function<std::vector<ValueRef>(uint32_t, uint32_t)>& outputs) {
+      for (uint32_t first = 0; first < kDepth; first += span_values) {
+        const uint32_t count = std::min(span_values, kDepth - first);
+        std::vector<ValueRef> span_js(js.begin() + first, js.begin() + first + count), ys;
+        for (const ValueRef& y : outputs(first, first + count)) ys.push_back(stored(y));
+        write_span(add(window, u32(first * planes)), span_js, ys, int(first / span_values % 2));
+      }
+    };
+    if (s.op == RowOp::Softmax) {
+      // Elements d < in_shared wait in shared memory at d * units + unit (consecutive units,
+      // consecutive banks), loaded and stored before the ones kept in registers are loaded, so
+      // that no more than a register's share is in flight at once.
+      const uint32_t in_shared = kDepth > kHeldInRegisters ? kDepth - kHeldInRegisters : 0;
+      ValueRef hold;
+      if (in_shared > 0) hold = t.alloc(K::SharedAlloc, ir::Type::scalar_of(acc), int64_t(in_shared) * units);
+      auto hold_at = [&](uint32_t d) { return add(unit, u32(d * units)); };
+      std::vector<ValueRef> parked = load_values(0, in_shared);
+      mask_overlap(parked, 0);
+      for (uint32_t d = 0; d < in_shared; ++d) t.store(hold, hold_at(d), parked[d]);
+      ValueRef m_parked = in_shared > 0 ? stats.maximum(parked) : ValueRef{};  // before they die
+      // No load moves above a barrier: without it, the compiler issues the registers' loads
+      // before the shared ones land, with both in flight (220 registers a unit, one cube an SM).
+      if (in_shared > 0) t.sync(K::SyncCube);
+      std::vector<ValueRef> xs = load_values(in_shared, kDepth);
+      mask_overlap(xs, in_shared);
+      ValueRef m = stats.maximum(xs);
+      if (in_shared > 0) m = bin(K::Max, m_parked, m);
+      // exp(x - m) for the output (one exp an element), in place of x.
+      const RowStats::HeldShift shift = stats.held_shift(m);
+      std::vector<ValueRef> es, kept;
+      for (uint32_t d = 0; d < in_shared; ++d) {
+        ValueRef x = t.load(hold, hold_at(d));
+        es.push_back(stats.held_exp(shift, x));
+        t.store(hold, hold_at(d), stats.held_keep(shift, es.back(), x));
+      }
+      for (const ValueRef& x : xs) {
+        es.push_back(stats.held_exp(shift, x));
+        kept.push_back(stats.held_keep(shift, es.back(), x));
+      }
+      RowStats::Values row_stats = publish_and_fold({m, stats.total(es)});
+      write_spans([&](uint32_t from, uint32_t to) {
+        std::vector<ValueRef> span_kept;
+        for (uint32_t d = from; d < to; ++d) span_kept.push_back(d < in_shared ? t.load(hold, hold_at(d)) : kept[d - in_shared]);
+        return stats.held_outputs(shift, row_stats, span_kept);
+      });
     } else {
-      auto output = stats.output(row_stats, cols, params.eps, params.weight, params.bias);
-      for (uint32_t d = 0; d < kDepth; ++d) ys_all.push_back(output(xs[d], js[d]));
-    }
-    for (uint32_t first = 0; first < kDepth; first += span_values) {
-      const uint32_t count = std::min(span_values, kDepth - first);
-      std::vector<ValueRef> span_js(js.begin() + first, js.begin() + first + count), ys;
-      for (uint32_t d = first; d < first + count; ++d) ys.push_back(stored(ys_all[d]));
-      write_span(add(window, u32(first * planes)), span_js, ys, int(first / span_values % 2));
+      std::vector<ValueRef> xs = load_values(0, kDepth), valid;
+      if (s.op == RowOp::LayerNorm) {
+        for (uint32_t d = 0; d < kDepth; ++d) valid.push_back(mine_at(d));
+      } else {
+        mask_overlap(xs, 0);
+      }
+      auto output = stats.output(publish_and_fold(stats.of_values(xs, valid)), cols, params.eps, params.weight, params.bias);
+      write_spans([&](uint32_t from, uint32_t to) {
+        std::vector<ValueRef> ys;
+        for (uint32_t d = from; d < to; ++d) ys.push_back(output(xs[d], js[d]));
+        return ys;
+      });
     }
     t.finish();
     return k;

@@ -48,7 +48,7 @@ std::vector<double> host_softmax(const std::vector<double>& x, bool log) {
 // elements of the length's bucket and, beyond 128 units, at least 4; and for strided rows that
 // are neighbours in memory, `tiled` of element type t, the split kernel with its two (chunk,
 // lag, depth) where the bucket holds more than a chunk, the held kernel with chunks of 256 and 512
-// where the bucket holds 2 to `at_once` of them (the cubes the device runs at once), and the tiled
+// (and 1024 for softmax) where the bucket holds 2 to `at_once` of them (the cubes the device runs at once), and the tiled
 // kernel: tiles of 32 bytes with cubes of 256 units, and of 16, 32 and 128 bytes with cubes of
 // 1024).
 void each_kernel(const std::string& op, int64_t len, const std::function<void(const std::string&)>& check,
@@ -60,8 +60,9 @@ void each_kernel(const std::string& op, int64_t len, const std::function<void(co
     for (int64_t chunk : {256, 512}) {
       if (bucket > chunk) kinds.push_back("split " + std::to_string(chunk) + " lag 3 depth 8");
     }
-    for (int64_t chunk : {256, 512}) {
+    for (int64_t chunk : {256, 512, 1024}) {
       const int64_t most = (bucket + chunk - 1) / chunk;
+      if (chunk > 512 && op != "softmax") continue;  // softmax alone keeps elements in shared memory
       if (most >= 2 && most <= at_once) kinds.push_back("held " + std::to_string(chunk));
     }
     for (auto [bytes, units] : {std::pair{32, 256}, std::pair{16, 1024}, std::pair{32, 1024}, std::pair{128, 1024}}) {
@@ -163,7 +164,7 @@ TEST(TensorRows, StridedRowsReadByTiles) {
     const int at_once = dev.info().multiprocessors;
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
       const double tol = tolerance(t) * (t == DType::F32 ? 8 : t == DType::F64 ? 16 : 2);
-      for (int64_t len : {1, 31, 33, 127, 129, 1000}) {
+      for (int64_t len : {1, 31, 33, 127, 129, 1000, 1500}) {
         for (int64_t rows : {5, 37}) {
           const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " " + std::to_string(rows) + " rows of " +
                                    std::to_string(len);
@@ -234,8 +235,10 @@ TEST(TensorRows, StridedRowsReadByTiles) {
 // last ragged) of 3000 elements in chunks of 256 (12, the last ragged) or 512, 20 rows of 8192
 // (one group of 32 chunks, whose output items are taken right after its stats items, so that on
 // the CPU an output item may wait for another thread's stats item; a GPU runs all at once), and 70
-// rows of 1000; the held kernel wherever the device runs its chunks at once (on a CPU of two
-// threads, 1000 in two chunks of 512: each cube waits for the other thread's). A row holding -inf
+// rows of 1000 and 40 of 1500; the held kernel wherever the device runs its chunks at once (on a
+// CPU of two threads, 1000 in two chunks of 512 and 1500 in two of 1024, half of each unit's in
+// shared memory, the last window overlapping both halves: each cube waits for the other
+// thread's). A row holding -inf
 // and a row of equal values keep the exp of a difference of infinities out; rows whose first 600
 // elements are -inf (whole chunks, and units, whose maximum is -inf), holding +inf, NaN, or -inf
 // only, and values 90 apart (a unit's exp(m - M) below f32's range), give what the other row
@@ -252,7 +255,8 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
       return uint64_t(0);
     };
     int held_runs = 0;
-    for (auto [rows, len] : {std::pair<int64_t, int64_t>{200, 3000}, std::pair<int64_t, int64_t>{20, 8192}, std::pair<int64_t, int64_t>{70, 1000}}) {
+    for (auto [rows, len] : {std::pair<int64_t, int64_t>{200, 3000}, std::pair<int64_t, int64_t>{20, 8192}, std::pair<int64_t, int64_t>{70, 1000},
+                             std::pair<int64_t, int64_t>{40, 1500}}) {
       HostTensor h = random_host(DType::F32, {len, rows}, seed++, -8, 8);
       for (int64_t j = 0; j < len; ++j) {
         h.v[size_t(j * rows + 3)] = j % 7 == 0 ? -INFINITY : h.v[size_t(j * rows + 3)];
@@ -272,8 +276,9 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
                                                                 {"split 512 lag 3 depth 8", "tensor_softmax_split"}};
       int64_t bucket = 1;
       while (bucket < len) bucket *= 2;
-      for (int64_t chunk : {256, 512}) {
-        if ((bucket + chunk - 1) / chunk <= dev.info().multiprocessors) kinds.push_back({"held " + std::to_string(chunk), "tensor_softmax_held"});
+      for (int64_t chunk : {256, 512, 1024}) {
+        const int64_t most = (bucket + chunk - 1) / chunk;
+        if (most >= 2 && most <= dev.info().multiprocessors) kinds.push_back({"held " + std::to_string(chunk), "tensor_softmax_held"});
       }
       for (const auto& [kind, kernel] : kinds) {
         autotune::pin("softmax", kind);
