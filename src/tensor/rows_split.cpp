@@ -14,7 +14,8 @@
 // enough that its chunks are still in L2), so memory sees one read and one write, where a cube
 // holding whole rows (rows_tiled.cpp) must read twice.
 //
-// The held kernel (s.held, decision 030) reads a chunk once and keeps it: see its branch below.
+// The held kernel (s.held, decision 030) reads a chunk once and keeps it (in registers, and for
+// softmax past 64 elements a unit in shared memory): see its branch below.
 //
 // Waiting is safe because a cube takes its item from an atomic counter (work[0]), and items are
 // handed out so that an output item comes after every stats item of its group: stats(0 .. L-1),
