@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: this tree and an earlier one (BASE, a copy of another commit's files) built
 # side by side, the full test run on this tree, then `kiln bench` of both, alternating, twice each,
-# compared row by row (bench/compare_json.py). Logs under $OUT (or ./gpu-out).
+# compared row by row (bench/compare_json.py), with each autotune candidate's time in the logs.
+# Logs under $OUT (or ./gpu-out).
 #   bash bench/gpu_before_after.sh BASE PHASES     PHASES: build,test,bench (any of them)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,12 +47,13 @@ if has bench; then
     for side in before after; do
       tree=.; [ $side = before ] && tree=$base
       t0=$(date +%s)
-      KILN_CACHE_DIR=$PWD/build-gpu/cache-$side "$tree/build-gpu/bin/kiln" bench --device cuda:0 --json "$out/bench_${side}_$round.json" \
+      KILN_LOG=autotune KILN_CACHE_DIR=$PWD/build-gpu/cache-$side "$tree/build-gpu/bin/kiln" bench --device cuda:0 --json "$out/bench_${side}_$round.json" \
         >"$out/bench_${side}_$round.log" 2>&1
       echo "bench $side $round rc=$? in $(($(date +%s) - t0)) s"
     done
   done
   python3 bench/compare_json.py "$out/bench_before_1.json,$out/bench_before_2.json" "$out/bench_after_1.json,$out/bench_after_2.json" \
     | tee "$out/compare.txt"
-  grep -iE "transposed|strided|rows" "$out/bench_after_1.log" "$out/bench_after_2.log"
+  # The transposed rows: each candidate's time (KILN_LOG=autotune) and the table's rows.
+  grep -E "rows 4096 strided tiled into rows: (held|split 256|strided 8x1024)|transpose" "$out/bench_after_1.log" "$out/bench_after_2.log" | cut -c1-170
 fi

@@ -41,12 +41,17 @@ RowStats::RowStats(dsl::Tracer& t, RowOp op, DType acc) : t_(t), op_(op), acc_(a
 RowStats::Values RowStats::declare() {
   // softmax: (max, sum) from (-inf, 0); layer_norm: (count, mean, M2) from zeros.
   Values vars;
-  for (int k = 0; k < count(); ++k) {
-    ValueRef v = t_.var_decl(ir::Type::scalar_of(acc_));
-    t_.var_store(v, constant(t_, acc_, k == 0 && !norm_ ? -INFINITY : 0.0));
-    vars.push_back(v);
+  for (const ValueRef& e : empty()) {
+    vars.push_back(t_.var_decl(ir::Type::scalar_of(acc_)));
+    t_.var_store(vars.back(), e);
   }
   return vars;
+}
+
+RowStats::Values RowStats::empty() {
+  Values v;
+  for (int k = 0; k < count(); ++k) v.push_back(constant(t_, acc_, k == 0 && !norm_ ? -INFINITY : 0.0));
+  return v;
 }
 
 RowStats::Values RowStats::load(const Values& vars) {
@@ -180,7 +185,7 @@ RowStats::Values RowStats::fold_lanes(Values mine, uint32_t bit) {
 }
 
 RowStats::Values RowStats::fold_planes(const Values& mine, uint32_t planes, uint32_t tile, const ValueRef& plane,
-                                       const ValueRef& lane, const ValueRef& row) {
+                                       const ValueRef& lane, const ValueRef& row, bool tree) {
   auto u32 = [&](int64_t v) { return constant(t_, DType::U32, double(v)); };
   Values shared;
   for (int k = 0; k < count(); ++k) shared.push_back(t_.alloc(K::SharedAlloc, ir::Type::scalar_of(acc_), int64_t(planes) * tile));
@@ -188,14 +193,40 @@ RowStats::Values RowStats::fold_planes(const Values& mine, uint32_t planes, uint
   for (int k = 0; k < count(); ++k) t_.store(shared[size_t(k)], bin(K::Add, bin(K::Mul, plane, u32(tile)), row), mine[size_t(k)]);
   t_.end_then(first_lanes);
   t_.sync(K::SyncCube);
-  Values folded = declare();
-  ValueRef p = t_.begin_for(u32(0), u32(planes), u32(1), dsl::LoopAttrs{});
-  ValueRef at = bin(K::Add, bin(K::Mul, p, u32(tile)), row);
-  Values part;
-  for (int k = 0; k < count(); ++k) part.push_back(t_.load(shared[size_t(k)], at));
-  store(folded, combine(load(folded), part));
-  t_.end_for();
-  return load(folded);
+  if (!tree) {
+    // A chain, one plane a step: fewer partials live than the tree's log2(planes) + 1, which
+    // spill the tiled kernel's cubes (32 registers a unit at 1024 units, and a few at 256).
+    Values folded = declare();
+    ValueRef p = t_.begin_for(u32(0), u32(planes), u32(1), dsl::LoopAttrs{});
+    Values part;
+    for (int k = 0; k < count(); ++k) part.push_back(t_.load(shared[size_t(k)], bin(K::Add, bin(K::Mul, p, u32(tile)), row)));
+    store(folded, combine(load(folded), part));
+    t_.end_for();
+    return load(folded);
+  }
+  return fold_tree(planes, [&](uint32_t p) {
+    Values part;
+    for (int k = 0; k < count(); ++k) part.push_back(t_.load(shared[size_t(k)], bin(K::Add, u32(int64_t(p) * tile), row)));
+    return part;
+  });
+}
+
+RowStats::Values RowStats::fold_tree(uint32_t count, const std::function<Values(uint32_t)>& part) {
+  // Pairwise with a stack, as a binary counter: partial i joins the stack, and while the two on
+  // top fold the same number of partials they become one. At most log2(count) + 1 wait at once.
+  std::vector<std::pair<uint32_t, Values>> stack;
+  for (uint32_t i = 0; i < count; ++i) {
+    stack.emplace_back(1, part(i));
+    while (stack.size() >= 2 && stack[stack.size() - 2].first == stack.back().first) {
+      auto top = std::move(stack.back());
+      stack.pop_back();
+      stack.back().second = combine(stack.back().second, top.second);
+      stack.back().first += top.first;
+    }
+  }
+  Values folded = std::move(stack.back().second);
+  for (size_t i = stack.size() - 1; i-- > 0;) folded = combine(stack[i].second, folded);
+  return folded;
 }
 
 std::function<ValueRef(const ValueRef&, const ValueRef&)> RowStats::output(const Values& row, const ValueRef& cols,

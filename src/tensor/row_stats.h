@@ -30,6 +30,8 @@ class RowStats {
   int count() const { return statistics_of(op_); }
   // Variables holding an empty partial.
   Values declare();
+  // The empty partial: softmax's (-inf, 0), layer_norm's zeros.
+  Values empty();
   Values load(const Values& vars);
   void store(const Values& vars, const Values& v);
   // The partial in `vars` with element x (in the acc type) added: one exp an element.
@@ -63,11 +65,16 @@ class RowStats {
   // The partials of a row's lanes within a plane folded over the lane bits from `bit` up (the
   // lanes of one row differ in those bits only).
   Values fold_lanes(Values mine, uint32_t bit);
-  // The planes' partials of a row folded through shared memory, in plane order: lanes below
-  // `tile` of each plane put theirs at [plane][row], then every unit folds row `row`'s. Every
-  // unit of a row ends with the same bits. Ends with the barrier it needs.
+  // `count` partials (part(i), i < count) folded in a fixed tree: neighbours, then neighbouring
+  // pairs, and so on, so that a fold waits on log2(count) combines in a row where a chain would
+  // wait on count. The same bits wherever the same partials are folded. count >= 1.
+  Values fold_tree(uint32_t count, const std::function<Values(uint32_t)>& part);
+  // The planes' partials of a row folded through shared memory, in plane order (by fold_tree
+  // where `tree`, for a cube that waits on the fold; else in a chain): lanes below `tile` of each
+  // plane put theirs at [plane][row], then every unit folds row `row`'s. Every unit of a row ends
+  // with the same bits.
   Values fold_planes(const Values& mine, uint32_t planes, uint32_t tile, const dsl::ValueRef& plane,
-                     const dsl::ValueRef& lane, const dsl::ValueRef& row);
+                     const dsl::ValueRef& lane, const dsl::ValueRef& row, bool tree = false);
   // What the op writes for element x at column j, in the acc type, from a row's statistics.
   std::function<dsl::ValueRef(const dsl::ValueRef& x, const dsl::ValueRef& j)> output(
       const Values& row, const dsl::ValueRef& cols, const dsl::ValueRef& eps, const dsl::ValueRef& weight,

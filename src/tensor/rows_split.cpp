@@ -175,8 +175,9 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   // planes fold in plane order. A fixed order (not the chunks' own), so every run and every cube
   // that folds them gets the same bits. A step loads kFoldLoads of a plane's partials before it
   // folds any: a cube waits on this, every partial an L2 round trip, so they go out together (one
-  // load a step made the fold a chain of round trips, longer than the cube's own reads). A load
-  // past the last chunk reads the last one and is left out of the fold.
+  // load a step made the fold a chain of round trips, longer than the cube's own reads), and
+  // folds them in a tree (fold_tree). A load past the last chunk reads the last one and counts as
+  // an empty partial.
   auto fold_chunks = [&] {
     RowStats::Values folded = stats.declare();
     ValueRef base = t.begin_for(plane, chunks, u32(planes * kFoldLoads), dsl::LoopAttrs{});
@@ -189,14 +190,13 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       parts.emplace_back();
       for (int kk = 0; kk < n; ++kk) parts.back().push_back(t.load(partials, partial_at(at, kk)));
     }
-    RowStats::Values running = stats.load(folded);
+    const RowStats::Values empty = stats.empty();
     for (uint32_t k = 0; k < kFoldLoads; ++k) {
-      RowStats::Values with = stats.combine(running, parts[k]);
-      for (int kk = 0; kk < n; ++kk) running[size_t(kk)] = t.select(present[k], with[size_t(kk)], running[size_t(kk)]);
+      for (int kk = 0; kk < n; ++kk) parts[k][size_t(kk)] = t.select(present[k], parts[k][size_t(kk)], empty[size_t(kk)]);
     }
-    stats.store(folded, running);
+    stats.store(folded, stats.combine(stats.load(folded), stats.fold_tree(kFoldLoads, [&](uint32_t k) { return parts[k]; })));
     t.end_for();
-    return stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane);
+    return stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane, true);
   };
   auto stored = [&](ValueRef y) { return y.type.scalar == s.dtype ? y : t.cast(y, s.dtype); };
 
@@ -307,7 +307,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     // counted the group's last one, waits for the others'; then one barrier, and every chunk's
     // partials folded into the rows' statistics.
     auto publish_and_fold = [&](const RowStats::Values& mine) {
-      publish(stats.fold_planes(mine, planes, kPlane, plane, lane, lane), [&](int kk) { return partial_at(c, kk); });
+      publish(stats.fold_planes(mine, planes, kPlane, plane, lane, lane, true), [&](int kk) { return partial_at(c, kk); });
       t.sync(K::SyncCube);
       size_t counter = t.begin_if(first_unit);
       t.sync(K::FenceDevice);
