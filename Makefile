@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all configure demo test test-sanitize test-consumer bench clean
+.PHONY: all configure demo test sanitize-build test-sanitize test-consumer bench clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -31,10 +31,12 @@ SANITIZE_SKIP = AllScalars/Sweep|SuiteCudaSource|TensorCudaSource
 # range and crashes (`Tracer caught signal 11`, `DTLS 6 at 0x...100a-0x...210c`) after the test
 # passed, depending on memory layout. ASan and UBSan still check every access there.
 NO_LEAK_CHECK = backends/cuda
-test-sanitize:
+sanitize-build:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF \
 		-DKILN_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+test-sanitize: sanitize-build
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS) -E '$(SANITIZE_SKIP)' -LE '$(NO_LEAK_CHECK)'
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
