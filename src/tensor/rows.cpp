@@ -410,14 +410,15 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
                             [work = &l, chunk, lag, depth] { work->run(256, 0, 0, chunk, lag, depth); }});
     }
     // Held: cubes of 256 units keeping 32 or 64 elements a unit in registers (chunks of 256 or
-    // 512) and, for softmax, 128 (1024: 64 of them in shared memory), where the bucket's longest
+    // 512) and, for softmax computed in f32, 128 (1024: 64 of them in shared memory, 86 KiB a
+    // cube; f64 would take 169 KiB, past what many devices give a cube), where the bucket's longest
     // row has more than one chunk and no more than the device runs cubes at once (a cube an SM, a
     // thread of the CPU backend): the chunks of a group wait for each other (decision 030). Two
     // chunks of a power-of-two bucket mean rows longer than a chunk, which the kernel's last
     // window needs.
     const int64_t at_once = l.client.device().info().multiprocessors;
     for (int depth : {32, 64, 128}) {
-      if (depth > 64 && op != RowOp::Softmax) continue;
+      if (depth > 64 && (op != RowOp::Softmax || l.acc != DType::F32)) continue;
       const uint32_t chunk = uint32_t(depth) * (256 / kPlane);
       const int64_t most = (autotune::bucket(cols) + chunk - 1) / chunk;
       if (most < 2 || most > at_once) continue;
