@@ -3,14 +3,19 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+# Ninja where it is installed (it starts a target's files before the libraries they link are done,
+# where make waits for them), for a build folder that has no generator yet: CMake refuses to change
+# the generator of one it configured.
+NINJA := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
+generator = $(if $(wildcard $(1)/CMakeCache.txt),,$(NINJA))
 
-.PHONY: all configure demo test sanitize-build test-sanitize test-consumer bench clean
+.PHONY: all configure demo test sanitize-build test-sanitize test-consumer fuzz bench clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
 configure:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(call generator,$(BUILD)) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 # Builds the kiln tool and runs the demo on the default device (CUDA if present, else the CPU).
 demo: configure
@@ -32,7 +37,7 @@ SANITIZE_SKIP = AllScalars/Sweep|SuiteCudaSource|TensorCudaSource
 # passed, depending on memory layout. ASan and UBSan still check every access there.
 NO_LEAK_CHECK = backends/cuda
 sanitize-build:
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF \
+	cmake -S . -B $(ASAN_BUILD) $(call generator,$(ASAN_BUILD)) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF \
 		-DKILN_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 
@@ -46,6 +51,14 @@ test-sanitize: sanitize-build
 # add_subdirectory, fetched with FetchContent (tests/consumer/run.sh; its own build folders).
 test-consumer:
 	JOBS=$(JOBS) tests/consumer/run.sh
+
+# The differential fuzzer (docs/fuzz.md) past CTest's fixed seeds: FUZZ_COUNT programs from
+# FUZZ_SEED, the evaluator against the CPU backend.
+FUZZ_SEED ?= 1
+FUZZ_COUNT ?= 20000
+fuzz: all
+	$(BUILD)/bin/kiln_fuzz --family simt --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --device cpu --out $(BUILD)/fuzz-out \
+		--known tests/fuzz/known_mismatches.txt
 
 # CPU benchmarks (Google Benchmark).
 bench: all

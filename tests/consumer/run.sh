@@ -20,6 +20,8 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 no_test_deps=(-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON)
+# Ninja where it is installed, as the Makefile (all of these folders are new).
+if command -v ninja >/dev/null 2>&1; then no_test_deps+=(-G Ninja); fi
 start=$(date +%s)
 
 # Runs a command with its output in $work/LOG.log, shown only if it fails.
