@@ -142,7 +142,8 @@ std::optional<AttrValue> fold_int_unary(OpKind kind, Scalar s, int64_t a) {
   uint64_t ua = static_cast<uint64_t>(a);
   switch (kind) {
     case OpKind::Neg: return int_result(s, 0 - ua);
-    case OpKind::Abs: return int_result(s, a < 0 ? 0 - ua : ua);  // abs(MIN) wraps to MIN
+    // abs(MIN) wraps to MIN. An unsigned value is its own (a u64 past 2^63 is held as a negative a).
+    case OpKind::Abs: return int_result(s, ir::is_signed_int(s) && a < 0 ? 0 - ua : ua);
     case OpKind::Not: return s == Scalar::Bool ? bool_result(a == 0) : int_result(s, ~ua);
     case OpKind::Popcount: return int_result(Scalar::U32, uint64_t(std::popcount(ua & width_mask(s))));
     case OpKind::LeadingZeros:

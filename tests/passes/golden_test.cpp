@@ -146,7 +146,7 @@ TEST(GoldenFiles, EachFileHasItsCases) {
   EXPECT_EQ(read_cases("promote_vars").size(), 9u);
   EXPECT_EQ(read_cases("vectorize").size(), 16u);
   EXPECT_EQ(read_cases("checked_io").size(), 10u);
-  EXPECT_EQ(read_cases("fold").size(), 16u);
+  EXPECT_EQ(read_cases("fold").size(), 17u);
   EXPECT_EQ(read_cases("cse").size(), 9u);
   EXPECT_EQ(read_cases("dce").size(), 11u);
   EXPECT_EQ(read_cases("pipeline").size(), 5u);

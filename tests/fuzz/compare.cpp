@@ -1,0 +1,136 @@
+// Whether a device's run agrees with the evaluator's, by the tolerance table of docs/fuzz.md:
+// integers, bools, casts and correctly rounded float ops (+ - * / fma sqrt, rem, min, max, floor,
+// ceil, trunc, round, copysign, abs, neg) bit for bit, any NaN matching any NaN; a float whose
+// value a transcendental op (exp log sin cos tanh) fed within its bound; what such a value decided
+// (a branch, a compare, a cast to an integer) not at all. Errors must match by kind.
+#include <cmath>
+#include <cstring>
+
+#include "program.h"
+
+namespace kiln::fuzz {
+
+namespace {
+
+long double value_of(ir::Scalar s, const unsigned char* p) {
+  switch (s) {
+    case ir::Scalar::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case ir::Scalar::F64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    default: {  // f16 and bf16 by their bits, widened to f32's
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      uint32_t u;
+      if (s == ir::Scalar::BF16) {
+        u = uint32_t(h) << 16;
+      } else {
+        const uint32_t sign = uint32_t(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023;
+        if (e == 31) u = sign | 0x7f800000u | (m << 13);
+        else if (e == 0) {
+          float f = std::ldexp(float(m), -24);
+          std::memcpy(&u, &f, 4);
+          u |= sign;
+        } else {
+          u = sign | ((e + 112) << 23) | (m << 13);
+        }
+      }
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+  }
+}
+
+// The bound for a value a transcendental op fed: relative, by its type's precision (a few of the
+// op's ulps, grown over the ops that follow), or absolute near zero.
+bool close(ir::Scalar s, long double want, long double got) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(want) || std::isinf(got)) return want == got;
+  const long double rel = s == ir::Scalar::F64 ? 1e-12L : s == ir::Scalar::F32 ? 1e-5L : s == ir::Scalar::F16 ? 4e-3L : 3e-2L;
+  return std::fabs(want - got) <= rel * std::max(std::fabs(want), 1.0L);
+}
+
+}  // namespace
+
+Verdict compare(const Program& p, const Evaluation& want, const Outcome& got) {
+  Verdict v;
+  if (want.outcome.error_kind != got.error_kind) {
+    v.agree = false;
+    v.first_difference = "the evaluator ended with '" + want.outcome.error_kind + "' (" + want.outcome.error_message +
+                         "), the device with '" + got.error_kind + "' (" + got.error_message + ")";
+    return v;
+  }
+  for (size_t i = 0; i < p.args.size(); ++i) {
+    if (!p.is_output[i]) continue;
+    const ir::Scalar s = p.kernel.params[i].type.scalar;
+    const size_t bytes = size_t(ir::scalar_bytes(s));
+    for (size_t e = 0; e < want.trust[i].size(); ++e) {
+      const unsigned char* w = want.outcome.after[i].data() + e * bytes;
+      const unsigned char* g = got.after[i].data() + e * bytes;
+      const Trust t = want.trust[i][e];
+      bool same = std::memcmp(w, g, bytes) == 0;
+      if (ir::is_float(s) && !same) {
+        const long double x = value_of(s, w), y = value_of(s, g);
+        same = (std::isnan(x) && std::isnan(y)) || (t == Trust::Approximate && close(s, x, y));
+      }
+      if (t == Trust::Unknown) {
+        ++v.unknown;
+        continue;
+      }
+      ++(t == Trust::Exact ? v.exact : v.approximate);
+      if (!same && v.agree) {
+        v.agree = false;
+        auto hex = [&](const unsigned char* q) {
+          std::string h;
+          char buf[4];
+          for (size_t b = bytes; b-- > 0;) {
+            std::snprintf(buf, sizeof buf, "%02x", q[b]);
+            h += buf;
+          }
+          return h;
+        };
+        v.first_difference = p.kernel.params[i].name + "[" + std::to_string(e) + "]: the evaluator has 0x" + hex(w) +
+                             ", the device 0x" + hex(g) + (t == Trust::Approximate ? " (beyond the tolerance)" : "");
+      }
+    }
+  }
+  return v;
+}
+
+std::map<ir::OpKind, uint64_t> op_counts(const ir::Kernel& k) {
+  std::map<ir::OpKind, uint64_t> c;
+  ir::walk(k.body, [&](const ir::Op& op) { ++c[op.kind]; });
+  return c;
+}
+
+Program with_other_inputs(const Program& p, uint64_t seed) {
+  Program q;
+  q.family = p.family;
+  q.seed = p.seed;
+  q.kernel = p.kernel;
+  q.cubes = p.cubes;
+  q.units = p.units;
+  q.checked = p.checked;
+  q.is_output = p.is_output;
+  q.args = p.args;
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (size_t i = 0; i < q.args.size(); ++i) {
+    if (q.is_output[i]) continue;
+    for (unsigned char& b : q.args[i]) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      b = static_cast<unsigned char>(x >> 24);
+    }
+  }
+  return q;
+}
+
+}  // namespace kiln::fuzz

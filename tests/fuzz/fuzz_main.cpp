@@ -1,0 +1,166 @@
+// kiln_fuzz: random programs run by the evaluator and by a kiln device, compared (docs/fuzz.md).
+//   kiln_fuzz [--family simt] [--seed S] [--count N] [--device cpu|cuda:0] [--out DIR] [--known FILE]
+// Program i has seed S + i: a run is repeated by its seeds. Prints the counts by family, the
+// coverage per op kind and the share of programs that were trivial (their outputs ignore their
+// inputs) or refused; writes each disagreement's program as IR text under DIR. Exits 1 when a
+// program disagrees, 2 when too many programs are trivial or refused (a generator that makes
+// them mostly is a defect), 3 on a bad argument. FILE lists seeds that disagree and are not yet
+// understood ("SEED device: why", one a line): they are reported as known, and one that agrees
+// again fails the run too, so that the list holds only open cases.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "kiln/error.h"
+#include "kiln/ir/text.h"
+#include "kiln/ir/verifier.h"
+#include "program.h"
+
+using namespace kiln;
+using namespace kiln::fuzz;
+
+namespace {
+
+bool refused_kind(const std::string& kind) {
+  for (const char* prefix : {"compile.", "trace.", "ir.", "verify", "emit."}) {
+    if (kind.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+bool same_outputs(const Program& p, const Evaluation& a, const Evaluation& b) {
+  for (size_t i = 0; i < p.args.size(); ++i) {
+    if (p.is_output[i] && a.outcome.after[i] != b.outcome.after[i]) return false;
+  }
+  return a.outcome.error_kind == b.outcome.error_kind;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string family = "simt", device = "cpu", out_dir = "fuzz-out", known_file;
+  uint64_t seed = 1, count = 100;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "kiln_fuzz: %s needs a value\n", a.c_str());
+        std::exit(3);
+      }
+      return argv[++i];
+    };
+    if (a == "--family") family = next();
+    else if (a == "--seed") seed = std::stoull(next());
+    else if (a == "--count") count = std::stoull(next());
+    else if (a == "--device") device = next();
+    else if (a == "--out") out_dir = next();
+    else if (a == "--known") known_file = next();
+    else {
+      std::fprintf(stderr, "kiln_fuzz: unknown argument %s\n", a.c_str());
+      return 3;
+    }
+  }
+  if (family != "simt") {
+    std::fprintf(stderr, "kiln_fuzz: unknown family %s (simt)\n", family.c_str());
+    return 3;
+  }
+  std::set<uint64_t> known;
+  if (!known_file.empty()) {
+    std::ifstream f(known_file);
+    if (!f) {
+      std::fprintf(stderr, "kiln_fuzz: cannot read %s\n", known_file.c_str());
+      return 3;
+    }
+    for (std::string line; std::getline(f, line);) {
+      std::istringstream in(line);
+      uint64_t s;
+      std::string on;
+      if (line.empty() || line[0] == '#' || !(in >> s >> on)) continue;
+      if (on == device + ":") known.insert(s);
+    }
+  }
+  uint64_t known_seen = 0, known_fixed = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t agreed = 0, disagreed = 0, refused = 0, trivial = 0, evaluator_errors = 0;
+  uint64_t exact = 0, approximate = 0, unknown = 0;
+  std::map<ir::OpKind, uint64_t> programs_with;
+  for (uint64_t n = 0; n < count; ++n) {
+    const uint64_t s = seed + n;
+    Program p = generate_simt(s);
+    try {
+      ir::verify(p.kernel, "fuzz");
+    } catch (const Error& e) {
+      ++refused;
+      std::printf("refused  seed %llu: the generator made a kernel the verifier refuses: %s\n", (unsigned long long)s, e.what());
+      continue;
+    }
+    for (const auto& [kind, c] : op_counts(p.kernel)) ++programs_with[kind];
+    const Evaluation want = evaluate(p);
+    if (!want.outcome.error_kind.empty()) ++evaluator_errors;
+    if (same_outputs(p, want, evaluate(with_other_inputs(p, s)))) ++trivial;
+    const Outcome got = run_on_device(p, device);
+    if (!got.error_kind.empty() && want.outcome.error_kind.empty() && refused_kind(got.error_kind)) {
+      ++refused;
+      std::printf("refused  seed %llu: %s: %s\n", (unsigned long long)s, got.error_kind.c_str(), got.error_message.c_str());
+      continue;
+    }
+    const Verdict v = compare(p, want, got);
+    exact += v.exact;
+    approximate += v.approximate;
+    unknown += v.unknown;
+    if (v.agree) {
+      ++agreed;
+      if (known.count(s)) {
+        ++known_fixed;
+        std::printf("FIXED    seed %llu agrees now: take it off %s\n", (unsigned long long)s, known_file.c_str());
+      }
+      continue;
+    }
+    if (known.count(s)) {
+      ++known_seen;
+      std::printf("known    seed %llu on %s: %s\n", (unsigned long long)s, device.c_str(), v.first_difference.c_str());
+      continue;
+    }
+    ++disagreed;
+    std::filesystem::create_directories(out_dir);
+    const std::string path = out_dir + "/simt-" + std::to_string(s) + ".kir";
+    std::ofstream(path) << "// kiln_fuzz --family simt --seed " << s << " --count 1 --device " << device << "\n// cubes "
+                        << p.cubes << " x units " << p.units << (p.checked ? ", checked" : ", unchecked") << "\n// "
+                        << v.first_difference << "\n"
+                        << ir::print(p.kernel);
+    std::printf("MISMATCH seed %llu on %s: %s (%s)\n", (unsigned long long)s, device.c_str(), v.first_difference.c_str(),
+                path.c_str());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const uint64_t ran = count - refused;
+  std::printf("kiln_fuzz: family %s, device %s, seeds %llu..%llu: %llu programs, %llu agree, %llu disagree, %llu refused "
+              "(%.1f%%), %llu trivial (%.1f%%), %llu ended in an error on both sides; in %.1f s\n",
+              family.c_str(), device.c_str(), (unsigned long long)seed, (unsigned long long)(seed + count - 1),
+              (unsigned long long)count, (unsigned long long)agreed, (unsigned long long)disagreed,
+              (unsigned long long)refused, count ? 100.0 * double(refused) / double(count) : 0.0,
+              (unsigned long long)trivial, ran ? 100.0 * double(trivial) / double(ran) : 0.0,
+              (unsigned long long)evaluator_errors, seconds);
+  if (!known.empty()) {
+    std::printf("kiln_fuzz: %llu known disagreements seen (%s), %llu of them agree now\n", (unsigned long long)known_seen,
+                known_file.c_str(), (unsigned long long)known_fixed);
+  }
+  std::printf("kiln_fuzz: output elements compared: %llu bit for bit, %llu within the tolerance, %llu not compared\n",
+              (unsigned long long)exact, (unsigned long long)approximate, (unsigned long long)unknown);
+  std::printf("kiln_fuzz: programs holding each op kind:");
+  int column = 0;
+  for (const auto& [kind, c] : programs_with) {
+    std::printf("%s%s %llu", column++ % 8 == 0 ? "\n  " : ", ", std::string(ir::op_name(kind)).c_str(), (unsigned long long)c);
+  }
+  std::printf("\n");
+  if (disagreed > 0 || known_fixed > 0) return 1;
+  if (count > 0 && (refused * 20 > count || trivial * 4 > ran)) {
+    std::printf("kiln_fuzz: the generator makes too many refused (over 5%%) or trivial (over 25%%) programs\n");
+    return 2;
+  }
+  return 0;
+}
