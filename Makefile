@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 NINJA := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 generator = $(if $(wildcard $(1)/CMakeCache.txt),,$(NINJA))
 
-.PHONY: all configure demo test sanitize-build test-sanitize test-consumer fuzz bench clean
+.PHONY: all configure demo test sanitize-build test-sanitize test-consumer fuzz planted-bugs bench clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -59,6 +59,11 @@ FUZZ_COUNT ?= 20000
 fuzz: all
 	$(BUILD)/bin/kiln_fuzz --family simt --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --device cpu --out $(BUILD)/fuzz-out \
 		--known tests/fuzz/known_mismatches.txt
+
+# Bugs planted in kiln one at a time (tests/fuzz/planted_bugs.sh): CTest's fixed fuzz seeds must
+# catch each.
+planted-bugs: all
+	JOBS=$(JOBS) tests/fuzz/planted_bugs.sh $(BUILD)
 
 # CPU benchmarks (Google Benchmark).
 bench: all

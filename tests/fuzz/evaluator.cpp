@@ -120,6 +120,7 @@ class Interpreter {
  public:
   Interpreter(const Program& p, Evaluation& out) : p_(p), k_(p.kernel), out_(out) {
     values_.resize(k_.value_types.size());
+    for (const auto& a : p.args) writer_.emplace_back(a.size(), -1);  // a byte each: elements enough
     for (size_t i = 0; i < k_.params.size(); ++i) param_index_[k_.params[i].value] = i;
   }
 
@@ -174,7 +175,8 @@ class Interpreter {
         const size_t param = param_of(o[0]);
         const uint64_t i = get(o[1]).bits, n = length(o[0]);
         if (i >= n) {
-          if (p_.checked) {
+          // A checked access of a checked launch reads zero; any other fails the launch.
+          if (p_.checked && op.flag(ir::AttrKey::Checked)) {
             set(op.result, {0, get(o[1]).trust});
             return;
           }
@@ -190,13 +192,22 @@ class Interpreter {
         const size_t param = param_of(o[0]);
         const uint64_t i = get(o[1]).bits, n = length(o[0]);
         if (i >= n) {
-          if (p_.checked) return;
+          if (p_.checked && op.flag(ir::AttrKey::Checked)) return;
           throw Failure{"bounds.out_of_range", "store past the end"};
         }
         const int bytes = ir::scalar_bytes(scalar(o[2]));
         std::memcpy(out_.outcome.after[param].data() + i * bytes, &get(o[2]).bits, size_t(bytes));
         Trust t = get(o[2]).trust;
         if (get(o[1]).trust != Trust::Exact) t = Trust::Unknown;
+        // Stores of two units to one element race: which lands is not the evaluator's to say.
+        const int64_t me = int64_t(cube_) * p_.units + unit_;
+        int64_t& last = writer_[param][i];  // -1: none yet, -2: two units did
+        if (last == -2 || (last >= 0 && last != me)) {
+          last = -2;
+          t = Trust::Unknown;
+        } else {
+          last = me;
+        }
         out_.trust[param][i] = t;
         return;
       }
@@ -324,8 +335,9 @@ class Interpreter {
       case OpKind::Mul: return C(x * y);
       case OpKind::Div: return C(x / y);
       case OpKind::Rem: return C(std::fmod(x, y));
-      case OpKind::Min: return C(std::fmin(x, y));
-      case OpKind::Max: return C(std::fmax(x, y));
+      // The other operand where one is NaN (docs/ir.md): said outright, whatever C's fmin does.
+      case OpKind::Min: return std::isnan(x) ? y : std::isnan(y) ? x : C(std::fmin(x, y));
+      case OpKind::Max: return std::isnan(x) ? y : std::isnan(y) ? x : C(std::fmax(x, y));
       case OpKind::Neg: return C(-x);
       case OpKind::Abs: return C(std::fabs(x));
       case OpKind::Fma: return C(std::fma(x, y, z));
@@ -352,6 +364,8 @@ class Interpreter {
       const bool r = op.kind == OpKind::IsNan ? std::isnan(x) : std::isinf(x);
       return {r ? 1u : 0u, t == Trust::Exact ? t : Trust::Unknown};
     }
+    // copysign from a NaN takes a sign bit kiln does not define (a NaN's bits mean nothing, docs/ir.md).
+    if (op.kind == OpKind::CopySign && std::isnan(operand(1))) t = Trust::Unknown;
     // min and max of +0 and -0 may give either (docs/ir.md): what follows is not the evaluator's to say.
     if ((op.kind == OpKind::Min || op.kind == OpKind::Max) && operand(0) == 0 && operand(1) == 0 &&
         std::signbit(operand(0)) != std::signbit(operand(1))) {
@@ -408,6 +422,7 @@ class Interpreter {
   Evaluation& out_;
   std::vector<Val> values_;
   std::map<ir::Value, size_t> param_index_;
+  std::vector<std::vector<int64_t>> writer_;  // per parameter, per element: which unit stored it
   uint32_t cube_ = 0, unit_ = 0;
 };
 

@@ -1,12 +1,18 @@
 // kiln_fuzz: random programs run by the evaluator and by a kiln device, compared (docs/fuzz.md).
-//   kiln_fuzz [--family simt] [--seed S] [--count N] [--device cpu|cuda:0] [--out DIR] [--known FILE]
-// Program i has seed S + i: a run is repeated by its seeds. Prints the counts by family, the
+//   kiln_fuzz [--family simt] [--seed S] [--count N] [--device cpu|cuda:0] [--against evaluator|cpu]
+//             [--out DIR] [--known FILE] [--reduce]
+//   kiln_fuzz --replay FILE... [--device D]
+// --against cpu compares the device with the CPU backend (on a GPU machine: CUDA against the
+// CPU) where the default compares it with the evaluator; the evaluator still says which outputs
+// are exact. Program i has seed S + i: a run is repeated by its seeds. Prints the counts by family, the
 // coverage per op kind and the share of programs that were trivial (their outputs ignore their
 // inputs) or refused; writes each disagreement's program as IR text under DIR. Exits 1 when a
 // program disagrees, 2 when too many programs are trivial or refused (a generator that makes
 // them mostly is a defect), 3 on a bad argument. FILE lists seeds that disagree and are not yet
 // understood ("SEED device: why", one a line): they are reported as known, and one that agrees
-// again fails the run too, so that the list holds only open cases.
+// again fails the run too, so that the list holds only open cases. --reduce shrinks each
+// disagreement (reduce.cpp) and writes the result beside it as a reproducer; --replay runs
+// reproducers (tests/fuzz/regressions) and exits 1 when one disagrees.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -43,8 +49,10 @@ bool same_outputs(const Program& p, const Evaluation& a, const Evaluation& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string family = "simt", device = "cpu", out_dir = "fuzz-out", known_file;
+  std::string family = "simt", device = "cpu", out_dir = "fuzz-out", known_file, against = "evaluator";
   uint64_t seed = 1, count = 100;
+  bool reduce_them = false;
+  std::vector<std::string> replays;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -58,12 +66,41 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::stoull(next());
     else if (a == "--count") count = std::stoull(next());
     else if (a == "--device") device = next();
+    else if (a == "--against") against = next();
     else if (a == "--out") out_dir = next();
     else if (a == "--known") known_file = next();
+    else if (a == "--reduce") reduce_them = true;
+    else if (a == "--replay") {
+      while (i + 1 < argc && argv[i + 1][0] != '-') replays.push_back(argv[++i]);
+    }
     else {
       std::fprintf(stderr, "kiln_fuzz: unknown argument %s\n", a.c_str());
       return 3;
     }
+  }
+  if (!replays.empty()) {
+    int bad = 0;
+    for (const std::string& path : replays) {
+      std::ifstream f(path);
+      std::stringstream text;
+      text << f.rdbuf();
+      try {
+        const Program p = replay(text.str());
+        const Verdict v = compare(p, evaluate(p), run_on_device(p, device));
+        std::printf("%s %s%s%s\n", v.agree ? "agrees   " : "DISAGREES", path.c_str(), v.agree ? "" : ": ",
+                    v.first_difference.c_str());
+        bad += !v.agree;
+      } catch (const Error& e) {
+        std::printf("DISAGREES %s: %s\n", path.c_str(), e.what());
+        ++bad;
+      }
+    }
+    std::printf("kiln_fuzz: %zu reproducers on %s, %d disagree\n", replays.size(), device.c_str(), bad);
+    return bad ? 1 : 0;
+  }
+  if (against != "evaluator" && against != "cpu") {
+    std::fprintf(stderr, "kiln_fuzz: --against takes evaluator or cpu, not %s\n", against.c_str());
+    return 3;
   }
   if (family != "simt") {
     std::fprintf(stderr, "kiln_fuzz: unknown family %s (simt)\n", family.c_str());
@@ -100,7 +137,8 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const auto& [kind, c] : op_counts(p.kernel)) ++programs_with[kind];
-    const Evaluation want = evaluate(p);
+    Evaluation want = evaluate(p);
+    if (against == "cpu" && want.outcome.error_kind.empty()) want.outcome = run_on_device(p, "cpu");
     if (!want.outcome.error_kind.empty()) ++evaluator_errors;
     if (same_outputs(p, want, evaluate(with_other_inputs(p, s)))) ++trivial;
     const Outcome got = run_on_device(p, device);
@@ -135,6 +173,19 @@ int main(int argc, char** argv) {
                         << ir::print(p.kernel);
     std::printf("MISMATCH seed %llu on %s: %s (%s)\n", (unsigned long long)s, device.c_str(), v.first_difference.c_str(),
                 path.c_str());
+    if (reduce_them) {
+      int tries = 0;
+      const size_t before = op_counts(p.kernel).size();
+      Program r = reduce(p, device, &tries);
+      uint64_t ops_before = 0, ops_after = 0;
+      for (const auto& [kind, c] : op_counts(p.kernel)) ops_before += c;
+      for (const auto& [kind, c] : op_counts(r.kernel)) ops_after += c;
+      const std::string reduced = out_dir + "/simt-" + std::to_string(s) + ".reduced.kir";
+      const Verdict rv = compare(r, evaluate(r), run_on_device(r, device));
+      std::ofstream(reduced) << reproducer(r, rv.first_difference);
+      std::printf("         reduced from %llu ops to %llu in %d tries (%zu op kinds before): %s\n", (unsigned long long)ops_before,
+                  (unsigned long long)ops_after, tries, before, reduced.c_str());
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t ran = count - refused;

@@ -64,6 +64,17 @@ struct Verdict {
 };
 Verdict compare(const Program& p, const Evaluation& want, const Outcome& got);
 
+// The reducer (reduce.cpp): whether `p` disagrees on `device`, and a smaller program that still
+// does (the same parameters and inputs; fewer ops, one cube, maybe fewer units). `tries`: the
+// candidates it ran.
+bool disagrees(const Program& p, const std::string& device);
+Program reduce(Program p, const std::string& device, int* tries = nullptr);
+
+// A reproducer as text: the IR with the seed and launch in its first lines, which `replay` reads
+// back (the inputs come from the seed's generator, the kernel from the text).
+std::string reproducer(const Program& p, const std::string& note);
+Program replay(const std::string& text);
+
 // The op kinds a kernel holds, counted (for the coverage report).
 std::map<ir::OpKind, uint64_t> op_counts(const ir::Kernel& k);
 

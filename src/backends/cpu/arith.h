@@ -118,11 +118,11 @@ struct MulOp : Numbers {
 };
 struct MinOp : Numbers {
   template <class T>
-  static T apply(T a, T b) { KILN_FLOAT_OR(T, std::fmin(x, y), (b < a ? b : a)) }
+  static T apply(T a, T b) { KILN_FLOAT_OR(T, float_min(x, y), (b < a ? b : a)) }
 };
 struct MaxOp : Numbers {
   template <class T>
-  static T apply(T a, T b) { KILN_FLOAT_OR(T, std::fmax(x, y), (a < b ? b : a)) }
+  static T apply(T a, T b) { KILN_FLOAT_OR(T, float_max(x, y), (a < b ? b : a)) }
 };
 struct AndOp : IntsAndBool {
   template <class T>

@@ -1,6 +1,7 @@
 // Lane loops and the storage/compute types the CPU interpreter uses for each IR scalar.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -98,6 +99,18 @@ struct num {
   static calc get(T v) { return static_cast<calc>(v); }
   static T put(calc v) { return T(v); }
 };
+
+// Float min and max give the other operand where one is NaN, a signalling one too (docs/ir.md, as
+// CUDA's fminf and fmaxf do): C's fmin and fmax give NaN for a signalling NaN, which an f16 or
+// bf16 NaN widened to f32, or an f32 or f64 one loaded from memory, can be (the fuzzer found it).
+template <class C>
+C float_min(C x, C y) {
+  return std::isnan(x) ? y : std::isnan(y) ? x : std::fmin(x, y);
+}
+template <class C>
+C float_max(C x, C y) {
+  return std::isnan(x) ? y : std::isnan(y) ? x : std::fmax(x, y);
+}
 
 template <class T>
 constexpr bool is_half_v = ir::is_half_type<T>;

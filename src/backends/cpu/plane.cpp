@@ -72,10 +72,10 @@ uint32_t reduce_instr(Exec& e, const Instr& in, uint32_t pc) {
         } else if constexpr (K == OpKind::PlaneProd) {
           acc = mul_w(acc, v);
         } else if constexpr (K == OpKind::PlaneMax) {
-          if constexpr (is_float_v<T>) acc = std::fmax(acc, v);
+          if constexpr (is_float_v<T>) acc = float_max(acc, v);
           else acc = acc < v ? v : acc;
         } else {
-          if constexpr (is_float_v<T>) acc = std::fmin(acc, v);
+          if constexpr (is_float_v<T>) acc = float_min(acc, v);
           else acc = v < acc ? v : acc;
         }
         if constexpr (is_half_v<T>) acc = num<T>::get(num<T>::put(acc));
