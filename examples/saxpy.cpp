@@ -12,9 +12,8 @@ struct Saxpy {
   static constexpr std::string_view name = "saxpy";
   static constexpr std::array<std::string_view, 3> param_names{"a", "x", "y"};
   void operator()(Scalar<float> a, Slice<const Vector<F>> x, Slice<Vector<F>> y) const {
-    If(absolute_pos() < x.len(), [&] {
-      y[absolute_pos()] = Vector<F>(cast<F>(a)) * x[absolute_pos()] + y[absolute_pos()];
-    });
+    If(absolute_pos() < x.len(),
+       [&] { y[absolute_pos()] = Vector<F>(cast<F>(a)) * x[absolute_pos()] + y[absolute_pos()]; });
   }
 };
 

@@ -20,12 +20,12 @@ constexpr uint32_t kSeq = 256, kDim = 64, kBlock = 64;
 template <class T>
 void flash_attn(Param<T> q, Param<T> k, Param<T> v, Param<float> out) {
   const double scale = 1.0 / std::sqrt(double(kDim));
-  Tile<T> qt = load_cell(q);                                           // [64, dim]
+  Tile<T> qt = load_cell(q);  // [64, dim]
   Var<float> m = full<float>({kBlock, 1}, -INFINITY);
   Var<float> l = zeros<float>({kBlock, 1});
   Var<float> acc = zeros<float>({kBlock, kDim});
   For(d_range(0, kSeq / kBlock), [&](Index j) {
-    Tile<T> kt = load_at(k, {j, 0});                                   // [64, dim]
+    Tile<T> kt = load_at(k, {j, 0});  // [64, dim]
     Tile<float> s = mma(qt, kt.transpose(), zeros<float>({kBlock, kBlock})) * scale;
     Tile<float> m_new = max(m.get(), reduce_max(s, {.keepdims = true}));
     Tile<float> p = exp(s - m_new);
@@ -61,7 +61,8 @@ double run(Client& client, const std::vector<double>& q, const std::vector<doubl
     double m = -INFINITY, total = 0;
     for (uint32_t j = 0; j < kSeq; ++j) {
       double d = 0;
-      for (uint32_t c = 0; c < kDim; ++c) d += double(float(qn[size_t(i * kDim + c)])) * double(float(kn[size_t(j * kDim + c)]));
+      for (uint32_t c = 0; c < kDim; ++c)
+        d += double(float(qn[size_t(i * kDim + c)])) * double(float(kn[size_t(j * kDim + c)]));
       s[size_t(j)] = d / std::sqrt(double(kDim));
       m = std::max(m, s[size_t(j)]);
     }

@@ -29,7 +29,8 @@ int main(int argc, char** argv) try {
   std::istringstream text(render(*t.program));
   for (std::string line; std::getline(text, line);) {
     std::string l = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
-    if (l.find("= for ") != std::string::npos || l.find("= mmaf ") != std::string::npos || l.rfind("continue ", 0) == 0) {
+    if (l.find("= for ") != std::string::npos || l.find("= mmaf ") != std::string::npos ||
+        l.rfind("continue ", 0) == 0) {
       std::printf("%s\n", l.c_str());
     }
   }
@@ -54,7 +55,8 @@ int main(int argc, char** argv) try {
       worst = std::max(worst, std::abs(got[size_t(i * 256 + j)] - want) / scale);
     }
   }
-  std::printf("256 x 256 x 256 on %s: max relative error %.1e against the host reference\n", device.name().c_str(), worst);
+  std::printf("256 x 256 x 256 on %s: max relative error %.1e against the host reference\n", device.name().c_str(),
+              worst);
   return worst < 1e-14 ? 0 : 1;
 } catch (const kiln::Error& e) {
   std::fprintf(stderr, "error: %s\n", e.what());

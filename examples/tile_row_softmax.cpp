@@ -14,15 +14,15 @@ using kiln::Device;
 using kiln::Handle;
 
 static void row_softmax(Param<double> x, Param<double> out) {
-  Tile<double> s = load_cell(x);                                   // [32, 64]
-  Tile<double> p = exp(s - reduce_max(s, {.keepdims = true}));     // [32, 1], widened to [32, 64]
+  Tile<double> s = load_cell(x);                                // [32, 64]
+  Tile<double> p = exp(s - reduce_max(s, {.keepdims = true}));  // [32, 1], widened to [32, 64]
   store_cell(out, p / reduce_sum(p, {.keepdims = true}));
 }
 
 // The same kernel without the first keepdims.
 static void row_softmax_dropped(Param<double> x, Param<double> out) {
   Tile<double> s = load_cell(x);
-  Tile<double> p = exp(s - reduce_max(s));                         // [32]
+  Tile<double> p = exp(s - reduce_max(s));  // [32]
   store_cell(out, p / reduce_sum(p, {.keepdims = true}));
 }
 

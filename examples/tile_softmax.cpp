@@ -15,9 +15,9 @@ using kiln::Device;
 using kiln::Handle;
 
 static void softmax(Param<double> x, Param<double> out) {
-  Tile<double> t = load_cell(x);                    // the lane past the extent reads -inf
-  Tile<double> e = exp(t - reduce_max(t));          // reduce_max(t) is rank 0: it widens itself
-  store_cell(out, e / reduce_sum(e));               // nothing past the extent is written
+  Tile<double> t = load_cell(x);            // the lane past the extent reads -inf
+  Tile<double> e = exp(t - reduce_max(t));  // reduce_max(t) is rank 0: it widens itself
+  store_cell(out, e / reduce_sum(e));       // nothing past the extent is written
 }
 
 static std::string digits17(const std::vector<double>& v) {

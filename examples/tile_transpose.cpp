@@ -44,7 +44,8 @@ int main(int argc, char** argv) try {
   for (int i = 0; i < 128; ++i) {
     for (int j = 0; j < 64; ++j) wrong += got[size_t(j * 128 + i)] != xs[size_t(i * 64 + j)];
   }
-  std::printf("grid [4, 2] on %s: %zu of %d elements differ from the reference\n", device.name().c_str(), wrong, 128 * 64);
+  std::printf("grid [4, 2] on %s: %zu of %d elements differ from the reference\n", device.name().c_str(), wrong,
+              128 * 64);
   return wrong == 0 ? 0 : 1;
 } catch (const kiln::Error& e) {
   std::fprintf(stderr, "error: %s\n", e.what());

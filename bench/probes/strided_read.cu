@@ -2,8 +2,9 @@
 // kernel's pattern (a cube reads `rows` consecutive rows of x over `cols` columns, 128 KiB a cube,
 // cubes in group-major order) for several shapes of a cube's block, against a contiguous read of
 // the same bytes. Built and run by hand: nvcc -O3 -arch=sm_90a strided_read.cu && ./a.out
-#include <cstdio>
 #include <cuda_runtime.h>
+
+#include <cstdio>
 
 constexpr int R = 32768, C = 4096;
 
@@ -102,7 +103,9 @@ int main() {
   cudaMalloc(&y, size_t(R) * C * 4);
   cudaMemset(x, 0x3c, size_t(R) * C * 4);
   const double bytes = double(R) * C * 4;
-  auto report = [&](const char* what, float us) { std::printf("%-40s %8.1f us  %7.0f GB/s\n", what, us, bytes / us / 1e3); };
+  auto report = [&](const char* what, float us) {
+    std::printf("%-40s %8.1f us  %7.0f GB/s\n", what, us, bytes / us / 1e3);
+  };
   report("contiguous 128 KiB a cube", time_it([&] { contiguous_read<<<4096, 256>>>(x, out); }));
   report("block 1024 rows x 32 cols (held 1024)", time_it([&] { block_read<32><<<4096, 256>>>(x, out); }));
   report("block 512 rows x 64 cols", time_it([&] { block_read<64><<<4096, 256>>>(x, out); }));

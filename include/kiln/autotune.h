@@ -61,11 +61,11 @@ void pin(const std::string& op, std::optional<std::string> candidate);
 
 // What this process's calls of run() did, for tools and tests.
 struct Stats {
-  uint64_t tunings = 0;      // keys timed
-  uint64_t memory_hits = 0;  // answered from this process's results
-  uint64_t disk_hits = 0;    // answered from the cache folder
-  uint64_t untimed = 0;      // Mode::off or a single candidate
-  double tuning_seconds = 0; // wall time spent tuning, compiles included
+  uint64_t tunings = 0;       // keys timed
+  uint64_t memory_hits = 0;   // answered from this process's results
+  uint64_t disk_hits = 0;     // answered from the cache folder
+  uint64_t untimed = 0;       // Mode::off or a single candidate
+  double tuning_seconds = 0;  // wall time spent tuning, compiles included
 };
 Stats stats();
 // Forgets this process's results and statistics (the cache folder keeps its own): a test or a

@@ -1,7 +1,6 @@
 // The kernel language: proxies, control flow, builtins, math, memory, plane ops, define().
 #pragma once
 
-#include "kiln/error.h"
 #include "kiln/dsl/builtins.h"
 #include "kiln/dsl/control.h"
 #include "kiln/dsl/debug.h"
@@ -13,3 +12,4 @@
 #include "kiln/dsl/plane.h"
 #include "kiln/dsl/trace.h"
 #include "kiln/dsl/var.h"
+#include "kiln/error.h"

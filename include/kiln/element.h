@@ -18,10 +18,10 @@ struct scalar_traits {
   static constexpr bool valid = false;
 };
 // One specialisation per row of the element table (ir/scalars.h).
-#define KILN_X(e, text, T, cpp, compute)               \
-  template <>                                          \
-  struct scalar_traits<T> {                            \
-    static constexpr bool valid = true;                \
+#define KILN_X(e, text, T, cpp, compute)                \
+  template <>                                           \
+  struct scalar_traits<T> {                             \
+    static constexpr bool valid = true;                 \
     static constexpr ir::Scalar scalar = ir::Scalar::e; \
   };
 KILN_ELEMENT_TYPES(KILN_X)
@@ -46,8 +46,7 @@ constexpr std::optional<ir::Scalar> element_of() {
   if constexpr (Element<T>) {
     return scalar_of<T>();
   } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
-                       !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> &&
-                       !std::is_same_v<T, char32_t>) {
+                       !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>) {
     if constexpr (std::is_signed_v<T>) return scalar_of<std::conditional_t<sizeof(T) == 8, int64_t, int32_t>>();
     else return scalar_of<std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>>();
   } else {

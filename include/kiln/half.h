@@ -139,10 +139,16 @@ struct f16 {
   template <std::integral I>
   explicit f16(I v) : bits(detail::integer_to_bits(v, mantissa_bits, exponent_bits)) {}
   explicit operator float() const { return detail::half_bits_to_float(bits); }
-  static f16 from_bits(uint16_t b) { f16 h; h.bits = b; return h; }
+  static f16 from_bits(uint16_t b) {
+    f16 h;
+    h.bits = b;
+    return h;
+  }
   // Rounded once to nearest even (a conversion through float could round twice); the same as f16(v).
   template <std::integral I>
-  static f16 from_integer(I v) { return f16(v); }
+  static f16 from_integer(I v) {
+    return f16(v);
+  }
   friend bool operator==(f16 a, f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
 };
 
@@ -157,9 +163,15 @@ struct bf16 {
   template <std::integral I>  // as f16's
   explicit bf16(I v) : bits(detail::integer_to_bits(v, mantissa_bits, exponent_bits)) {}
   explicit operator float() const { return detail::bf16_bits_to_float(bits); }
-  static bf16 from_bits(uint16_t b) { bf16 h; h.bits = b; return h; }
+  static bf16 from_bits(uint16_t b) {
+    bf16 h;
+    h.bits = b;
+    return h;
+  }
   template <std::integral I>
-  static bf16 from_integer(I v) { return bf16(v); }
+  static bf16 from_integer(I v) {
+    return bf16(v);
+  }
   friend bool operator==(bf16 a, bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
 };
 

@@ -1,7 +1,8 @@
 // KernelId: everything that makes two launches of a kernel compile differently, and the one
 // function that assembles it (assemble_kernel_id; make_kernel_id checks the descriptors first) from
-// a kernel's signature and run-time descriptors of its parameters. Equal ids share one compiled kernel; data and Scalar<T> arguments are not in it, so
-// they never recompile. Decision 014 (kernel ids from descriptors) says what is in an id and why.
+// a kernel's signature and run-time descriptors of its parameters. Equal ids share one compiled kernel; data and
+// Scalar<T> arguments are not in it, so they never recompile. Decision 014 (kernel ids from descriptors) says what is
+// in an id and why.
 #pragma once
 
 #include <array>
@@ -58,7 +59,7 @@ struct ParamSpec {
   uint8_t rank = 0;        // a recorded program's tensor: its rank (a C++ kernel's comes from the argument)
   int8_t ir_index = -1;    // the kernel parameter it becomes; -1 for a comptime parameter
   const std::type_info* enum_type = nullptr;  // a comptime enum's type
-  uint8_t integer_bits = 0;  // a comptime C++ type that is no kiln element: its width, for messages
+  uint8_t integer_bits = 0;                   // a comptime C++ type that is no kiln element: its width, for messages
 };
 
 // A kernel's parameters and what it is: a C++ kernel type (signature_of<K>(), one per type) or a
@@ -71,9 +72,9 @@ struct KernelSignature {
   // a recorded program's content hash.
   uint64_t kernel_hash = 0;
   ir::Kernel (*define)(const KernelId&) = nullptr;  // traces a C++ kernel
-  uint8_t count = 0;                     // parameters, comptime ones included
-  uint8_t ir_count = 0;                  // kernel parameters (without the comptime ones)
-  ir::FastMath fast_math{};              // K::fast_math, or a recorded program's own choice
+  uint8_t count = 0;                                // parameters, comptime ones included
+  uint8_t ir_count = 0;                             // kernel parameters (without the comptime ones)
+  ir::FastMath fast_math{};                         // K::fast_math, or a recorded program's own choice
   std::array<ParamSpec, kMaxParams> params{};
 };
 
@@ -109,20 +110,20 @@ using ComptimeValues = std::array<ComptimeBits, kMaxComptime>;
 // declares them from this list, finalize hashes them, operator== compares them and to_string
 // prints those that differ from their initial values. Per-parameter arrays are indexed by kernel
 // parameter (comptime parameters are not among them); entries past the counts stay initial.
-#define KILN_KERNEL_ID_FIELDS(X)                                                                                  \
-  X(uint64_t, kernel_hash, 0)                        /* the program's content hash; a C++ kernel type's hash_code */ \
-  X(ir::Dim3, cube_dim, {})                                                                                       \
-  X(ir::ExecMode, mode, ir::ExecMode::Checked)                                                                    \
-  X(ir::AddressType, address, ir::AddressType::U32)                                                               \
-  X(ir::FastMath, fast_math, {})                     /* the kernel's own choice: ids that differ compile apart */ \
-  X(uint8_t, vector_width, 1)                                                                                     \
-  X(uint8_t, param_count, 0)                         /* kernel parameters */                                      \
-  X(uint8_t, comptime_count, 0)                                                                                   \
-  X(ParamScalars, element, {})                       /* each parameter's element scalar */                        \
-  X(ParamCounts, width, {})                          /* buffers and tensors: lanes per element */                 \
-  X(ParamCounts, rank, {})                           /* tensors' rank */                                          \
-  X(ParamCounts, alias, {})                          /* buffers: 1 + the lowest other sharing its memory, or 0 */ \
-  X(ComptimeValues, comptime, {})                    /* the first comptime_count */
+#define KILN_KERNEL_ID_FIELDS(X)                                                               \
+  X(uint64_t, kernel_hash, 0) /* the program's content hash; a C++ kernel type's hash_code */  \
+  X(ir::Dim3, cube_dim, {})                                                                    \
+  X(ir::ExecMode, mode, ir::ExecMode::Checked)                                                 \
+  X(ir::AddressType, address, ir::AddressType::U32)                                            \
+  X(ir::FastMath, fast_math, {}) /* the kernel's own choice: ids that differ compile apart */  \
+  X(uint8_t, vector_width, 1)                                                                  \
+  X(uint8_t, param_count, 0) /* kernel parameters */                                           \
+  X(uint8_t, comptime_count, 0)                                                                \
+  X(ParamScalars, element, {})    /* each parameter's element scalar */                        \
+  X(ParamCounts, width, {})       /* buffers and tensors: lanes per element */                 \
+  X(ParamCounts, rank, {})        /* tensors' rank */                                          \
+  X(ParamCounts, alias, {})       /* buffers: 1 + the lowest other sharing its memory, or 0 */ \
+  X(ComptimeValues, comptime, {}) /* the first comptime_count */
 
 // Fixed-size on purpose: building and hashing an id on the launch path allocates nothing.
 struct KernelId {
@@ -147,12 +148,12 @@ struct KernelIdHash {
   size_t operator()(const KernelId& id) const { return static_cast<size_t>(id.hash); }
 };
 
-// An id from descriptors, checked (assembled by assemble_kernel_id, below). `params` holds one descriptor per signature parameter, in
-// signature order: a comptime descriptor's value goes to the id's comptime list, every other one
-// becomes kernel parameter `ir_index` (its element, width and rank; aliasing from the memory
-// ranges). The descriptors must agree with the signature: Error{launch.arity} for another count,
-// {launch.kind_mismatch} for another kind, {launch.type_mismatch} for another element (the runtime
-// checks arguments before it describes them, with messages about the arguments).
+// An id from descriptors, checked (assembled by assemble_kernel_id, below). `params` holds one descriptor per signature
+// parameter, in signature order: a comptime descriptor's value goes to the id's comptime list, every other one becomes
+// kernel parameter `ir_index` (its element, width and rank; aliasing from the memory ranges). The descriptors must
+// agree with the signature: Error{launch.arity} for another count, {launch.kind_mismatch} for another kind,
+// {launch.type_mismatch} for another element (the runtime checks arguments before it describes them, with messages
+// about the arguments).
 KernelId make_kernel_id(const KernelSignature& sig, const LaunchFacts& facts, std::span<const ParamDesc> params);
 // The same id without checking each descriptor against its parameter: for the runtime's launch,
 // whose descriptors are made from the signature itself once each argument has been checked

@@ -105,14 +105,14 @@ std::optional<Result> ResultFile::find(const std::string& key, std::string* why)
 bool ResultFile::put(const std::string& key, const Result& r) const {
   std::map<std::string, Result> all = read(nullptr);
   all[key] = r;
-  std::string text = "{\n  \"format\": " + json::quote(kFormat) + ",\n  \"device\": " + json::quote(tag_) +
-                     ",\n  \"results\": {";
+  std::string text =
+      "{\n  \"format\": " + json::quote(kFormat) + ",\n  \"device\": " + json::quote(tag_) + ",\n  \"results\": {";
   bool first = true;
   for (const auto& [k, v] : all) {
     text += first ? "\n" : ",\n";
     first = false;
-    text += "    " + json::quote(k) + ": {\"candidates\": " + json::quote(v.checksum) + ", \"best\": " + json::quote(v.best) +
-            ", \"seconds\": {";
+    text += "    " + json::quote(k) + ": {\"candidates\": " + json::quote(v.checksum) +
+            ", \"best\": " + json::quote(v.best) + ", \"seconds\": {";
     for (size_t i = 0; i < v.seconds.size(); ++i) {
       text += (i ? ", " : "") + json::quote(v.seconds[i].first) + ": " + number(v.seconds[i].second);
     }

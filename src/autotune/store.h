@@ -15,8 +15,8 @@
 namespace kiln::autotune {
 
 struct Result {
-  std::string checksum;  // of the candidate set it was chosen from
-  std::string best;      // the winner's name
+  std::string checksum;                                 // of the candidate set it was chosen from
+  std::string best;                                     // the winner's name
   std::vector<std::pair<std::string, double>> seconds;  // each candidate's median (inf: failed)
 };
 

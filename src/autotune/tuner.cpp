@@ -27,10 +27,11 @@ constexpr double kSampleSeconds = 1e-3;
 constexpr int kMaxRunsPerSample = 50;
 
 struct State {
-  std::recursive_mutex m;  // held while a key is looked up or tuned: one tuning at a time (a candidate may itself call run)
+  std::recursive_mutex
+      m;  // held while a key is looked up or tuned: one tuning at a time (a candidate may itself call run)
   std::optional<Mode> mode;
-  std::map<std::string, Result> results;  // device tag + key: this process's
-  std::set<std::string> forced;           // keys Mode::force has tuned in this process
+  std::map<std::string, Result> results;    // device tag + key: this process's
+  std::set<std::string> forced;             // keys Mode::force has tuned in this process
   std::map<std::string, std::string> pins;  // op: candidate name
   Stats stats;
 };
@@ -117,8 +118,8 @@ Result tune(const Client& c, const std::string& key, std::span<const Candidate> 
   double best = INFINITY;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (tty) {
-      std::fprintf(stderr, "\rkiln autotune: %s: candidate %zu of %zu (%s)\033[K", key.c_str(), i + 1, candidates.size(),
-                   candidates[i].name.c_str());
+      std::fprintf(stderr, "\rkiln autotune: %s: candidate %zu of %zu (%s)\033[K", key.c_str(), i + 1,
+                   candidates.size(), candidates[i].name.c_str());
       std::fflush(stderr);
     }
     std::string note;
@@ -226,8 +227,8 @@ size_t run(const Client& client, const Key& key, std::span<const Candidate> cand
 
   std::unique_lock lock(s.m);
   // This process's result, when the set is the same (force: only one this process tuned).
-  if (auto it = s.results.find(slot); it != s.results.end() && it->second.checksum == checksum &&
-                                      (m != Mode::force || s.forced.count(slot))) {
+  if (auto it = s.results.find(slot);
+      it != s.results.end() && it->second.checksum == checksum && (m != Mode::force || s.forced.count(slot))) {
     size_t i = index_of(candidates, it->second.best);
     if (i < candidates.size()) {
       ++s.stats.memory_hits;
@@ -264,8 +265,9 @@ size_t run(const Client& client, const Key& key, std::span<const Candidate> cand
   log(text + ": " + (stored ? "stored in " : "could not write ") + file.path());
   double best = INFINITY;
   for (const auto& [n, t] : r.seconds) best = std::min(best, t);
-  std::fprintf(stderr, "%skiln autotune: %s: %s, %s, best of %zu candidates (tuned in %s)\n", ::isatty(2) ? "\r\033[K" : "",
-               text.c_str(), r.best.c_str(), duration(best).c_str(), candidates.size(), duration(took).c_str());
+  std::fprintf(stderr, "%skiln autotune: %s: %s, %s, best of %zu candidates (tuned in %s)\n",
+               ::isatty(2) ? "\r\033[K" : "", text.c_str(), r.best.c_str(), duration(best).c_str(), candidates.size(),
+               duration(took).c_str());
   return index_of(candidates, r.best);
 }
 

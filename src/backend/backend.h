@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "kiln/ir/kernel.h"
 #include "kiln/backend/binding.h"
 #include "kiln/backend/device_info.h"
+#include "kiln/ir/kernel.h"
 
 namespace kiln::backend {
 

@@ -56,7 +56,9 @@ struct Hasher {
 inline uint64_t fnv1a64(std::string_view text, uint64_t seed = kFnvOffset) { return Hasher{seed}.text(text).h; }
 // A name of its own, apart from the text form: a string literal beside a seed would take the
 // pointer form.
-inline uint64_t fnv1a64_bytes(const void* p, size_t n, uint64_t seed = kFnvOffset) { return Hasher{seed}.bytes(p, n).h; }
+inline uint64_t fnv1a64_bytes(const void* p, size_t n, uint64_t seed = kFnvOffset) {
+  return Hasher{seed}.bytes(p, n).h;
+}
 
 // Sixteen lower-case hex digits.
 inline std::string hex16(uint64_t v) {

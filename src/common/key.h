@@ -50,8 +50,9 @@ void key_parts(Sink& s, const T& v) {
   } else if constexpr (is_sequence<T>::value) {
     using E = std::remove_cv_t<typename T::value_type>;
     s.begin(v.size());
-    if constexpr (sizeof(E) == 1 && (std::is_integral_v<E> || std::is_enum_v<E>) &&
-                  requires { s.raw(static_cast<const void*>(v.data()), v.size()); }) {
+    if constexpr (sizeof(E) == 1 && (std::is_integral_v<E> || std::is_enum_v<E>)&&requires {
+                    s.raw(static_cast<const void*>(v.data()), v.size());
+                  }) {
       s.raw(v.data(), v.size());  // one-byte numbers as they lie (a kernel id's per-parameter arrays)
     } else {
       for (const auto& e : v) key_parts(s, e);
@@ -59,7 +60,8 @@ void key_parts(Sink& s, const T& v) {
   } else if constexpr (std::is_enum_v<T>) {
     s.integer(uint64_t(static_cast<std::underlying_type_t<T>>(v)));
   } else {
-    static_assert(std::is_integral_v<T>, "a key field is an integer, bool, enum, string, scalar, dim3, fast-math or sequence");
+    static_assert(std::is_integral_v<T>,
+                  "a key field is an integer, bool, enum, string, scalar, dim3, fast-math or sequence");
     s.integer(uint64_t(v));
   }
 }
@@ -72,7 +74,9 @@ class Key {
     key_parts(*this, v);
     return *this;
   }
-  std::string_view bytes() const { return heap_.empty() ? std::string_view(inline_.data(), size_) : std::string_view(heap_); }
+  std::string_view bytes() const {
+    return heap_.empty() ? std::string_view(inline_.data(), size_) : std::string_view(heap_);
+  }
   // By words (on every cached op: a byte loop over a 40-byte key was most of a lookup); the
   // length goes in last, so that keys that differ only in trailing zeros hash apart.
   uint64_t hash() const {

@@ -30,7 +30,9 @@ struct LogConfig {
         else if (w == "memory") channels |= unsigned(LogChannel::Memory);
         else if (w == "autotune") channels |= unsigned(LogChannel::Autotune);
         else if (w == "all") channels = ~0u;
-        else if (!w.empty()) std::fprintf(stderr, "kiln: KILN_LOG: unknown channel '%s' (compile, launch, memory, autotune, all)\n", w.c_str());
+        else if (!w.empty())
+          std::fprintf(stderr, "kiln: KILN_LOG: unknown channel '%s' (compile, launch, memory, autotune, all)\n",
+                       w.c_str());
         start = end + 1;
       }
     }

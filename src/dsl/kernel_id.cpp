@@ -196,7 +196,8 @@ bool same_bytes(const unsigned char* a, const unsigned char* b) {
 template <class T>
 bool same_field(const T& a, const T& b) {
   if constexpr (std::has_unique_object_representations_v<T>) {
-    return same_bytes<sizeof(T)>(reinterpret_cast<const unsigned char*>(&a), reinterpret_cast<const unsigned char*>(&b));
+    return same_bytes<sizeof(T)>(reinterpret_cast<const unsigned char*>(&a),
+                                 reinterpret_cast<const unsigned char*>(&b));
   } else {
     return a == b;
   }

@@ -1,11 +1,10 @@
 // The tracer: checks each proxy operation and records it as IR.
-#include "kiln/dsl/trace.h"
-
 #include <algorithm>
 #include <atomic>
 #include <iterator>
 #include <tuple>
 
+#include "kiln/dsl/trace.h"
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/type_rules.h"
@@ -187,7 +186,8 @@ ValueRef Tracer::select(ValueRef cond, ValueRef a, ValueRef b) {
   use(cond, OpKind::Select);
   use(a, OpKind::Select);
   use(b, OpKind::Select);
-  if (a.type.scalar != b.type.scalar) fail("trace.type", OpKind::Select, "the two values differ in type; use cast<T>()");
+  if (a.type.scalar != b.type.scalar)
+    fail("trace.type", OpKind::Select, "the two values differ in type; use cast<T>()");
   int width = std::max<int>(a.type.width, b.type.width);
   a = broadcast_to(a, width, OpKind::Select);
   b = broadcast_to(b, width, OpKind::Select);
@@ -475,7 +475,8 @@ void Tracer::begin_else_if(size_t if_index, const ValueRef& cond) {
     }
     needed.insert(needed.end(), ops[i].operands.begin(), ops[i].operands.end());
   }
-  if (!ops[rec.op_index].regions[1].ops.empty()) fail("trace.misplaced_else", OpKind::If, "this If() already has an Else()");
+  if (!ops[rec.op_index].regions[1].ops.empty())
+    fail("trace.misplaced_else", OpKind::If, "this If() already has an Else()");
   std::vector<ir::Op> moved(std::make_move_iterator(ops.begin() + static_cast<std::ptrdiff_t>(first)),
                             std::make_move_iterator(ops.end()));
   ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(first), ops.end());
@@ -502,10 +503,12 @@ void Tracer::check_loop_attribute(const char* name, int64_t value) {
   if (n == "prefetch_stages" && value < 0) {
     fail("trace.loop_attribute", OpKind::For, "Loop attribute prefetch_stages must be 0 or greater");
   }
-  if (n == "unroll" && value < 1) fail("trace.loop_attribute", OpKind::For, "Loop attribute unroll must be 1 or greater");
+  if (n == "unroll" && value < 1)
+    fail("trace.loop_attribute", OpKind::For, "Loop attribute unroll must be 1 or greater");
   if (n == "vectorize" && (value < 2 || !ir::Target::valid_vector_width(int(value)))) {
     fail("trace.loop_attribute", OpKind::For,
-         "Loop attribute vectorize must be one of " + ir::Target::vector_widths_text(2) + ", not " + std::to_string(value));
+         "Loop attribute vectorize must be one of " + ir::Target::vector_widths_text(2) + ", not " +
+             std::to_string(value));
   }
 }
 
@@ -583,15 +586,17 @@ void Tracer::end_while() { close_region(); }
 void Tracer::break_loop() {
   if (loop_depth() == 0) {
     fail("trace.break_outside_loop", OpKind::Break,
-         "Break() is only allowed inside a run-time For or While; a C++ loop runs while tracing, leave it with a C++ break");
+         "Break() is only allowed inside a run-time For or While; a C++ loop runs while tracing, leave it with a C++ "
+         "break");
   }
   emit(OpKind::Break, {}, Type::none());
 }
 
 void Tracer::continue_loop() {
   if (loop_depth() == 0) {
-    fail("trace.break_outside_loop", OpKind::Continue,
-         "Continue() is only allowed inside a run-time For or While; a C++ loop runs while tracing, use a C++ continue");
+    fail(
+        "trace.break_outside_loop", OpKind::Continue,
+        "Continue() is only allowed inside a run-time For or While; a C++ loop runs while tracing, use a C++ continue");
   }
   emit(OpKind::Continue, {}, Type::none());
 }

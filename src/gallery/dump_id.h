@@ -64,7 +64,8 @@ KernelId dump_id(const DumpOptions& o, ir::Dim3 cube_dim, int default_vector,
           }
         }(),
         ...);
-  }(std::make_index_sequence<std::tuple_size_v<Params>>{});
+  }
+  (std::make_index_sequence<std::tuple_size_v<Params>>{});
   for (const auto& [name, value] : o.comptime) {
     if (known.count(name)) continue;
     std::string list;

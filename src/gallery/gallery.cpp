@@ -93,7 +93,8 @@ DemoResult demo_reduce(const Client& c) {
   auto xs = random_floats(n, 0, 1);
   uint32_t cubes = uint32_t((n + units * per_unit - 1) / (units * per_unit));
   Handle x = c.upload(xs), partial = c.empty<float>(cubes);
-  double ms = timed(c, [&] { launch<ReduceSum>(c, CubeCount{cubes}, CubeDim{units}, 1, x, partial, comptime(per_unit)); });
+  double ms =
+      timed(c, [&] { launch<ReduceSum>(c, CubeCount{cubes}, CubeDim{units}, 1, x, partial, comptime(per_unit)); });
   double got = 0, want = 0;
   for (float p : c.read<float>(partial)) got += p;
   for (float v : xs) want += v;
@@ -118,7 +119,8 @@ DemoResult demo_histogram(const Client& c) {
   auto got = c.read<uint32_t>(bins);
   std::string mismatch;
   for (size_t i = 0; i < 256 && mismatch.empty(); ++i) {
-    if (got[i] != want[i]) mismatch = "bin " + std::to_string(i) + ": " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+    if (got[i] != want[i])
+      mismatch = "bin " + std::to_string(i) + ": " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
   }
   return result(mismatch, "1M bytes into 256 bins, atomics", ms);
 }

@@ -15,7 +15,7 @@ namespace kiln::gallery {
 
 struct DumpOptions {
   ir::ExecMode mode = ir::ExecMode::Checked;
-  int vector = 0;  // 0: the entry's default
+  int vector = 0;                               // 0: the entry's default
   std::map<std::string, std::string> comptime;  // NAME -> VALUE from --comptime NAME=VALUE
 };
 

@@ -23,8 +23,7 @@ int64_t Op::attr_int(AttrKey k, int64_t fallback) const {
 }
 
 void Op::set_attr(AttrKey k, AttrValue v) {
-  auto it = std::lower_bound(attrs.begin(), attrs.end(), k,
-                             [](const Attr& a, AttrKey key) { return a.key < key; });
+  auto it = std::lower_bound(attrs.begin(), attrs.end(), k, [](const Attr& a, AttrKey key) { return a.key < key; });
   if (it != attrs.end() && it->key == k) {
     it->value = std::move(v);
   } else {

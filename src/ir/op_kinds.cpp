@@ -90,7 +90,8 @@ constexpr bool valid_signatures() {
   }
   return true;
 }
-static_assert(valid_signatures(), "a signature in op_kinds.h uses an unknown letter, or its names and letters differ in number");
+static_assert(valid_signatures(),
+              "a signature in op_kinds.h uses an unknown letter, or its names and letters differ in number");
 
 constexpr std::string_view kAttrTexts[] = {
 #define KILN_X(e, text, type) text,
@@ -159,7 +160,8 @@ constexpr bool valid_table() {
   }
   return true;
 }
-static_assert(valid_table(), "an op row uses a result letter or an attribute name that op_kinds.h and attr.h do not define");
+static_assert(valid_table(),
+              "an op row uses a result letter or an attribute name that op_kinds.h and attr.h do not define");
 
 constexpr std::string_view kFamilyNames[] = {
 #define KILN_X(e, text) text,

@@ -142,7 +142,8 @@ class Parser {
     std::string w = raw_word();
     uint64_t v = 0;
     auto res = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (res.ec != std::errc() || res.ptr != w.data() + w.size()) fail_at(token_, "expected a whole number, not '" + w + "'");
+    if (res.ec != std::errc() || res.ptr != w.data() + w.size())
+      fail_at(token_, "expected a whole number, not '" + w + "'");
     if (v > max) fail_at(token_, "the number " + w + " is too large here (at most " + std::to_string(max) + ")");
     return v;
   }
@@ -289,7 +290,8 @@ class Parser {
           if (peek(']')) fail("fast_math lists 'contract', 'approx' or both; leave it out for exact math");
           do {
             std::string m = ident();
-            if (m != "contract" && m != "approx") fail_at(token_, "fast_math lists 'contract' and 'approx', not '" + m + "'");
+            if (m != "contract" && m != "approx")
+              fail_at(token_, "fast_math lists 'contract' and 'approx', not '" + m + "'");
             bool& flag = m == "contract" ? f.fast_math.contract : f.fast_math.approx;
             if (flag) fail_at(token_, "fast_math names '" + m + "' twice");
             flag = true;
@@ -379,7 +381,8 @@ class Parser {
   // A padding value written as its name: `pad = neg_inf`.
   AttrValue pad_value(const std::string& w) {
     Pad p;
-    if (!parse_pad(w, p)) fail_at(token_, "a padding value is zero, neg_zero, pos_inf, neg_inf or nan, not '" + w + "'");
+    if (!parse_pad(w, p))
+      fail_at(token_, "a padding value is zero, neg_zero, pos_inf, neg_inf or nan, not '" + w + "'");
     return AttrValue::of_pad(p);
   }
 
@@ -453,7 +456,8 @@ class Parser {
     } else {
       // An op that takes no operands (sync.cube, a break that carries nothing, ...) ends at its
       // name: a '%' after it starts the next line's op (`%3 = load ...`), not an operand.
-      bool operands = op.info().max_operands() != 0 && peek('%') && (op.info().min_operands() > 0 || !definition_follows());
+      bool operands =
+          op.info().max_operands() != 0 && peek('%') && (op.info().min_operands() > 0 || !definition_follows());
       if (operands) {
         do {
           op.operands.push_back(value_ref());
@@ -480,7 +484,7 @@ class Parser {
       if (types.empty()) fail_at(first_at, "op '" + name + "' defines " + first + " but has no ': type'");
       if (types.size() != result_names.size()) {
         fail_at(first_at, "op '" + name + "' defines " + std::to_string(result_names.size()) + " results but gives " +
-                               std::to_string(types.size()) + " types");
+                              std::to_string(types.size()) + " types");
       }
       op.type = Type::none();
       for (size_t i = 0; i < types.size(); ++i) {

@@ -29,7 +29,8 @@ Type Type::scalar_of(Scalar s) {
 
 Type Type::vector_of(Scalar s, int width) {
   if (!Target::valid_vector_width(width)) {
-    throw Error("ir.bad_type", "vector width " + std::to_string(width) + " is not one of " + Target::vector_widths_text());
+    throw Error("ir.bad_type",
+                "vector width " + std::to_string(width) + " is not one of " + Target::vector_widths_text());
   }
   Type t = scalar_of(s);
   if (width > 1) {
@@ -131,8 +132,7 @@ std::string to_string(const Type& t) {
     case TypeKind::None: return "none";
     case TypeKind::Scalar:
     case TypeKind::Vector: return element_text(t);
-    case TypeKind::Buffer:
-      return "buffer<" + element_text(t) + (t.access == Access::ReadOnly ? ", ro>" : ", rw>");
+    case TypeKind::Buffer: return "buffer<" + element_text(t) + (t.access == Access::ReadOnly ? ", ro>" : ", rw>");
     case TypeKind::Tensor:
       return "tensor<" + element_text(t) + ", " + std::to_string(t.rank) +
              (t.access == Access::ReadOnly ? ", ro>" : ", rw>");

@@ -3,10 +3,10 @@
 // the right kinds and the right number and checks only what is particular to its ops.
 #include "kiln/ir/type_rules.h"
 
-#include "kiln/ir/mma.h"
-
 #include <iterator>
 #include <vector>
+
+#include "kiln/ir/mma.h"
 
 namespace kiln::ir {
 
@@ -259,7 +259,8 @@ TypeResult rule_store(const TypeQuery& q) {
 }
 
 TypeResult rule_shared_alloc(const TypeQuery& q) {
-  if (q.stated.kind != TypeKind::Shared || q.stated.length == 0) return error("result must be a shared array of length > 0");
+  if (q.stated.kind != TypeKind::Shared || q.stated.length == 0)
+    return error("result must be a shared array of length > 0");
   if (q.get<AttrKey::Overlay>(0) < 0) {
     return error("overlay must be a group number, 0 or greater");
   }
@@ -267,7 +268,8 @@ TypeResult rule_shared_alloc(const TypeQuery& q) {
 }
 
 TypeResult rule_local_alloc(const TypeQuery& q) {
-  if (q.stated.kind != TypeKind::Local || q.stated.length == 0) return error("result must be a local array of length > 0");
+  if (q.stated.kind != TypeKind::Local || q.stated.length == 0)
+    return error("result must be a local array of length > 0");
   return ok(q.stated);
 }
 
@@ -277,7 +279,8 @@ TypeResult rule_atomic(const TypeQuery& q) {
     return error("atomics work on global buffers and shared arrays, not " + ts(a));
   }
   if (a.width != 1) return error("atomics work on scalar elements, not " + ts(a.element()));
-  if (!atomic_takes(q.kind, a.scalar)) return error("no atomic " + std::string(op_name(q.kind).substr(7)) + " on " + ts(a.element()));
+  if (!atomic_takes(q.kind, a.scalar))
+    return error("no atomic " + std::string(op_name(q.kind).substr(7)) + " on " + ts(a.element()));
   std::vector<Type> values;
   if (q.kind == K::AtomicCas) {
     values = {q.operand(ops::AtomicCas::expected), q.operand(ops::AtomicCas::desired)};
@@ -344,7 +347,8 @@ TypeResult rule_check_trips(const TypeQuery& q) {
 TypeResult rule_debug_print(const TypeQuery& q) {
   if (q.operands.size() > 16) return error("prints at most 16 values, has " + std::to_string(q.operands.size()));
   for (size_t i = 0; i < q.operands.size(); ++i) {
-    if (!q.operands[i].is_scalar()) return error("prints scalars; operand " + std::to_string(i) + " is " + ts(q.operands[i]));
+    if (!q.operands[i].is_scalar())
+      return error("prints scalars; operand " + std::to_string(i) + " is " + ts(q.operands[i]));
   }
   return none();
 }
@@ -355,8 +359,8 @@ TypeResult rule_copy_async(const TypeQuery& q) {
   const Type &dst = q.operand(ops::CopyAsync::shared), &src = q.operand(ops::CopyAsync::global);
   if (dst.kind != TypeKind::Shared || !src.is_global() || dst.scalar != src.scalar || dst.width != 1 ||
       src.element_bytes() != 16) {
-    return error("copies a 16-byte element of a global array into a shared array of its scalar, not " + ts(src) + " into " +
-                 ts(dst));
+    return error("copies a 16-byte element of a global array into a shared array of its scalar, not " + ts(src) +
+                 " into " + ts(dst));
   }
   return none();
 }
@@ -391,7 +395,8 @@ TypeResult rule_tile_view(const TypeQuery& q) {
   if (!a.is_global()) return error("views a global array, not " + ts(a));
   const Type& t = q.stated;
   if (!t.is_tile() || t.space != MemorySpace::Global || t.scalar != a.scalar) {
-    return error("a view of " + ts(a) + " is a global tile of " + std::string(scalar_name(a.scalar)) + ", not " + ts(t));
+    return error("a view of " + ts(a) + " is a global tile of " + std::string(scalar_name(a.scalar)) + ", not " +
+                 ts(t));
   }
   if (auto e = tile_shape_error(t); !e.empty()) return error(e);
   std::span<const int64_t> extent = q.get<AttrKey::Extent>(), tile = q.get<AttrKey::Tile>(),
@@ -401,10 +406,14 @@ TypeResult rule_tile_view(const TypeQuery& q) {
     return error("needs extent, tile and along with one entry per dimension of " + ts(t));
   }
   for (size_t i = 0; i < rank; ++i) {
-    if (tile[i] != int64_t(t.shape[i])) return error("tile " + std::to_string(tile[i]) + " in dimension " + std::to_string(i) + " is not the view's");
-    if (extent[i] < -1 || extent[i] == 0) return error("extent in dimension " + std::to_string(i) + " must be positive or -1 (taken from the grid)");
-    if (along[i] < -1 || along[i] > 2) return error("along names grid axis 0, 1 or 2, or -1 (free), not " + std::to_string(along[i]));
-    if (extent[i] == -1 && along[i] == -1) return error("a dimension whose extent the grid gives must follow a grid axis");
+    if (tile[i] != int64_t(t.shape[i]))
+      return error("tile " + std::to_string(tile[i]) + " in dimension " + std::to_string(i) + " is not the view's");
+    if (extent[i] < -1 || extent[i] == 0)
+      return error("extent in dimension " + std::to_string(i) + " must be positive or -1 (taken from the grid)");
+    if (along[i] < -1 || along[i] > 2)
+      return error("along names grid axis 0, 1 or 2, or -1 (free), not " + std::to_string(along[i]));
+    if (extent[i] == -1 && along[i] == -1)
+      return error("a dimension whose extent the grid gives must follow a grid axis");
   }
   return ok(t);
 }
@@ -415,8 +424,8 @@ TypeResult rule_tile_load_view(const TypeQuery& q) {
   if (v.space != MemorySpace::Global) return error("loads from a view (a global tile), not " + ts(v));
   if (q.kind == OpKind::TileLoadAt) {
     if (size_t cells = q.operands_from(ops::TileLoadAt::cell).size(); cells != size_t(v.rank)) {
-      return error("takes one cell index per dimension of " + ts(v) + " (those that follow the grid are ignored), has " +
-                   std::to_string(cells));
+      return error("takes one cell index per dimension of " + ts(v) +
+                   " (those that follow the grid are ignored), has " + std::to_string(cells));
     }
   }
   Type r = v;
@@ -492,7 +501,8 @@ TypeResult rule_tile_atomic(const TypeQuery& q) {
   TypeResult r = rule_tile_store_ptr(q);
   if (!r.ok()) return r;
   const Type& a = q.operand(ops::TileStore::array);
-  if (a.width != 1 || !atomic_takes(q.kind, a.scalar)) return error("no " + std::string(op_name(q.kind).substr(5)) + " on " + ts(a));
+  if (a.width != 1 || !atomic_takes(q.kind, a.scalar))
+    return error("no " + std::string(op_name(q.kind).substr(5)) + " on " + ts(a));
   return none();
 }
 
@@ -583,11 +593,12 @@ TypeResult rule_tile_mma(const TypeQuery& q) {
                  " (tf32 and the 8-bit floats are not kiln element types)");
   }
   if (a.shape[1] != b.shape[0]) {
-    return error("lhs " + ts(a) + " has k = " + std::to_string(a.shape[1]) + " and rhs " + ts(b) + " has k = " +
-                 std::to_string(b.shape[0]));
+    return error("lhs " + ts(a) + " has k = " + std::to_string(a.shape[1]) + " and rhs " + ts(b) +
+                 " has k = " + std::to_string(b.shape[0]));
   }
   if (c.shape[0] != a.shape[0] || c.shape[1] != b.shape[1]) {
-    return error("the accumulator " + ts(c) + " is not m x n = " + std::to_string(a.shape[0]) + " x " + std::to_string(b.shape[1]));
+    return error("the accumulator " + ts(c) + " is not m x n = " + std::to_string(a.shape[0]) + " x " +
+                 std::to_string(b.shape[1]));
   }
   return ok(c);
 }
@@ -604,8 +615,8 @@ TypeResult rule_tile_block_id(const TypeQuery& q) {
 TypeResult rule_mma_sync(const TypeQuery& q) {
   const MmaInstruction& in = kMmaSyncM16N8K16;
   const Type &a = q.operand(ops::MmaSync::a), &b = q.operand(ops::MmaSync::b), &acc = q.operand(ops::MmaSync::acc);
-  if (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 || b.width != 1 ||
-      !mma_instruction(a.scalar, in.c)) {
+  if (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 ||
+      b.width != 1 || !mma_instruction(a.scalar, in.c)) {
     return error("multiplies shared arrays of " + std::string(scalar_name(in.factors[0])) + " or " +
                  std::string(scalar_name(in.factors[1])) + ", not " + ts(a) + " and " + ts(b));
   }
@@ -623,7 +634,8 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
   if (wm < 1 || wn < 1 || m % (bm * wm) != 0 || n % (bn * wn) != 0 || k % bk != 0 || pitch[0] < k ||
       pitch[1] < (b_columns ? k : n) || (pitch[0] * esize) % 16 != 0 || (pitch[1] * esize) % 16 != 0) {
     return error("takes m a multiple of " + std::to_string(bm) + " wm, n of " + std::to_string(bn) + " wn, k of " +
-                 std::to_string(bk) + ", and row pitches of whole 16 bytes at least k and n (k for b stored as columns)");
+                 std::to_string(bk) +
+                 ", and row pitches of whole 16 bytes at least k and n (k for b stored as columns)");
   }
   const int64_t slots = mma_sync_slots(in, uint32_t(m), uint32_t(n), uint32_t(wm), uint32_t(wn));
   if (int64_t(acc.length) != slots) {
@@ -668,10 +680,12 @@ std::string attrs_error(const TypeQuery& q) {
   for (const Attr& a : q.attrs) {
     std::string name(attr_name(a.key));
     if (!info.takes(a.key)) return "takes no attribute '" + name + "'";
-    if (!attr_value_fits(attr_type(a.key), a.value)) return "attribute '" + name + "' must be " + attr_type_text(attr_type(a.key));
+    if (!attr_value_fits(attr_type(a.key), a.value))
+      return "attribute '" + name + "' must be " + attr_type_text(attr_type(a.key));
   }
   for (int k = 0; k < kAttrKeyCount; ++k) {
-    if (info.needs(AttrKey(k)) && !q.attr(AttrKey(k))) return "needs the attribute '" + std::string(attr_name(AttrKey(k))) + "'";
+    if (info.needs(AttrKey(k)) && !q.attr(AttrKey(k)))
+      return "needs the attribute '" + std::string(attr_name(AttrKey(k))) + "'";
   }
   return {};
 }
@@ -695,7 +709,8 @@ TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
   std::vector<Type> elements;
   for (size_t i = 0; i < q.operands.size(); ++i) {
     const Type& t = q.operands[i];
-    if (!t.is_register_tile()) return error("operand " + std::to_string(i) + " is " + ts(t) + ", not a tile like the others");
+    if (!t.is_register_tile())
+      return error("operand " + std::to_string(i) + " is " + ts(t) + ", not a tile like the others");
     if (!same_shape(t, shape)) return error("operands have different shapes: " + ts(shape) + " and " + ts(t));
     elements.push_back(Type::scalar_of(t.scalar));
   }
@@ -761,8 +776,9 @@ std::string operand_count_error(OpKind kind, size_t count) {
   int n = static_cast<int>(count);
   if (n >= info.min_operands && (info.max_operands < 0 || n <= info.max_operands)) return {};
   std::string want = info.min_operands == info.max_operands ? std::to_string(info.min_operands)
-                     : info.max_operands < 0 ? std::to_string(info.min_operands) + " or more"
-                                             : std::to_string(info.min_operands) + " to " + std::to_string(info.max_operands);
+                     : info.max_operands < 0
+                         ? std::to_string(info.min_operands) + " or more"
+                         : std::to_string(info.min_operands) + " to " + std::to_string(info.max_operands);
   return "takes " + want + " operands, has " + std::to_string(n);
 }
 

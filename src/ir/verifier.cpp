@@ -23,7 +23,8 @@ class Verifier {
       if (p.value >= k_.value_types.size()) fail_kernel("parameter '" + p.name + "' has no value");
       if (!(p.type == k_.type_of(p.value))) fail_kernel("parameter '" + p.name + "' disagrees with its value's type");
       if (!p.type.is_global() && !p.type.is_value()) {
-        fail_kernel("parameter '" + p.name + "' has type " + to_string(p.type) + "; parameters are buffers, tensors or scalars");
+        fail_kernel("parameter '" + p.name + "' has type " + to_string(p.type) +
+                    "; parameters are buffers, tensors or scalars");
       }
       define(p.value);
     }
@@ -38,7 +39,7 @@ class Verifier {
  private:
   using Types = std::vector<Type>;
   struct Context {
-    int loop_depth = 0;   // enclosing for/while bodies
+    int loop_depth = 0;          // enclosing for/while bodies
     bool in_while_cond = false;  // inside a while's condition region, at any depth
     bool cond_top = false;       // directly in a while's condition region (not in a nested region)
     // The innermost loop's carried values: what its break carries (its results) and what its
@@ -59,7 +60,8 @@ class Verifier {
   std::string stage_text() const { return stage_.empty() ? "" : " (" + std::string(stage_) + ")"; }
 
   void define(Value v) {
-    if (v >= defined_.size()) throw Error("ir.verify", "kernel '" + k_.name + "': value " + std::to_string(v) + " has no type");
+    if (v >= defined_.size())
+      throw Error("ir.verify", "kernel '" + k_.name + "': value " + std::to_string(v) + " has no type");
     defined_[v] = true;
     scope_.push_back(v);
   }
@@ -90,7 +92,8 @@ class Verifier {
     for (size_t i = 0; i < op.operands.size(); ++i) {
       Value v = op.operands[i];
       if (v >= defined_.size() || !defined_[v]) {
-        fail(op, "operand " + std::to_string(i) + " is not defined here (used outside the region that defines it, or before)");
+        fail(op, "operand " + std::to_string(i) +
+                     " is not defined here (used outside the region that defines it, or before)");
       }
     }
     if (op.result != kNoValue || !op.more_results.empty()) {
@@ -249,9 +252,11 @@ class Verifier {
     types_.clear();
     for (Value v : op.operands) types_.push_back(k_.type_of(v));
     const Param* array = op.has(kWritesMemory) ? k_.param_of(written_array(op)) : nullptr;
-    TypeResult r = result_type(TypeQuery{op.kind, types_, op.attrs, op.type, array ? std::string_view(array->name) : ""});
+    TypeResult r =
+        result_type(TypeQuery{op.kind, types_, op.attrs, op.type, array ? std::string_view(array->name) : ""});
     if (!r.ok()) fail(op, r.error);
-    if (op.info().has_result() && !(op.type == r.type)) fail(op, "result type is " + ts(op.type) + ", expected " + ts(r.type));
+    if (op.info().has_result() && !(op.type == r.type))
+      fail(op, "result type is " + ts(op.type) + ", expected " + ts(r.type));
     switch (op.kind) {
       case OpKind::For: {
         const Region& body = op.regions[0];
@@ -262,11 +267,13 @@ class Verifier {
         return;
       }
       case OpKind::Condition:
-        if (!ctx.cond_top || !last_in_region) fail(op, "'condition' ends a while's condition region and appears nowhere else");
+        if (!ctx.cond_top || !last_in_region)
+          fail(op, "'condition' ends a while's condition region and appears nowhere else");
         return;
       case OpKind::Break:
       case OpKind::Continue:
-        if (ctx.loop_depth == 0 || ctx.in_while_cond) fail(op, "is only allowed inside the body of a for or while loop");
+        if (ctx.loop_depth == 0 || ctx.in_while_cond)
+          fail(op, "is only allowed inside the body of a for or while loop");
         return;
       default: return;
     }

@@ -228,8 +228,8 @@ std::optional<AttrValue> fold_cast(Scalar from, Scalar to, const AttrValue& v) {
   int w = bit_width(to);
   if (ir::is_signed_int(to)) {
     double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1);
-    if (t <= lo) return int_result(to, uint64_t{1} << (w - 1));                 // MIN
-    if (t >= hi) return int_result(to, (uint64_t{1} << (w - 1)) - 1);          // MAX
+    if (t <= lo) return int_result(to, uint64_t{1} << (w - 1));        // MIN
+    if (t >= hi) return int_result(to, (uint64_t{1} << (w - 1)) - 1);  // MAX
     return int_result(to, static_cast<uint64_t>(static_cast<int64_t>(t)));
   }
   if (t <= 0) return int_result(to, 0);
@@ -375,7 +375,8 @@ class Folder {
     switch (op.info().signature) {
       case ir::Signature::Binary: return binary_identity(op);
       case ir::Signature::Unary:
-        if ((op.kind == OpKind::Cast || op.kind == OpKind::Bitcast) && k_.type_of(op.operand(ir::ops::Unary::x)) == op.type) {
+        if ((op.kind == OpKind::Cast || op.kind == OpKind::Bitcast) &&
+            k_.type_of(op.operand(ir::ops::Unary::x)) == op.type) {
           return op.operand(ir::ops::Unary::x);
         }
         return std::nullopt;
@@ -445,7 +446,8 @@ class Folder {
             return fold_bitcast(in.scalar, op.type.scalar, c);
           case OpKind::VectorSplat:
           case OpKind::VectorExtract: return c;
-          default: return ir::is_float(in.scalar) ? fold_float_unary(op.kind, c.f) : fold_int_unary(op.kind, in.scalar, c.i);
+          default:
+            return ir::is_float(in.scalar) ? fold_float_unary(op.kind, c.f) : fold_int_unary(op.kind, in.scalar, c.i);
         }
       }
       case ir::Signature::Binary: {
@@ -467,8 +469,9 @@ class Folder {
         const Scalar s = k_.type_of(op.operand(F::a)).scalar;
         const double a = operand_constant(op.operand(F::a))->f, b = operand_constant(op.operand(F::b))->f,
                      c = operand_constant(op.operand(F::c))->f;
-        double r = s == Scalar::F64 ? std::fma(a, b, c)
-                                    : round_to(s, std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+        double r = s == Scalar::F64
+                       ? std::fma(a, b, c)
+                       : round_to(s, std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
         return float_result(r);
       }
       default: return std::nullopt;
@@ -485,7 +488,7 @@ class Folder {
   }
 
   ir::Kernel& k_;
-  std::vector<Value> replacement_;  // by value: the value that now stands for it (itself by default)
+  std::vector<Value> replacement_;                  // by value: the value that now stands for it (itself by default)
   std::vector<std::optional<AttrValue>> constant_;  // by value: its constant, for values of const ops
   bool changed_ = false;
 };

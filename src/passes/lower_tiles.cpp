@@ -71,9 +71,9 @@ bool lower_tiles(Kernel& k) {
     throw Error("passes.lower_tiles",
                 "kernel '" + k.name + "': a tile kernel runs on cubes of [U, 1, 1] units, U a power of two from " +
                     std::to_string(ir::Target::kPlaneWidth) + " to " + std::to_string(ir::Target::kMaxCubeUnits) +
-                    " (tile_units gives " +
-                    std::to_string(tile_units(k)) + "), not [" + std::to_string(k.facts.cube_dim.x) + ", " +
-                    std::to_string(k.facts.cube_dim.y) + ", " + std::to_string(k.facts.cube_dim.z) + "]");
+                    " (tile_units gives " + std::to_string(tile_units(k)) + "), not [" +
+                    std::to_string(k.facts.cube_dim.x) + ", " + std::to_string(k.facts.cube_dim.y) + ", " +
+                    std::to_string(k.facts.cube_dim.z) + "]");
   }
   tile_lowering::Lowerer(k, units).run();
   return true;

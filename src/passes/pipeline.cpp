@@ -32,7 +32,8 @@ void run_pipeline(ir::Kernel& k, const PipelineOptions& options) {
   if (!known) {
     std::string names = "traced";
     for (const Pass& p : pipeline) names += ", " + std::string(p.name);
-    throw Error("passes.unknown_stage", "no pass is named '" + std::string(options.stop_after) + "'; stages are " + names);
+    throw Error("passes.unknown_stage",
+                "no pass is named '" + std::string(options.stop_after) + "'; stages are " + names);
   }
   if (options.dump) options.dump("traced", k);
   if (options.stop_after == "traced") return;

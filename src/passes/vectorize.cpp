@@ -41,9 +41,7 @@ using ir::Scalar;
 using ir::Type;
 using ir::Value;
 
-std::string ts(const Type& t) {
-  return ir::to_string(t);
-}
+std::string ts(const Type& t) { return ir::to_string(t); }
 
 // How a value of the body varies over the W iterations one vector iteration runs.
 enum class Shape : uint8_t {

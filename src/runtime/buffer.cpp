@@ -12,12 +12,14 @@ void check_buffer_element(const Handle& h, ir::Scalar element, std::string_view 
   if (!h.valid()) throw Error("handle.invalid", self + ": the handle is empty");
   std::optional<ir::Scalar> held = h.element();
   if (!held) {
-    throw Error("handle.type_mismatch", self + ": the handle holds raw bytes; view_as<" + std::string(cpp_name) + ">() them first");
+    throw Error("handle.type_mismatch",
+                self + ": the handle holds raw bytes; view_as<" + std::string(cpp_name) + ">() them first");
   }
   if (*held != element) {
     const std::string other(ir::scalar_facts(*held).cpp_name);
     throw Error("handle.type_mismatch", self + ": the handle holds " + other + " elements; take it as Buffer<" + other +
-                                            ">, or reinterpret the bytes with view_as<" + std::string(cpp_name) + ">()");
+                                            ">, or reinterpret the bytes with view_as<" + std::string(cpp_name) +
+                                            ">()");
   }
 }
 

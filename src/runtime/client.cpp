@@ -1,4 +1,6 @@
 // Client and Handle: allocation through the client's pool, transfers on its stream.
+#include "kiln/runtime/client.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -6,7 +8,6 @@
 #include <mutex>
 
 #include "kiln/error.h"
-#include "kiln/runtime/client.h"
 #include "runtime/client_state.h"
 #include "runtime/deferred.h"
 
@@ -96,18 +97,15 @@ Handle Client::empty_bytes(size_t bytes) const {
   return Handle(std::move(a), 0, bytes, std::nullopt);
 }
 
-Handle Client::typed(Handle h, ir::Scalar element) {
-  return h.view_as(element);
-}
+Handle Client::typed(Handle h, ir::Scalar element) { return h.view_as(element); }
 
 void Client::check_element(const Handle& h, ir::Scalar element, const char* what) {
   std::optional<ir::Scalar> held = h.element();
   if (!held || *held == element) return;
   if (*held == ir::Scalar::Bool && element == ir::Scalar::U8) return;
   throw Error("handle.type_mismatch", std::string(what) + " of " + std::string(cpp_element_name(element)) +
-                                          " elements from a handle that holds " +
-                                          std::string(cpp_element_name(*held)) + " elements; " + what + "<" +
-                                          std::string(cpp_element_name(*held)) +
+                                          " elements from a handle that holds " + std::string(cpp_element_name(*held)) +
+                                          " elements; " + what + "<" + std::string(cpp_element_name(*held)) +
                                           "> it, or reinterpret the bytes with view_as<" +
                                           std::string(cpp_element_name(element)) + ">()");
 }
@@ -151,8 +149,8 @@ void Client::read_bytes(const Handle& h, void* out, size_t bytes) const {
 void Client::write_bytes(const Handle& h, const void* data, size_t bytes) const {
   check_own(*this, h, "write");
   if (bytes > h.size_in_used()) {
-    throw Error("handle.bad_offset", "write of " + std::to_string(bytes) + " bytes to a handle showing " +
-                                         std::to_string(h.size_in_used()));
+    throw Error("handle.bad_offset",
+                "write of " + std::to_string(bytes) + " bytes to a handle showing " + std::to_string(h.size_in_used()));
   }
   state_->device->backend->copy_to_device(*state_->stream, h.address(), data, bytes);
 }
@@ -223,7 +221,9 @@ void Client::check_device_error() const {
   DeviceErrorSite site;
   {
     std::lock_guard<std::mutex> lock(sites_mutex());
-    if (got[0] > sites().size()) throw Error("device.error_word", "a kernel recorded device error code " + std::to_string(got[0]) + ", which no site registered");
+    if (got[0] > sites().size())
+      throw Error("device.error_word",
+                  "a kernel recorded device error code " + std::to_string(got[0]) + ", which no site registered");
     site = sites()[got[0] - 1];
   }
   std::array<uint32_t, kDeviceErrorValues> values{};

@@ -1,8 +1,7 @@
 // The public answers of include/kiln/runtime/cuda.h, forwarded to the CUDA backend.
-#include "kiln/runtime/cuda.h"
-
 #include "backends/cuda/disk_cache.h"
 #include "backends/cuda/nvrtc.h"
+#include "kiln/runtime/cuda.h"
 #include "runtime/cuda_devices.h"
 
 namespace kiln {

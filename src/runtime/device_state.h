@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "kiln/runtime/device.h"
 #include "backend/backend.h"
+#include "kiln/runtime/device.h"
 #include "runtime/kernel_cache.h"
 
 namespace kiln::runtime {

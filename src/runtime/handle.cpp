@@ -17,7 +17,8 @@ void check_offset(const char* what, size_t bytes, size_t shown, std::optional<ir
   }
   if (element && bytes % size_t(ir::scalar_bytes(*element)) != 0) {
     throw Error("handle.bad_offset", std::string(what) + "(" + std::to_string(bytes) + ") on a handle of " +
-                                         std::string(cpp_element_name(*element)) + " elements is not a whole number of " +
+                                         std::string(cpp_element_name(*element)) +
+                                         " elements is not a whole number of " +
                                          std::to_string(ir::scalar_bytes(*element)) +
                                          "-byte elements; offset by whole elements, or as_bytes() first");
   }
@@ -45,8 +46,7 @@ Handle Handle::view_as(ir::Scalar element) const {
   }
   if (address() % size != 0) {
     throw Error("handle.bad_view", target + " of a view that starts " + std::to_string(offset()) +
-                                       " bytes into its memory, not on a " + std::to_string(size) +
-                                       "-byte boundary");
+                                       " bytes into its memory, not on a " + std::to_string(size) + "-byte boundary");
   }
   return Handle(alloc_, begin_, end_, element);
 }

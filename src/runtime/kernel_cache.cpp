@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <map>
 
+#include "common/log.h"
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 #include "kiln/passes/passes.h"
 #include "kiln/runtime/client.h"
-#include "common/log.h"
 
 namespace kiln::runtime {
 

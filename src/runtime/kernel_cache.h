@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "backend/backend.h"
 #include "kiln/kernel_id.h"
 #include "kiln/kernel_ref.h"
-#include "backend/backend.h"
 
 namespace kiln::runtime {
 

@@ -50,16 +50,17 @@ std::string given_name(const Arg& a) {
   std::string want(cpp_element_name(wanted));
   if (!held) {
     throw Error("launch.type_mismatch",
-                argument_head(sig, i) + "the handle holds raw bytes (made by empty_bytes, upload_bytes, or an upload of a type " +
+                argument_head(sig, i) +
+                    "the handle holds raw bytes (made by empty_bytes, upload_bytes, or an upload of a type " +
                     "that is no element type, such as char or a struct), the parameter takes " +
                     std::string(ir::scalar_name(wanted)) + "; make it with empty<" + want + ">(n) or upload a " +
                     "std::vector<" + want + ">, or view the bytes with handle.view_as<" + want + ">()");
   }
-  throw Error("launch.type_mismatch", argument_head(sig, i) + "the handle holds " + std::string(ir::scalar_name(*held)) +
-                                          " elements, the parameter takes " + std::string(ir::scalar_name(wanted)) +
-                                          "; pass " + std::string(ir::scalar_name(wanted)) +
-                                          " data, or reinterpret the bytes explicitly with handle.view_as<" + want +
-                                          ">()");
+  throw Error("launch.type_mismatch",
+              argument_head(sig, i) + "the handle holds " + std::string(ir::scalar_name(*held)) +
+                  " elements, the parameter takes " + std::string(ir::scalar_name(wanted)) + "; pass " +
+                  std::string(ir::scalar_name(wanted)) +
+                  " data, or reinterpret the bytes explicitly with handle.view_as<" + want + ">()");
 }
 
 constexpr ParamKind kind_of(Arg::Kind k) {
@@ -84,8 +85,9 @@ void bind_memory(const KernelSignature& sig, size_t i, const Arg& a, int vector_
     const TensorBinding& t = *a.tensor();
     if (t.rank > 8) bad_argument(sig, i, "its rank " + std::to_string(t.rank) + " is over 8");
     if (s.rank && t.rank != s.rank) {
-      bad_argument(sig, i, "its rank " + std::to_string(t.rank) + " differs from the parameter's rank " +
-                               std::to_string(s.rank));
+      bad_argument(
+          sig, i,
+          "its rank " + std::to_string(t.rank) + " differs from the parameter's rank " + std::to_string(s.rank));
     }
     handle = &t.handle;
     b.kind = backend::ArgBinding::Kind::Tensor;
@@ -102,18 +104,21 @@ void bind_memory(const KernelSignature& sig, size_t i, const Arg& a, int vector_
   const size_t elem = size_t(ir::scalar_bytes(s.element)) * size_t(width);
   const size_t bytes = handle->size_in_used();
   if (bytes % elem != 0) {
-    std::string why = s.vector ? "; the vector width " + std::to_string(vector_size) + " must divide its length"
+    std::string why = s.vector    ? "; the vector width " + std::to_string(vector_size) + " must divide its length"
                       : width > 1 ? "; the parameter's elements have " + std::to_string(width) + " lanes"
                                   : std::string();
-    bad_argument(sig, i, "its handle shows " + std::to_string(bytes) + " bytes, which is not a whole number of " +
-                             std::to_string(elem) + "-byte elements" + why);
+    bad_argument(sig, i,
+                 "its handle shows " + std::to_string(bytes) + " bytes, which is not a whole number of " +
+                     std::to_string(elem) + "-byte elements" + why);
   }
-  if (bytes / elem > 0xffffffffull) bad_argument(sig, i, "it has more than 2^32 - 1 elements, more than u32 indexing reaches");
+  if (bytes / elem > 0xffffffffull)
+    bad_argument(sig, i, "it has more than 2^32 - 1 elements, more than u32 indexing reaches");
   // Every element is accessed whole (a vector in one 16-byte load on GPUs): the view must start
   // on an element boundary, on every device, so that a kernel that runs on the CPU runs on a GPU.
   if (handle->address() % elem != 0) {
-    bad_argument(sig, i, "its view starts " + std::to_string(handle->offset()) + " bytes into its memory, not on a " +
-                             std::to_string(elem) + "-byte element boundary; offset views by whole elements");
+    bad_argument(sig, i,
+                 "its view starts " + std::to_string(handle->offset()) + " bytes into its memory, not on a " +
+                     std::to_string(elem) + "-byte element boundary; offset views by whole elements");
   }
   b.address = handle->address();
   b.bytes = bytes;
@@ -129,9 +134,10 @@ void bind_comptime(const KernelSignature& sig, size_t i, const Arg& a, ParamDesc
   const ParamSpec& s = sig.params[i];
   if (s.enum_type || a.enum_type()) {
     if (!s.enum_type || !a.enum_type() || *s.enum_type != *a.enum_type()) {
-      bad_argument(sig, i, std::string(a.enum_type() ? "a comptime value of an enum type" : "a comptime number") +
-                               " was given; the parameter takes " +
-                               (s.enum_type ? "a value of its own enum type" : "a number"));
+      bad_argument(sig, i,
+                   std::string(a.enum_type() ? "a comptime value of an enum type" : "a comptime number") +
+                       " was given; the parameter takes " +
+                       (s.enum_type ? "a value of its own enum type" : "a number"));
     }
     d.comptime = comptime_bits_of(a.value());
     d.comptime.is_enum = true;
@@ -152,7 +158,8 @@ KernelId bind_launch(const ClientState& st, const KernelRef& kernel, const Launc
   const int vector_size = config.vector_size;
   if (!ir::Target::valid_vector_width(int(vector_size))) {
     throw Error("launch.bad_argument", "kernel '" + std::string(sig.name) + "': vector size " +
-                                          std::to_string(vector_size) + " is not one of " + ir::Target::vector_widths_text());
+                                           std::to_string(vector_size) + " is not one of " +
+                                           ir::Target::vector_widths_text());
   }
   if (args.size() != sig.count) throw_arity(sig, args.size());
   // Made one by one, as the bindings are (launch_binding.h says why); one is 48 bytes, which GCC
@@ -202,16 +209,17 @@ KernelId bind_launch(const ClientState& st, const KernelRef& kernel, const Launc
   uint64_t units = uint64_t(dim.x) * dim.y * dim.z;
   if (units == 0 || units > info.max_cube_units || dim.x > info.max_cube_dim[0] || dim.y > info.max_cube_dim[1] ||
       dim.z > info.max_cube_dim[2]) {
-    throw Error("launch.bad_dims", "kernel '" + std::string(sig.name) + "': cube dim " + dims_text(dim.x, dim.y, dim.z) +
-                                       " has " + std::to_string(units) + " units; " + st.device->name +
-                                       " allows 1 to " + std::to_string(info.max_cube_units) + " units, at most " +
+    throw Error("launch.bad_dims", "kernel '" + std::string(sig.name) + "': cube dim " +
+                                       dims_text(dim.x, dim.y, dim.z) + " has " + std::to_string(units) + " units; " +
+                                       st.device->name + " allows 1 to " + std::to_string(info.max_cube_units) +
+                                       " units, at most " +
                                        dims_text(info.max_cube_dim[0], info.max_cube_dim[1], info.max_cube_dim[2]));
   }
   if (count.x > info.max_cube_count[0] || count.y > info.max_cube_count[1] || count.z > info.max_cube_count[2]) {
-    throw Error("launch.bad_dims", "kernel '" + std::string(sig.name) + "': cube count " +
-                                       dims_text(count.x, count.y, count.z) + " is over " + st.device->name +
-                                       "'s limit " +
-                                       dims_text(info.max_cube_count[0], info.max_cube_count[1], info.max_cube_count[2]));
+    throw Error("launch.bad_dims",
+                "kernel '" + std::string(sig.name) + "': cube count " + dims_text(count.x, count.y, count.z) +
+                    " is over " + st.device->name + "'s limit " +
+                    dims_text(info.max_cube_count[0], info.max_cube_count[1], info.max_cube_count[2]));
   }
   LaunchFacts facts;
   facts.cube_dim = ir::Dim3{dim.x, dim.y, dim.z};
@@ -244,7 +252,8 @@ void launch(const Client& client, const KernelRef& kernel, const LaunchConfig& c
     std::memcpy(b.scalar.data(), &e.error_site, sizeof e.error_site);
   }
   backend.launch(*e.exe, d, std::span<const backend::ArgBinding>(bound.data(), n), *st.stream);
-  if (e.error_site != 0) [[unlikely]] client.expect_device_error();
+  if (e.error_site != 0) [[unlikely]]
+    client.expect_device_error();
   e.launches.fetch_add(1, std::memory_order_relaxed);
   if (common::log_enabled(common::LogChannel::Launch)) {
     const CubeDim& dim = config.dim;

@@ -1,18 +1,19 @@
 // Elementwise ops: each op's definition, the engine that checks a call and launches its walk
 // (the operands' broadcast, the result's memory: in place by ownership, or new memory in the
 // operands' memory order), and the choice between launching now and recording a pending step.
+#include "tensor/elementwise.h"
+
 #include <algorithm>
 #include <array>
-#include <span>
 #include <cmath>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "kiln/runtime/extension.h"
 #include "kiln/tensor/fusion.h"
 #include "kiln/tensor/ops.h"
-#include "tensor/elementwise.h"
 #include "tensor/fusion.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
@@ -53,7 +54,8 @@ void check_dtype(const std::string& op, DType d, Needs needs) {
     throw Error("tensor.unsupported_dtype", op + " does not take bool tensors; cast them to a number type first");
   }
   if (needs == Needs::Signed && ir::is_unsigned_int(d)) {
-    throw Error("tensor.unsupported_dtype", op + " takes signed numbers (floats, i32, i64), not " + std::string(ir::scalar_name(d)));
+    throw Error("tensor.unsupported_dtype",
+                op + " takes signed numbers (floats, i32, i64), not " + std::string(ir::scalar_name(d)));
   }
   if (needs == Needs::Floats && !ir::is_float(d)) {
     throw Error("tensor.unsupported_dtype", op + " takes floating-point tensors (f16, bf16, f32, f64), not " +
@@ -117,7 +119,9 @@ int widest_vector(std::span<Operand> inputs, std::span<const Tensor* const> outs
 
 // Whether every view (but input `skip`, which is output 0's memory) starts on a vector of `width`.
 bool starts_aligned(std::span<Operand> inputs, int skip, std::span<const Tensor* const> outs, int width) {
-  auto aligned = [&](const Tensor& t) { return t.handle().address() % uint64_t(width * ir::scalar_bytes(t.dtype())) == 0; };
+  auto aligned = [&](const Tensor& t) {
+    return t.handle().address() % uint64_t(width * ir::scalar_bytes(t.dtype())) == 0;
+  };
   for (const Tensor* t : outs) {
     if (!aligned(*t)) return false;
   }
@@ -222,30 +226,38 @@ void check_elementwise(const OpInfo& info, std::span<Operand> operands, const Re
   if (condition) {
     const Operand& c = *condition;
     if (c.is_scalar() || !c.tensor().defined()) {
-      throw Error("tensor.undefined", std::string(op) + ": the condition must be a bool tensor (moved from, never set, or a number)");
+      throw Error("tensor.undefined",
+                  std::string(op) + ": the condition must be a bool tensor (moved from, never set, or a number)");
     }
     if (c.tensor().dtype() != DType::Bool) {
-      throw Error("tensor.dtype_mismatch", std::string(op) + ": the condition is " + std::string(ir::scalar_name(c.tensor().dtype())) +
+      throw Error("tensor.dtype_mismatch", std::string(op) + ": the condition is " +
+                                               std::string(ir::scalar_name(c.tensor().dtype())) +
                                                ", not bool; compare to make one (ne(x, 0))");
     }
   }
   for (const Operand& o : operands.subspan(condition ? 1 : 0)) {
     if (o.is_scalar()) continue;
     const Tensor& t = o.tensor();
-    if (!t.defined()) throw Error("tensor.undefined", std::string(op) + ": an operand is an empty Tensor (moved from, or never set)");
+    if (!t.defined())
+      throw Error("tensor.undefined", std::string(op) + ": an operand is an empty Tensor (moved from, or never set)");
     if (!first) {
       first = &t;
     } else if (t.dtype() != first->dtype()) {
-      throw Error("tensor.dtype_mismatch", std::string(op) + ": operands are " + std::string(ir::scalar_name(first->dtype())) +
-                                               " and " + std::string(ir::scalar_name(t.dtype())) +
+      throw Error("tensor.dtype_mismatch", std::string(op) + ": operands are " +
+                                               std::string(ir::scalar_name(first->dtype())) + " and " +
+                                               std::string(ir::scalar_name(t.dtype())) +
                                                "; cast one of them so that both have one element type");
     } else if (t.client().id() != first->client().id()) {
-      throw Error("tensor.device_mismatch", std::string(op) + ": operands belong to different clients (devices); move one with to_device()");
+      throw Error("tensor.device_mismatch",
+                  std::string(op) + ": operands belong to different clients (devices); move one with to_device()");
     }
   }
-  if (!first) throw Error("tensor.undefined", std::string(op) + ": no tensor among the " + (info.condition_first ? "values" : "operands"));
+  if (!first)
+    throw Error("tensor.undefined",
+                std::string(op) + ": no tensor among the " + (info.condition_first ? "values" : "operands"));
   if (condition && condition->tensor().client().id() != first->client().id()) {
-    throw Error("tensor.device_mismatch", std::string(op) + ": the condition and the values belong to different clients (devices)");
+    throw Error("tensor.device_mismatch",
+                std::string(op) + ": the condition and the values belong to different clients (devices)");
   }
   c.in = first->dtype();
   check_dtype(op, c.in, info.needs);
@@ -272,7 +284,8 @@ void check_elementwise(const OpInfo& info, std::span<Operand> operands, const Re
   }
   if (rule.dest && tensor::broadcast_shapes(*c.shape, rule.dest->shape(), op) != rule.dest->shape()) {
     throw Error("tensor.shape_mismatch", std::string(op) + ": a value of shape " + to_string(*c.shape) +
-                                             " does not broadcast to the destination's shape " + to_string(rule.dest->shape()));
+                                             " does not broadcast to the destination's shape " +
+                                             to_string(rule.dest->shape()));
   }
   if (rule.dest) c.shape = &rule.dest->shape();
 }
@@ -285,7 +298,8 @@ namespace {
 // other than row-major (a chain's run records one), nor an empty result (an empty tensor may be
 // row-major by the rule and still overlap itself: a stride 0 beside a dim of 0).
 bool all_row_major(std::span<Operand> inputs, const Shape& shape, const ResultRule& rule) {
-  if ((rule.order && *rule.order != row_major_order(shape.size())) || (rule.dest && !rule.dest->is_contiguous())) return false;
+  if ((rule.order && *rule.order != row_major_order(shape.size())) || (rule.dest && !rule.dest->is_contiguous()))
+    return false;
   for (int64_t d : shape) {
     if (d == 0) return false;
   }
@@ -302,13 +316,15 @@ bool all_row_major(std::span<Operand> inputs, const Shape& shape, const ResultRu
 // an eager op's host time).
 template <size_t kParams>
 void launch_walk_in(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
-                    std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results) {
+                    std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel,
+                    std::span<Tensor> results) {
   const bool flat = all_row_major(inputs, shape, rule);
   // Where output 0 goes: a destination, a given input's memory, else new memory in the voted order.
   int into = -1;
   for (size_t i = 0; i < inputs.size() && into < 0 && !rule.row_major && !rule.dest; ++i) {
     const Operand& o = inputs[i];
-    if (!o.is_scalar() && o.owned() && o.tensor().can_mut() && o.tensor().shape() == shape && o.tensor().dtype() == out_types[0] &&
+    if (!o.is_scalar() && o.owned() && o.tensor().can_mut() && o.tensor().shape() == shape &&
+        o.tensor().dtype() == out_types[0] &&
         (flat || !tensor::self_overlapping(o.tensor().shape(), o.tensor().strides()))) {
       into = int(i);
     }
@@ -316,7 +332,9 @@ void launch_walk_in(const char* op, const Client& client, std::span<Operand> inp
   tensor::DimOrder order;
   std::optional<Tensor> fresh;  // new memory, when output 0 goes to neither a destination nor an input
   if (!rule.dest && into < 0) {
-    order = rule.row_major || flat ? row_major_order(shape.size()) : rule.order ? *rule.order : voted_order(inputs, shape);
+    order = rule.row_major || flat ? row_major_order(shape.size())
+            : rule.order           ? *rule.order
+                                   : voted_order(inputs, shape);
     fresh = tensor::allocate(client, shape, tensor::strides_in_order(shape, order), out_types[0]);
   }
   const Tensor& out = rule.dest ? *rule.dest : into >= 0 ? inputs[size_t(into)].tensor() : *fresh;
@@ -354,7 +372,8 @@ void launch_walk_in(const char* op, const Client& client, std::span<Operand> inp
     std::array<tensor::Dims, kParams> strides;
     size_t n_strides = 0;
     for (const Operand& o : inputs) {
-      if (!o.is_scalar()) strides[n_strides++] = tensor::broadcast_strides(o.tensor().shape(), o.tensor().strides(), shape);
+      if (!o.is_scalar())
+        strides[n_strides++] = tensor::broadcast_strides(o.tensor().shape(), o.tensor().strides(), shape);
     }
     for (const Tensor* t : out_list) strides[n_strides++] = tensor::Dims(t->strides());
     walk = tensor::Walk::in_order(shape, std::span<const tensor::Dims>(strides.data(), n_strides), order);
@@ -420,11 +439,13 @@ void launch_walk_in(const char* op, const Client& client, std::span<Operand> inp
 }  // namespace
 
 void launch_walk(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
-                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results) {
+                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel,
+                 std::span<Tensor> results) {
   const size_t params = inputs.size() + out_types.size() + 1;
   if (out_types.empty() || out_types.size() > kMaxWalkOutputs || params > kMaxWalkParams) {
-    throw Error("tensor.too_large", std::string(op) + ": a walk's kernel takes at most " + std::to_string(kMaxWalkParams) +
-                                        " parameters (inputs, at most " + std::to_string(kMaxWalkOutputs) + " outputs, the count); this one needs " +
+    throw Error("tensor.too_large", std::string(op) + ": a walk's kernel takes at most " +
+                                        std::to_string(kMaxWalkParams) + " parameters (inputs, at most " +
+                                        std::to_string(kMaxWalkOutputs) + " outputs, the count); this one needs " +
                                         std::to_string(params));
   }
   if (params <= 6) return launch_walk_in<6>(op, client, inputs, shape, out_types, rule, kernel, results);
@@ -440,13 +461,14 @@ Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& ru
   facts.condition = info.condition_first;
   for (size_t i = 0; i < operands.size(); ++i) facts.scalar[i] = operands[i].is_scalar();
   Tensor result;
-  launch_walk(info.name, *checked.client, operands, *checked.shape, std::span<const DType>(&checked.out, 1), rule,
-              [&](int rank, int width) -> const KernelRef& {
-                facts.rank = rank;
-                facts.width = width;
-                return kernel_for(info, facts);
-              },
-              std::span<Tensor>(&result, 1));
+  launch_walk(
+      info.name, *checked.client, operands, *checked.shape, std::span<const DType>(&checked.out, 1), rule,
+      [&](int rank, int width) -> const KernelRef& {
+        facts.rank = rank;
+        facts.width = width;
+        return kernel_for(info, facts);
+      },
+      std::span<Tensor>(&result, 1));
   return result;
 }
 
@@ -459,7 +481,8 @@ namespace {
 // launch has, or a tensor whose memory shows more elements than 32-bit indices reach. Such a call
 // runs at once, so that its error comes at the call.
 bool launch_may_refuse(std::span<Operand> operands, const Shape& shape) {
-  if (shape.size() > tensor::kMaxDims || std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d > 1; }) > 8) return true;
+  if (shape.size() > tensor::kMaxDims || std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d > 1; }) > 8)
+    return true;
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   if (count > int64_t(UINT32_MAX) - 255) return true;
@@ -496,10 +519,10 @@ Tensor unary(OpInfo& info, Operand a, ResultRule rule = {}) {
 }  // namespace
 
 // Each op's OpInfo is made on its first call and kept to exit (its kernels with it).
-#define KILN_BINARY(fn_name, needs, to_bool, kind)                                   \
-  Tensor fn_name(Operand a, Operand b) {                                             \
-    static OpInfo* info = new OpInfo(#fn_name, needs, to_bool, binary_fn(kind));     \
-    return binary(*info, std::move(a), std::move(b));                                \
+#define KILN_BINARY(fn_name, needs, to_bool, kind)                               \
+  Tensor fn_name(Operand a, Operand b) {                                         \
+    static OpInfo* info = new OpInfo(#fn_name, needs, to_bool, binary_fn(kind)); \
+    return binary(*info, std::move(a), std::move(b));                            \
   }
 KILN_BINARY(add, Needs::Numbers, false, ir::OpKind::Add)
 KILN_BINARY(sub, Needs::Numbers, false, ir::OpKind::Sub)
@@ -517,10 +540,10 @@ KILN_BINARY(gt, Needs::Numbers, true, ir::OpKind::Gt)
 KILN_BINARY(ge, Needs::Numbers, true, ir::OpKind::Ge)
 #undef KILN_BINARY
 
-#define KILN_UNARY(fn_name, needs, fn)                                \
-  Tensor fn_name(Operand a) {                                         \
-    static OpInfo* info = new OpInfo(#fn_name, needs, false, fn);     \
-    return unary(*info, std::move(a));                                \
+#define KILN_UNARY(fn_name, needs, fn)                            \
+  Tensor fn_name(Operand a) {                                     \
+    static OpInfo* info = new OpInfo(#fn_name, needs, false, fn); \
+    return unary(*info, std::move(a));                            \
   }
 KILN_UNARY(neg, Needs::Signed, unary_fn(ir::OpKind::Neg))
 KILN_UNARY(exp, Needs::Floats, unary_fn(ir::OpKind::Exp))
@@ -535,7 +558,8 @@ KILN_UNARY(abs, Needs::Numbers, [](Tracer& t, const std::vector<ValueRef>& v) {
 KILN_UNARY(sigmoid, Needs::Floats, [](Tracer& t, const std::vector<ValueRef>& v) {
   ValueRef x = widen(t, v[0]);
   ValueRef one = constant_like(t, x, 1.0);
-  return t.binary(ir::OpKind::Div, one, t.binary(ir::OpKind::Add, one, t.unary(ir::OpKind::Exp, t.unary(ir::OpKind::Neg, x))));
+  return t.binary(ir::OpKind::Div, one,
+                  t.binary(ir::OpKind::Add, one, t.unary(ir::OpKind::Exp, t.unary(ir::OpKind::Neg, x))));
 })
 KILN_UNARY(relu, Needs::Numbers, [](Tracer& t, const std::vector<ValueRef>& v) {
   ValueRef x = widen(t, v[0]);
@@ -552,9 +576,8 @@ KILN_UNARY(gelu, Needs::Floats, [](Tracer& t, const std::vector<ValueRef>& v) {
 
 Tensor where(Operand condition, Operand a, Operand b) {
   static OpInfo* info = [] {
-    auto* i = new OpInfo("where", Needs::Any, false, [](Tracer& t, const std::vector<ValueRef>& v) {
-      return t.select(v[0], v[1], v[2]);
-    });
+    auto* i = new OpInfo("where", Needs::Any, false,
+                         [](Tracer& t, const std::vector<ValueRef>& v) { return t.select(v[0], v[1], v[2]); });
     i->condition_first = true;
     return i;
   }();
@@ -584,10 +607,12 @@ OpInfo& copy_info() {
 }  // namespace
 
 void assign(const Tensor& dest, const Tensor& value) {
-  if (!dest.defined() || !value.defined()) throw Error("tensor.undefined", "assign: an empty Tensor (moved from, or never set)");
+  if (!dest.defined() || !value.defined())
+    throw Error("tensor.undefined", "assign: an empty Tensor (moved from, or never set)");
   if (tensor::self_overlapping(dest.shape(), dest.strides())) {
-    throw Error("tensor.overlapping_destination", "assign: the destination " + to_string(dest.shape()) + " with strides " +
-                                                      to_string(dest.strides()) + " reaches some elements twice (an expanded view); "
+    throw Error("tensor.overlapping_destination", "assign: the destination " + to_string(dest.shape()) +
+                                                      " with strides " + to_string(dest.strides()) +
+                                                      " reaches some elements twice (an expanded view); "
                                                       "write into a view without repeated elements");
   }
   if (value.client().id() != dest.client().id()) {

@@ -38,9 +38,9 @@ struct OpInfo {
 
 // What an op may ask of the result beyond the defaults.
 struct ResultRule {
-  std::optional<DType> dtype;     // another element type than the operands' (cast)
-  bool row_major = false;         // new memory, row-major, whatever the operands' order (into_contiguous)
-  const Tensor* dest = nullptr;   // the result goes into this view's elements (assign)
+  std::optional<DType> dtype;       // another element type than the operands' (cast)
+  bool row_major = false;           // new memory, row-major, whatever the operands' order (into_contiguous)
+  const Tensor* dest = nullptr;     // the result goes into this view's elements (assign)
   const DimOrder* order = nullptr;  // new memory in this order (a pending step's, as recorded)
 };
 
@@ -89,7 +89,8 @@ using WalkKernel = std::function<const KernelRef&(int rank, int width)>;
 // other outputs get new memory in output 0's order. `results` receives the outputs (an input's
 // tensor is taken only once the launch has been issued).
 void launch_walk(const char* op, const Client& client, std::span<Operand> inputs, const Shape& shape,
-                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel, std::span<Tensor> results);
+                 std::span<const DType> out_types, const ResultRule& rule, const WalkKernel& kernel,
+                 std::span<Tensor> results);
 
 // The op's own kernel over checked operands, launched now.
 Tensor run_eager(OpInfo& info, std::span<Operand> operands, const ResultRule& rule, const Checked& checked);

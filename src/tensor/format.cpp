@@ -1,10 +1,10 @@
 // Printing tensors: PyTorch's style for a tensor, a flat list for its data.
 #include <charconv>
-#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 #include "kiln/half.h"
@@ -30,8 +30,16 @@ std::vector<double> as_doubles(const TensorData& d) {
 }
 
 int64_t int_at(const TensorData& d, size_t i) {
-  if (d.dtype == DType::I64) { int64_t v; std::memcpy(&v, d.bytes.data() + 8 * i, 8); return v; }
-  if (d.dtype == DType::I32) { int32_t v; std::memcpy(&v, d.bytes.data() + 4 * i, 4); return v; }
+  if (d.dtype == DType::I64) {
+    int64_t v;
+    std::memcpy(&v, d.bytes.data() + 8 * i, 8);
+    return v;
+  }
+  if (d.dtype == DType::I32) {
+    int32_t v;
+    std::memcpy(&v, d.bytes.data() + 4 * i, 4);
+    return v;
+  }
   return d.bytes[i];
 }
 
@@ -165,7 +173,8 @@ std::string Tensor::to_string() const {
   if (n == 0) out += "[]";
   else emit(0, 0, prefix.size());
   if (client_.runtime_name() != "cpu") out += ", device='" + client_.device().name() + "'";
-  if (dtype_ != DType::F32 && dtype_ != DType::I64 && dtype_ != DType::Bool) out += ", dtype=" + std::string(ir::scalar_name(dtype_));
+  if (dtype_ != DType::F32 && dtype_ != DType::I64 && dtype_ != DType::Bool)
+    out += ", dtype=" + std::string(ir::scalar_name(dtype_));
   return out + ")";
 }
 

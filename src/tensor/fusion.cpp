@@ -66,8 +66,8 @@ constexpr int kMaxOperands = 96;
 constexpr int64_t kMinTakenBytes = int64_t(1) << 20;
 
 std::atomic<size_t> g_live_steps{0};  // steps not yet destroyed: sync and assign skip the registry at 0
-uint64_t g_runs = 0;  // chains run so far (under the fusion mutex): Pending::generation
-uint64_t g_walks = 0;  // walks over chains so far (under the fusion mutex): Pending::mark
+uint64_t g_runs = 0;                  // chains run so far (under the fusion mutex): Pending::generation
+uint64_t g_walks = 0;                 // walks over chains so far (under the fusion mutex): Pending::mark
 
 // Held while steps are recorded or run: steps are shared between tensors, which may live on
 // several threads. Recursive: a run may need an earlier step run first.
@@ -238,10 +238,10 @@ void finish(const Chain& chain) {
 // value), each step's arguments over them, and which inputs each step reads through its own
 // earlier steps.
 struct Inputs {
-  std::vector<Pending::Input*> first;       // the input's first occurrence
-  std::vector<bool> given;                  // every occurrence given by std::move
-  std::vector<std::vector<int>> args;       // per step, as WalkStep::args
-  std::vector<std::bitset<128>> reads;      // per step: the inputs it depends on
+  std::vector<Pending::Input*> first;   // the input's first occurrence
+  std::vector<bool> given;              // every occurrence given by std::move
+  std::vector<std::vector<int>> args;   // per step, as WalkStep::args
+  std::vector<std::bitset<128>> reads;  // per step: the inputs it depends on
 
   size_t size() const { return first.size(); }
 };
@@ -350,13 +350,14 @@ void run(const std::shared_ptr<Pending>& root) {
   std::array<Tensor, kMaxWalkOutputs> results;
   ResultRule rule;
   rule.order = &r.order;  // new memory laid out as the last op alone would have laid it out
-  launch_walk(spec.name.c_str(), r.client, operands, r.shape, std::span<const DType>(out_types.data(), stored.size()), rule,
-              [&](int rank, int width) -> const KernelRef& {
-                spec.rank = rank;
-                spec.width = width;
-                return walk_kernel(spec);
-              },
-              std::span<Tensor>(results.data(), stored.size()));
+  launch_walk(
+      spec.name.c_str(), r.client, operands, r.shape, std::span<const DType>(out_types.data(), stored.size()), rule,
+      [&](int rank, int width) -> const KernelRef& {
+        spec.rank = rank;
+        spec.width = width;
+        return walk_kernel(spec);
+      },
+      std::span<Tensor>(results.data(), stored.size()));
   for (size_t j = 0; j < stored.size(); ++j) {
     Pending& p = *chain.steps[stored[j]];
     p.result = std::move(results[j]);
@@ -375,7 +376,8 @@ bool reads(Pending& p, uint64_t memory_id, uint64_t walk) {
   for (const Pending::Input& in : p.inputs) {
     if (in.kind == Pending::Kind::Tensor && in.tensor.handle().memory_id() == memory_id) return true;
     if (in.kind != Pending::Kind::Step) continue;
-    if (in.step->done ? in.step->result.handle().memory_id() == memory_id : reads(*in.step, memory_id, walk)) return true;
+    if (in.step->done ? in.step->result.handle().memory_id() == memory_id : reads(*in.step, memory_id, walk))
+      return true;
   }
   return false;
 }

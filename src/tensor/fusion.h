@@ -36,7 +36,7 @@ struct Pending {
   DType in = DType::F32;
   DType out = DType::F32;
   Shape shape;
-  DimOrder order;      // the memory order the op's own result would have (its operands' vote)
+  DimOrder order;  // the memory order the op's own result would have (its operands' vote)
   Client client{nullptr};
   std::vector<Input> inputs;
   // The chain's size up to here, for its limits: its distinct steps (a step read by several
@@ -51,9 +51,9 @@ struct Pending {
   // while no chain has run since (a run can take steps out of this chain).
   bool steps_exact = true;
   uint64_t generation = 0;
-  uint64_t mark = 0;  // the last walk over chains that visited this step (each walk draws a new number)
+  uint64_t mark = 0;              // the last walk over chains that visited this step (each walk draws a new number)
   std::atomic<bool> done{false};  // run: `result` holds the value, `inputs` are gone
-  bool failed = false;  // its last run threw: sync and flush leave it to its own use, which throws again
+  bool failed = false;            // its last run threw: sync and flush leave it to its own use, which throws again
   Tensor result;
 };
 

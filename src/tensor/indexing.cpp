@@ -39,11 +39,14 @@ uint32_t site_of(const char* op) {
   std::string name = op;
   uint32_t code = Client::register_device_error_site(
       {"tensor.index_out_of_range", [name](const std::array<uint32_t, Client::kDeviceErrorValues>& v) {
-         const int64_t index = int64_t(uint64_t(v[1]) | uint64_t(v[2]) << 32), size = int64_t(uint64_t(v[3]) | uint64_t(v[4]) << 32);
-         std::string more = v[5] > 1 ? " (and " + std::to_string(v[5] - 1) + " later index op(s) since the last check found bad " +
-                                            "indices too; none of them wrote anything)" : "";
-         return name + ": index " + std::to_string(index) + " is out of range for dim " + std::to_string(v[0]) + " of size " +
-                std::to_string(size) + "; nothing was written" + more;
+         const int64_t index = int64_t(uint64_t(v[1]) | uint64_t(v[2]) << 32),
+                       size = int64_t(uint64_t(v[3]) | uint64_t(v[4]) << 32);
+         std::string more = v[5] > 1 ? " (and " + std::to_string(v[5] - 1) +
+                                           " later index op(s) since the last check found bad " +
+                                           "indices too; none of them wrote anything)"
+                                     : "";
+         return name + ": index " + std::to_string(index) + " is out of range for dim " + std::to_string(v[0]) +
+                " of size " + std::to_string(size) + "; nothing was written" + more;
        }});
   return (*sites)[name] = code;
 }
@@ -110,7 +113,8 @@ uint32_t validate(const Client& c, const char* op, const Tensor& indices, int64_
   KernelRef kernel = tensor::cached_kernel(common::Key()("kernel", "tensor_check_indices")("indices", indices.dtype()),
                                            [&] { return record_validate(indices.dtype()); });
   const uint32_t count = tensor::checked_u32(n, op, "indices");
-  launch(c, kernel, tensor::linear_config(count), {flat.handle(), c.device_error_word(), count, size, uint32_t(dim), site_of(op), ticket});
+  launch(c, kernel, tensor::linear_config(count),
+         {flat.handle(), c.device_error_word(), count, size, uint32_t(dim), site_of(op), ticket});
   c.expect_device_error();
   return ticket;
 }
@@ -134,7 +138,8 @@ ir::Kernel record_gather(DType dtype, DType index_type, int rank, int dim) {
   ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef ticket = t.param("ticket", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
-  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Ne, t.load(word, u32c(t, 7)), ticket));
+  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count),
+                         t.binary(ir::OpKind::Ne, t.load(word, u32c(t, 7)), ticket));
   size_t body = t.begin_if(go);
   std::vector<ValueRef> c = tensor::coordinates(t, pos, out, 0, rank);
   ValueRef at = t.cast(t.load(idx, offset(t, idx, c, dim, nullptr)), ir::Scalar::U32);  // validated: in [0, size)
@@ -162,7 +167,8 @@ ir::Kernel record_scatter(DType dtype, DType index_type, int rank, int dim) {
   ValueRef span = t.param("span", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef ticket = t.param("ticket", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef pos = t.builtin(ir::OpKind::AbsolutePos, -1);
-  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count), t.binary(ir::OpKind::Ne, t.load(word, u32c(t, 7)), ticket));
+  ValueRef go = t.binary(ir::OpKind::And, t.binary(ir::OpKind::Lt, pos, count),
+                         t.binary(ir::OpKind::Ne, t.load(word, u32c(t, 7)), ticket));
   size_t body = t.begin_if(go);
   std::vector<ValueRef> c = tensor::coordinates(t, pos, out, 0, rank);
   auto widen = [&](ValueRef v) { return v.type.scalar == acc ? v : t.cast(v, acc); };
@@ -171,7 +177,9 @@ ir::Kernel record_scatter(DType dtype, DType index_type, int rank, int dim) {
   // Only positions inside the index tensor's other dims receive values.
   ValueRef inside = t.constant(ir::Type::scalar_of(ir::Scalar::Bool), ir::AttrValue::of_bool(true));
   for (int d = 0; d < rank; ++d) {
-    if (d != dim) inside = t.binary(ir::OpKind::And, inside, t.binary(ir::OpKind::Lt, c[size_t(d)], t.tensor_meta(ir::OpKind::TensorShape, idx, d)));
+    if (d != dim)
+      inside = t.binary(ir::OpKind::And, inside,
+                        t.binary(ir::OpKind::Lt, c[size_t(d)], t.tensor_meta(ir::OpKind::TensorShape, idx, d)));
   }
   size_t if_inside = t.begin_if(inside);
   ValueRef j = t.begin_for(u32c(t, 0), span, u32c(t, 1), dsl::LoopAttrs{});
@@ -196,14 +204,18 @@ struct Checked {
 // The checks every index op makes on the host: defined tensors on one device, an index type, the
 // dim.
 Checked check(const char* op, const Tensor& t, int64_t dim, const Tensor& indices) {
-  if (!t.defined() || !indices.defined()) throw Error("tensor.undefined", std::string(op) + ": an empty Tensor (moved from, or never set)");
+  if (!t.defined() || !indices.defined())
+    throw Error("tensor.undefined", std::string(op) + ": an empty Tensor (moved from, or never set)");
   if (indices.dtype() != DType::I32 && indices.dtype() != DType::I64) {
-    throw Error("tensor.unsupported_dtype", std::string(op) + ": indices must be i32 or i64, not " + std::string(ir::scalar_name(indices.dtype())));
+    throw Error("tensor.unsupported_dtype",
+                std::string(op) + ": indices must be i32 or i64, not " + std::string(ir::scalar_name(indices.dtype())));
   }
-  if (indices.client().id() != t.client().id()) throw Error("tensor.device_mismatch", std::string(op) + ": the indices live on another device");
+  if (indices.client().id() != t.client().id())
+    throw Error("tensor.device_mismatch", std::string(op) + ": the indices live on another device");
   const int64_t d = dim < 0 ? dim + t.rank() : dim;
   if (t.rank() == 0 || d < 0 || d >= t.rank()) {
-    throw Error("tensor.bad_dim", std::string(op) + ": dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(t.rank()));
+    throw Error("tensor.bad_dim", std::string(op) + ": dim " + std::to_string(dim) + " is outside a tensor of rank " +
+                                      std::to_string(t.rank()));
   }
   return {d};
 }
@@ -237,7 +249,8 @@ Tensor run_gather(const char* op, const Tensor& t, int64_t dim, const Tensor& in
   return out;
 }
 
-Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, const Tensor& values, uint32_t ticket) {
+Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& indices_seen, const Tensor& values,
+                   uint32_t ticket) {
   Tensor out = tensor::allocate(t.client(), t.shape(), contiguous_strides(t.shape()), t.dtype());
   if (out.numel() == 0) return out;
   KernelRef kernel = tensor::cached_kernel(index_kernel_key("tensor_scatter", t, indices_seen, dim), [&] {
@@ -246,21 +259,26 @@ Tensor run_scatter(const char* op, const Tensor& t, int64_t dim, const Tensor& i
   TensorBinding bd = whole(t, op), bi = whole(indices_seen, op), bv = whole(values, op), bo = whole(out, op);
   const uint32_t count = tensor::checked_u32(out.numel(), op, "elements");
   const uint32_t span = tensor::checked_u32(indices_seen.shape()[size_t(dim)], op, "indices along the dim");
-  launch(t.client(), kernel, tensor::linear_config(count), {bd, bi, bv, bo, t.client().device_error_word(), count, span, ticket});
+  launch(t.client(), kernel, tensor::linear_config(count),
+         {bd, bi, bv, bo, t.client().device_error_word(), count, span, ticket});
   return out;
 }
 
 void check_values(const char* op, const Tensor& t, const Tensor& values, const Shape& want) {
   if (!values.defined()) throw Error("tensor.undefined", std::string(op) + ": the values are an empty Tensor");
   if (values.dtype() != t.dtype()) {
-    throw Error("tensor.dtype_mismatch", std::string(op) + ": values are " + std::string(ir::scalar_name(values.dtype())) + " and the tensor " +
+    throw Error("tensor.dtype_mismatch", std::string(op) + ": values are " +
+                                             std::string(ir::scalar_name(values.dtype())) + " and the tensor " +
                                              std::string(ir::scalar_name(t.dtype())));
   }
-  if (values.client().id() != t.client().id()) throw Error("tensor.device_mismatch", std::string(op) + ": the values live on another device");
+  if (values.client().id() != t.client().id())
+    throw Error("tensor.device_mismatch", std::string(op) + ": the values live on another device");
   if (values.shape() != want) {
-    throw Error("tensor.shape_mismatch", std::string(op) + ": values have shape " + to_string(values.shape()) + "; they must have shape " + to_string(want));
+    throw Error("tensor.shape_mismatch", std::string(op) + ": values have shape " + to_string(values.shape()) +
+                                             "; they must have shape " + to_string(want));
   }
-  if (t.dtype() == DType::Bool) throw Error("tensor.unsupported_dtype", std::string(op) + " adds values: it does not take bool tensors");
+  if (t.dtype() == DType::Bool)
+    throw Error("tensor.unsupported_dtype", std::string(op) + " adds values: it does not take bool tensors");
 }
 
 // indices' shape must match t's rank, and not exceed t's dims other than `dim`.
@@ -268,8 +286,10 @@ void check_same_rank(const char* op, const Tensor& t, const Tensor& indices, int
   bool fits = indices.rank() == t.rank();
   for (int64_t d = 0; fits && d < t.rank(); ++d) fits = d == dim || indices.shape()[size_t(d)] <= t.shape()[size_t(d)];
   if (!fits) {
-    throw Error("tensor.shape_mismatch", std::string(op) + ": indices of shape " + to_string(indices.shape()) + " for a tensor of shape " +
-                                             to_string(t.shape()) + "; they need its rank and no longer dims but along dim " + std::to_string(dim));
+    throw Error("tensor.shape_mismatch", std::string(op) + ": indices of shape " + to_string(indices.shape()) +
+                                             " for a tensor of shape " + to_string(t.shape()) +
+                                             "; they need its rank and no longer dims but along dim " +
+                                             std::to_string(dim));
   }
 }
 
@@ -297,7 +317,8 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& indices, const Tensor
 Tensor select(const Tensor& t, int64_t dim, const Tensor& indices) {
   const char* op = "select";
   const int64_t d = check(op, t, dim, indices).dim;
-  if (indices.rank() != 1) throw Error("tensor.shape_mismatch", std::string(op) + ": indices must be 1-D, are " + to_string(indices.shape()));
+  if (indices.rank() != 1)
+    throw Error("tensor.shape_mismatch", std::string(op) + ": indices must be 1-D, are " + to_string(indices.shape()));
   const uint32_t ticket = validate(t.client(), op, indices, d, t.shape()[size_t(d)]);
   Shape shape = t.shape();
   shape[size_t(d)] = indices.shape()[0];
@@ -310,7 +331,8 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& indices) { retur
 Tensor select_assign(const Tensor& t, int64_t dim, const Tensor& indices, const Tensor& values) {
   const char* op = "select_assign";
   const int64_t d = check(op, t, dim, indices).dim;
-  if (indices.rank() != 1) throw Error("tensor.shape_mismatch", std::string(op) + ": indices must be 1-D, are " + to_string(indices.shape()));
+  if (indices.rank() != 1)
+    throw Error("tensor.shape_mismatch", std::string(op) + ": indices must be 1-D, are " + to_string(indices.shape()));
   Shape shape = t.shape();
   shape[size_t(d)] = indices.shape()[0];
   check_values(op, t, values, shape);

@@ -15,10 +15,13 @@ using dsl::ValueRef;
 
 ValueRef constant(Tracer& t, DType d, double v) {
   ir::Type type = ir::Type::scalar_of(d);
-  return ir::is_float(d) ? t.constant(type, ir::AttrValue::of_float(v)) : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
+  return ir::is_float(d) ? t.constant(type, ir::AttrValue::of_float(v))
+                         : t.constant(type, ir::AttrValue::of_int(int64_t(v)));
 }
 
-ValueRef constant_bits(Tracer& t, DType d, int64_t bits) { return t.constant(ir::Type::scalar_of(d), ir::AttrValue::of_int(bits)); }
+ValueRef constant_bits(Tracer& t, DType d, int64_t bits) {
+  return t.constant(ir::Type::scalar_of(d), ir::AttrValue::of_int(bits));
+}
 
 std::vector<ValueRef> coordinates(Tracer& t, const ValueRef& pos, const ValueRef& shape_of, int first, int last) {
   std::vector<ValueRef> c(static_cast<size_t>(std::max(last - first, 0)));
@@ -37,7 +40,8 @@ std::vector<ValueRef> coordinates(Tracer& t, const ValueRef& pos, const ValueRef
 
 ValueRef offset(Tracer& t, const ValueRef& tensor, const std::vector<ValueRef>& coords, int first, ValueRef base) {
   for (size_t i = 0; i < coords.size(); ++i) {
-    ValueRef step = t.binary(ir::OpKind::Mul, coords[i], t.tensor_meta(ir::OpKind::TensorStride, tensor, first + int(i)));
+    ValueRef step =
+        t.binary(ir::OpKind::Mul, coords[i], t.tensor_meta(ir::OpKind::TensorStride, tensor, first + int(i)));
     base = base.id == ir::kNoValue ? step : t.binary(ir::OpKind::Add, base, step);
   }
   return base.id == ir::kNoValue ? constant(t, DType::U32, 0) : base;
@@ -54,13 +58,15 @@ ir::Kernel record_walk(const WalkSpec& spec) {
   const bool contiguous = spec.width > 0 && spec.rank == 1;
   auto array_type = [&](DType d, ir::Access access) {
     return contiguous ? ir::Type::buffer(ir::Type::vector_of(d, spec.width), access)
-                      : ir::Type::tensor(spec.width > 0 ? ir::Type::vector_of(d, spec.width) : ir::Type::scalar_of(d), spec.rank, access);
+                      : ir::Type::tensor(spec.width > 0 ? ir::Type::vector_of(d, spec.width) : ir::Type::scalar_of(d),
+                                         spec.rank, access);
   };
   std::vector<ValueRef> inputs;
   for (size_t i = 0; i < spec.kinds.size(); ++i) {
     std::string name = "in" + std::to_string(i);
-    inputs.push_back(spec.kinds[i] == OperandKind::Tensor ? t.param(name, array_type(spec.dtypes[i], ir::Access::ReadOnly))
-                                                          : t.param(name, ir::Type::scalar_of(spec.dtypes[i])));
+    inputs.push_back(spec.kinds[i] == OperandKind::Tensor
+                         ? t.param(name, array_type(spec.dtypes[i], ir::Access::ReadOnly))
+                         : t.param(name, ir::Type::scalar_of(spec.dtypes[i])));
   }
   std::vector<ValueRef> outs;
   for (size_t j = 0; j < spec.outputs.size(); ++j) {

@@ -24,18 +24,18 @@ enum class OperandKind : uint8_t { Tensor, Scalar };
 using ElementFn = std::function<dsl::ValueRef(dsl::Tracer&, const std::vector<dsl::ValueRef>&)>;
 
 struct ElementwiseSpec {
-  std::string name;                  // the kernel's name: "tensor_add"
-  std::vector<OperandKind> kinds;    // one per input
-  std::vector<DType> dtypes;         // one per input
+  std::string name;                // the kernel's name: "tensor_add"
+  std::vector<OperandKind> kinds;  // one per input
+  std::vector<DType> dtypes;       // one per input
   DType out = DType::F32;
-  int rank = 1;                      // of the walk (every tensor operand and the output)
+  int rank = 1;  // of the walk (every tensor operand and the output)
   // 0: a strided walk of `rank` dims. 1, 2 or 4 with rank 1: every tensor is contiguous in the
   // walk, read and written as vectors of `width` elements through plain buffers (no index
   // arithmetic). 2 or 4 with rank 2 or more: a strided walk whose innermost dim every tensor steps
   // through contiguously, in vectors of `width` (tensors of vectors: strides count vectors).
   int width = 0;
-  const ElementFn* fn = nullptr;     // out = fn(inputs), lanewise on vectors
-  common::Key key() const;           // what makes two specs the same kernel (fn is named by `name`)
+  const ElementFn* fn = nullptr;  // out = fn(inputs), lanewise on vectors
+  common::Key key() const;        // what makes two specs the same kernel (fn is named by `name`)
 };
 
 // A walk's kernel in general: inputs (tensors or numbers), steps that each compute one op's
@@ -43,20 +43,20 @@ struct ElementwiseSpec {
 // kernel stores it), and outputs that store steps. An op's kernel is one step; a fused chain is
 // many, its intermediate values kept in registers.
 struct WalkStep {
-  std::string op;                // the op's name, which names its ElementFn in the key
+  std::string op;  // the op's name, which names its ElementFn in the key
   const ElementFn* fn = nullptr;
   DType out = DType::F32;
-  std::vector<int> args;         // each >= 0: input i; < 0: step -(arg + 1)
+  std::vector<int> args;  // each >= 0: input i; < 0: step -(arg + 1)
 };
 
 struct WalkSpec {
-  std::string name;                  // the kernel's name: "tensor_fused_mul_add_gelu"
-  std::vector<OperandKind> kinds;    // one per input
-  std::vector<DType> dtypes;         // one per input
-  std::vector<WalkStep> steps;       // inputs before users
-  std::vector<int> outputs;          // the steps stored, one output parameter each, in order
+  std::string name;                // the kernel's name: "tensor_fused_mul_add_gelu"
+  std::vector<OperandKind> kinds;  // one per input
+  std::vector<DType> dtypes;       // one per input
+  std::vector<WalkStep> steps;     // inputs before users
+  std::vector<int> outputs;        // the steps stored, one output parameter each, in order
   int rank = 1;
-  int width = 0;                     // as ElementwiseSpec's
+  int width = 0;  // as ElementwiseSpec's
   common::Key key() const;
 };
 
@@ -79,7 +79,8 @@ dsl::ValueRef constant(dsl::Tracer& t, DType d, double v);
 dsl::ValueRef constant_bits(dsl::Tracer& t, DType d, int64_t bits);
 // The coordinates of linear position `pos` over dims [first, last) of `shape_of`'s shape, the
 // last dim fastest; the first dim takes what is left (so its own length is not read).
-std::vector<dsl::ValueRef> coordinates(dsl::Tracer& t, const dsl::ValueRef& pos, const dsl::ValueRef& shape_of, int first, int last);
+std::vector<dsl::ValueRef> coordinates(dsl::Tracer& t, const dsl::ValueRef& pos, const dsl::ValueRef& shape_of,
+                                       int first, int last);
 // Σ coords[i] * stride(tensor, first + i), from `base`.
 dsl::ValueRef offset(dsl::Tracer& t, const dsl::ValueRef& tensor, const std::vector<dsl::ValueRef>& coords, int first,
                      dsl::ValueRef base);

@@ -59,7 +59,8 @@ class Small {
 
  private:
   static void check(size_t n) {
-    if (n > kMaxDims) throw Error("tensor.too_large", "a tensor op walks at most 16 dims; this one has " + std::to_string(n));
+    if (n > kMaxDims)
+      throw Error("tensor.too_large", "a tensor op walks at most 16 dims; this one has " + std::to_string(n));
   }
   std::array<T, kMaxDims> v_;  // the first n_ are set: no zeroing of the rest on every op
   size_t n_ = 0;

@@ -3,9 +3,10 @@
 // into rows of one larger product when the lhs's rows allow it. The kernel is autotune's choice
 // among the candidates that can compute the call: the tile layer's block products and the
 // one-unit-per-element kernel.
+#include "kiln/tensor/matmul.h"
+
 #include <algorithm>
 
-#include "kiln/tensor/matmul.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
 #include "tensor/matmul_plan.h"
@@ -103,7 +104,8 @@ MatmulPlan plan_matmul(const Tensor& lhs, const Tensor& rhs, const Shape& out_sh
   const Dims sa = full_strides(lhs), sb = full_strides(rhs), so(contiguous_strides(out_shape));
   const size_t nb = batch.size();
   // The batch dims, folded where all three operands allow.
-  const std::array<Dims, 3> batch_strides = {Dims(sa.span().first(nb)), Dims(sb.span().first(nb)), Dims(so.span().first(nb))};
+  const std::array<Dims, 3> batch_strides = {Dims(sa.span().first(nb)), Dims(sb.span().first(nb)),
+                                             Dims(so.span().first(nb))};
   Walk walk = Walk::in_order(batch, batch_strides, row_major_order(nb));
   walk.fold();
   if (walk.shape.size() == 1 && walk.shape[0] == 1) {  // no batch at all
@@ -158,7 +160,8 @@ std::vector<autotune::Candidate> matmul_candidates(const MatmulPlan& p, const Te
   c.push_back({"naive", [client, dtype, batch_rank, ha, hb, ho, kshape, ka, kb, ko, count, inner] {
                  const char* op = "matmul";
                  KernelRef kernel = matmul_kernel(dtype, batch_rank);
-                 TensorBinding ba = binding(ha, kshape.span(), ka.span(), op), bb = binding(hb, kshape.span(), kb.span(), op),
+                 TensorBinding ba = binding(ha, kshape.span(), ka.span(), op),
+                               bb = binding(hb, kshape.span(), kb.span(), op),
                                bo = binding(ho, kshape.span(), ko.span(), op);
                  launch(client, kernel, linear_config(count),
                         {ba, bb, bo, checked_u32(count, op, "elements"), checked_u32(inner, op, "as the inner size")});
@@ -179,8 +182,8 @@ Shape checked_out_shape(const Tensor& lhs, const Tensor& rhs) {
   const char* op = "matmul";
   if (!lhs.defined() || !rhs.defined()) throw Error("tensor.undefined", "matmul: an operand is an empty Tensor");
   if (lhs.rank() < 2 || rhs.rank() < 2) {
-    throw Error("tensor.shape_mismatch", "matmul: takes tensors of rank 2 or more; the shapes are " + to_string(lhs.shape()) +
-                                             " and " + to_string(rhs.shape()));
+    throw Error("tensor.shape_mismatch", "matmul: takes tensors of rank 2 or more; the shapes are " +
+                                             to_string(lhs.shape()) + " and " + to_string(rhs.shape()));
   }
   if (lhs.dtype() != rhs.dtype()) {
     throw Error("tensor.dtype_mismatch", "matmul: operands are " + std::string(ir::scalar_name(lhs.dtype())) + " and " +
@@ -198,7 +201,8 @@ Shape checked_out_shape(const Tensor& lhs, const Tensor& rhs) {
                                              to_string(rhs.shape()) + " (lhs has " + std::to_string(kdim) +
                                              " columns, rhs " + std::to_string(k2) + " rows)");
   }
-  const Shape lhs_batch(lhs.shape().begin(), lhs.shape().end() - 2), rhs_batch(rhs.shape().begin(), rhs.shape().end() - 2);
+  const Shape lhs_batch(lhs.shape().begin(), lhs.shape().end() - 2),
+      rhs_batch(rhs.shape().begin(), rhs.shape().end() - 2);
   Shape out_shape = tensor::broadcast_shapes(lhs_batch, rhs_batch, op);
   out_shape.push_back(m);
   out_shape.push_back(n);
@@ -208,9 +212,10 @@ Shape checked_out_shape(const Tensor& lhs, const Tensor& rhs) {
 // Autotune's key: the element type, the sizes in buckets, and each operand's layout (which
 // decides the candidates).
 autotune::Key matmul_key(const tensor::MatmulPlan& p, const std::vector<autotune::Candidate>& c) {
-  std::string facts = std::string(ir::scalar_name(p.dtype)) + " batch " + std::to_string(autotune::bucket(p.products())) +
-                      " m " + std::to_string(autotune::bucket(p.rows)) + " n " + std::to_string(autotune::bucket(p.n)) +
-                      " k " + std::to_string(autotune::bucket(p.k));
+  std::string facts = std::string(ir::scalar_name(p.dtype)) + " batch " +
+                      std::to_string(autotune::bucket(p.products())) + " m " +
+                      std::to_string(autotune::bucket(p.rows)) + " n " + std::to_string(autotune::bucket(p.n)) + " k " +
+                      std::to_string(autotune::bucket(p.k));
   const char* names[2] = {"lhs", "rhs"};
   for (size_t o = 0; o < 2; ++o) {
     const auto& s = p.matrix_strides[o];
@@ -228,9 +233,9 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs, std::string_view variant) {
   Shape out_shape = checked_out_shape(lhs, rhs);
   Tensor out = tensor::allocate(lhs.client(), out_shape, contiguous_strides(out_shape), lhs.dtype());
   auto refuse = [&](const std::string& names) {
-    return Error("tensor.bad_variant", "matmul: no variant '" + std::string(variant) + "' for " + to_string(lhs.shape()) + " x " +
-                                           to_string(rhs.shape()) + " " + std::string(ir::scalar_name(lhs.dtype())) +
-                                           "; this call has " + names);
+    return Error("tensor.bad_variant", "matmul: no variant '" + std::string(variant) + "' for " +
+                                           to_string(lhs.shape()) + " x " + to_string(rhs.shape()) + " " +
+                                           std::string(ir::scalar_name(lhs.dtype())) + "; this call has " + names);
   };
   if (out.numel() == 0) {
     if (!variant.empty() && variant != "naive") throw refuse("naive");
@@ -269,7 +274,8 @@ std::vector<std::string> matmul_variants(const Tensor& lhs, const Tensor& rhs) {
   tensor::MatmulPlan p = tensor::plan_matmul(lhs, rhs, out_shape);
   size_t fallback = 0;
   std::vector<std::string> names;
-  for (const autotune::Candidate& cand : tensor::matmul_candidates(p, lhs, rhs, nullptr, &fallback)) names.push_back(cand.name);
+  for (const autotune::Candidate& cand : tensor::matmul_candidates(p, lhs, rhs, nullptr, &fallback))
+    names.push_back(cand.name);
   return names;
 }
 

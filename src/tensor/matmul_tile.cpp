@@ -6,9 +6,9 @@
 // layout and transposed as a tile, so that no copy of it is made.
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "common/key.h"
 #include "kiln/ir/mma.h"
@@ -24,7 +24,8 @@ using namespace kiln::tile;
 struct BlockShape {
   int64_t bm, bn, bk, stages;
   std::string name() const {
-    return "tile " + std::to_string(bm) + "x" + std::to_string(bn) + " k" + std::to_string(bk) + " s" + std::to_string(stages);
+    return "tile " + std::to_string(bm) + "x" + std::to_string(bn) + " k" + std::to_string(bk) + " s" +
+           std::to_string(stages);
   }
 };
 
@@ -72,7 +73,8 @@ Traced record_batched(const Problem& q) {
   const int64_t steps = (q.k + s.bk - 1) / s.bk, m_blocks = q.m / s.bm, n_blocks = q.n / s.bn;
   return trace("tensor_matmul_tile_batched", In<T>(ca), In<T>(cb), Out<T>(cells({q.products * q.m, q.n}, {s.bm, s.bn})),
                [q, s, steps, m_blocks, n_blocks](Param<T> a, Param<T> b, Param<T> c) {
-                 const Index product = block_id(0) / int32_t(m_blocks), i = block_id(0) % int32_t(m_blocks), j = block_id(1);
+                 const Index product = block_id(0) / int32_t(m_blocks), i = block_id(0) % int32_t(m_blocks),
+                             j = block_id(1);
                  const Index a_product = q.a_shared ? Index(0) : product, b_product = q.b_shared ? Index(0) : product;
                  tile::Var<Acc> acc = zeros<Acc>({uint32_t(s.bm), uint32_t(s.bn)});
                  For(d_range(0, int32_t(steps)).prefetch_stages(s.stages), [&](Index kk) {
@@ -93,8 +95,10 @@ Traced record_batched(const Problem& q) {
 template <Element T, Element Acc>
 Traced record(const Problem& q) {
   const BlockShape s = q.block;
-  Cells ca = q.a_columns ? cells({q.k, q.m}, {s.bk, s.bm}).along({free_axis, 0}) : cells({q.m, q.k}, {s.bm, s.bk}).along({0, free_axis});
-  Cells cb = q.b_columns ? cells({q.n, q.k}, {s.bn, s.bk}).along({1, free_axis}) : cells({q.k, q.n}, {s.bk, s.bn}).along({free_axis, 1});
+  Cells ca = q.a_columns ? cells({q.k, q.m}, {s.bk, s.bm}).along({free_axis, 0})
+                         : cells({q.m, q.k}, {s.bm, s.bk}).along({0, free_axis});
+  Cells cb = q.b_columns ? cells({q.n, q.k}, {s.bn, s.bk}).along({1, free_axis})
+                         : cells({q.k, q.n}, {s.bk, s.bn}).along({free_axis, 1});
   const int64_t steps = (q.k + s.bk - 1) / s.bk;
   return trace("tensor_matmul_tile", In<T>(ca), In<T>(cb), Out<T>(cells({q.m, q.n}, {s.bm, s.bn})),
                [q, s, steps](Param<T> a, Param<T> b, Param<T> c) {
@@ -134,7 +138,9 @@ std::shared_ptr<const Traced> program(const Problem& q) {
         slot = std::make_shared<const Traced>(batched ? record_batched<T, Acc>(q) : record<T, Acc>(q));
       }
     });
-    if (!slot) throw Error("tensor.unsupported_dtype", "matmul's tile products take floats, not " + std::string(ir::scalar_name(q.dtype)));
+    if (!slot)
+      throw Error("tensor.unsupported_dtype",
+                  "matmul's tile products take floats, not " + std::string(ir::scalar_name(q.dtype)));
   }
   return slot;
 }
@@ -165,8 +171,8 @@ std::vector<std::array<int64_t, 3>> product_offsets(const MatmulPlan& p) {
   return out;
 }
 
-constexpr int64_t kMinSide = 16;         // smaller products are the one-unit kernel's
-constexpr int64_t kMaxLaunches = 4096;   // a batch of more products than this is the one-unit kernel's
+constexpr int64_t kMinSide = 16;                    // smaller products are the one-unit kernel's
+constexpr int64_t kMaxLaunches = 4096;              // a batch of more products than this is the one-unit kernel's
 constexpr int64_t kMaxElements = int64_t(1) << 32;  // tile kernels index a parameter with u32
 
 }  // namespace
@@ -188,7 +194,8 @@ void add_tile_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& r
   // Every product's factors and output start on a 16-byte boundary (tile kernels read vectors).
   const int64_t bytes = ir::scalar_bytes(p.dtype);
   std::vector<std::array<int64_t, 3>> offsets = product_offsets(p);
-  const std::array<uint64_t, 3> base = {lhs.handle().address(), rhs.handle().address(), out ? out->handle().address() : 0};
+  const std::array<uint64_t, 3> base = {lhs.handle().address(), rhs.handle().address(),
+                                        out ? out->handle().address() : 0};
   for (const auto& off : offsets) {
     for (size_t o = 0; o < 3; ++o) {
       if ((base[o] + uint64_t(off[o] * bytes)) % 16 != 0) return;
@@ -202,8 +209,8 @@ void add_tile_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& r
   }
   if (shapes.empty()) {
     std::vector<BlockShape> all = block_shapes(p.dtype);
-    shapes.push_back(*std::min_element(all.begin(), all.end(),
-                                       [](const BlockShape& x, const BlockShape& y) { return x.bm * x.bn < y.bm * y.bn; }));
+    shapes.push_back(*std::min_element(
+        all.begin(), all.end(), [](const BlockShape& x, const BlockShape& y) { return x.bm * x.bn < y.bm * y.bn; }));
   }
   *preferred = to.size();
   // Whether each factor's products are stacked (product i's matrix i matrices on) or shared.
@@ -217,15 +224,17 @@ void add_tile_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& r
     if (shared) return true;
     return std::nullopt;
   };
-  const std::optional<bool> a_shared = stacking(0, p.rows * p.k), b_shared = stacking(1, p.k * p.n), o_shared = stacking(2, p.rows * p.n);
+  const std::optional<bool> a_shared = stacking(0, p.rows * p.k), b_shared = stacking(1, p.k * p.n),
+                            o_shared = stacking(2, p.rows * p.n);
   for (const BlockShape& s : shapes) {
     Problem q{p.dtype, p.rows, p.n, p.k, *a, *b, s};
     // One launch for the batch where blocks never straddle two products.
     // (k runs along the stacked rows of a factor stored as columns on the left, or as rows on the right.)
     const bool k_stacked = *a || !*b;
-    const bool one_launch = offsets.size() > 1 && a_shared && b_shared && o_shared == false && p.rows % s.bm == 0 &&
-                            (!k_stacked || p.k % s.bk == 0) && (!*b || p.n % s.bn == 0) &&
-                            int64_t(offsets.size()) * std::max(p.rows * p.k, std::max(p.k * p.n, p.rows * p.n)) < kMaxElements;
+    const bool one_launch =
+        offsets.size() > 1 && a_shared && b_shared && o_shared == false && p.rows % s.bm == 0 &&
+        (!k_stacked || p.k % s.bk == 0) && (!*b || p.n % s.bn == 0) &&
+        int64_t(offsets.size()) * std::max(p.rows * p.k, std::max(p.k * p.n, p.rows * p.n)) < kMaxElements;
     if (one_launch) {
       q.products = int64_t(offsets.size());
       q.a_shared = *a_shared;
@@ -244,8 +253,9 @@ void add_tile_candidates(const MatmulPlan& p, const Tensor& lhs, const Tensor& r
     to.push_back({s.name(), [q, client, ha, hb, hc, offsets, bytes] {
                     std::shared_ptr<const Traced> t = program(q);
                     for (const auto& off : offsets) {
-                      t->entry.launch(client, {ha.offset_start(size_t(off[0] * bytes)), hb.offset_start(size_t(off[1] * bytes)),
-                                               hc.offset_start(size_t(off[2] * bytes))});
+                      t->entry.launch(client,
+                                      {ha.offset_start(size_t(off[0] * bytes)), hb.offset_start(size_t(off[1] * bytes)),
+                                       hc.offset_start(size_t(off[2] * bytes))});
                     }
                   }});
   }

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "kiln/half.h"
-
 #include "kiln/runtime/launch.h"
 #include "tensor/kernels.h"
 #include "tensor/support.h"
@@ -25,8 +24,11 @@ ValueRef f64(Tracer& t, double v) { return tensor::constant(t, DType::F64, v); }
 // splitmix64's finaliser of seed + (i + 1) * golden: 64 well-mixed bits per (seed, i).
 ValueRef mix(Tracer& t, const ValueRef& seed, const ValueRef& i) {
   auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
-  auto x_shift = [&](const ValueRef& z, uint64_t s) { return t.binary(ir::OpKind::Xor, z, t.binary(ir::OpKind::Shr, z, u64(t, s))); };
-  ValueRef z = t.binary(ir::OpKind::Add, seed, mul(t.binary(ir::OpKind::Add, i, u64(t, 1)), u64(t, 0x9E3779B97F4A7C15ull)));
+  auto x_shift = [&](const ValueRef& z, uint64_t s) {
+    return t.binary(ir::OpKind::Xor, z, t.binary(ir::OpKind::Shr, z, u64(t, s)));
+  };
+  ValueRef z =
+      t.binary(ir::OpKind::Add, seed, mul(t.binary(ir::OpKind::Add, i, u64(t, 1)), u64(t, 0x9E3779B97F4A7C15ull)));
   z = mul(x_shift(z, 30), u64(t, 0xBF58476D1CE4E5B9ull));
   z = mul(x_shift(z, 27), u64(t, 0x94D049BB133111EBull));
   return x_shift(z, 31);
@@ -90,7 +92,8 @@ ir::Kernel record_random(Law law, DType dtype) {
     ValueRef u1 = t.binary(ir::OpKind::Sub, f64(t, 1.0), fraction(mix(t, seed, i), 53));  // (0, 1]
     ValueRef u2 = fraction(mix(t, seed, t.binary(ir::OpKind::Xor, i, u64(t, ~0ull))), 53);
     ValueRef r = t.unary(ir::OpKind::Sqrt, t.binary(ir::OpKind::Mul, f64(t, -2.0), t.unary(ir::OpKind::Log, u1)));
-    ValueRef n = t.binary(ir::OpKind::Mul, r, t.unary(ir::OpKind::Cos, t.binary(ir::OpKind::Mul, f64(t, 2 * M_PI), u2)));
+    ValueRef n =
+        t.binary(ir::OpKind::Mul, r, t.unary(ir::OpKind::Cos, t.binary(ir::OpKind::Mul, f64(t, 2 * M_PI), u2)));
     value = t.binary(ir::OpKind::Add, a, t.binary(ir::OpKind::Mul, b, n));
   }
   if (dtype != DType::F64) value = t.cast(value, dtype);
@@ -105,11 +108,13 @@ bool lo_below_hi(double lo, double hi) { return lo < hi; }
 Tensor random(Law law, const Client& client, const Shape& shape, DType dtype, double a, double b, uint64_t seed) {
   const char* name = law == Law::Uniform ? "uniform" : "normal";
   if (!ir::is_float(dtype)) {
-    throw Error("tensor.unsupported_dtype", std::string(name) + " makes floating-point tensors (f16, bf16, f32, f64), not " +
+    throw Error("tensor.unsupported_dtype", std::string(name) +
+                                                " makes floating-point tensors (f16, bf16, f32, f64), not " +
                                                 std::string(ir::scalar_name(dtype)));
   }
   for (int64_t d : shape) {
-    if (d < 0) throw Error("tensor.shape_mismatch", std::string(name) + ": shape " + to_string(shape) + " has a negative dim");
+    if (d < 0)
+      throw Error("tensor.shape_mismatch", std::string(name) + ": shape " + to_string(shape) + " has a negative dim");
   }
   Tensor out = tensor::allocate(client, shape, contiguous_strides(shape), dtype);
   const int64_t n = out.numel();
@@ -118,7 +123,8 @@ Tensor random(Law law, const Client& client, const Shape& shape, DType dtype, do
                                            [&] { return record_random(law, dtype); });
   const uint32_t count = tensor::checked_u32(n, name, "elements");
   if (law == Law::Uniform && !(lo_below_hi(a, b))) {
-    throw Error("tensor.bad_range", std::string(name) + ": [" + std::to_string(a) + ", " + std::to_string(b) + ") is empty; lo must be below hi");
+    throw Error("tensor.bad_range", std::string(name) + ": [" + std::to_string(a) + ", " + std::to_string(b) +
+                                        ") is empty; lo must be below hi");
   }
   const double top = law == Law::Uniform ? below(dtype, b) : 0.0;
   launch(client, kernel, tensor::linear_config(count), {out.handle(), count, seed, a, b, top});

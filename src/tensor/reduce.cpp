@@ -79,7 +79,8 @@ ir::Kernel record_reduce(const ReduceSpec& s) {
   Tracer t(k);
   const int rank = s.kept_rank + s.reduced_rank;
   ValueRef in = t.param("in", ir::Type::tensor(ir::Type::scalar_of(s.in), rank, ir::Access::ReadOnly));
-  ValueRef out = t.param("out", ir::Type::tensor(ir::Type::scalar_of(ty.out), std::max(s.kept_rank, 1), ir::Access::ReadWrite));
+  ValueRef out =
+      t.param("out", ir::Type::tensor(ir::Type::scalar_of(ty.out), std::max(s.kept_rank, 1), ir::Access::ReadWrite));
   ValueRef count = t.param("count", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef inner = t.param("inner", ir::Type::scalar_of(ir::Scalar::U32));
   auto mul = [&](const ValueRef& a, const ValueRef& b) { return t.binary(ir::OpKind::Mul, a, b); };
@@ -187,12 +188,14 @@ struct SplitSpec {
 ir::Kernel record_split(const SplitSpec& s) {
   ir::Kernel k;
   // The vector kernels are named apart (tensor_sum_split_vec4): launch statistics tell them.
-  k.name = std::string("tensor_") + name_of(s.op) + (s.finish ? "_parts" : "_split") + (s.width ? "_vec" + std::to_string(s.width) : "");
+  k.name = std::string("tensor_") + name_of(s.op) + (s.finish ? "_parts" : "_split") +
+           (s.width ? "_vec" + std::to_string(s.width) : "");
   Tracer t(k);
   const int rank = s.kept_rank + s.reduced_rank;
   ValueRef in = s.width ? t.param("in", ir::Type::buffer(ir::Type::vector_of(s.in, s.width), ir::Access::ReadOnly))
                         : t.param("in", ir::Type::tensor(ir::Type::scalar_of(s.in), rank, ir::Access::ReadOnly));
-  ValueRef dest = s.finish ? t.param("out", ir::Type::tensor(ir::Type::scalar_of(s.out), std::max(s.kept_rank, 1), ir::Access::ReadWrite))
+  ValueRef dest = s.finish ? t.param("out", ir::Type::tensor(ir::Type::scalar_of(s.out), std::max(s.kept_rank, 1),
+                                                             ir::Access::ReadWrite))
                            : t.param("partials", ir::Type::buffer(ir::Type::scalar_of(s.acc), ir::Access::ReadWrite));
   ValueRef parts = t.param("parts", ir::Type::scalar_of(ir::Scalar::U32));
   ValueRef row;
@@ -207,8 +210,9 @@ ir::Kernel record_split(const SplitSpec& s) {
   ValueRef cube = t.builtin(ir::OpKind::CubePos, -1), unit = t.builtin(ir::OpKind::UnitPos, -1);
   ValueRef o = t.binary(ir::OpKind::Div, cube, parts), part = t.binary(ir::OpKind::Rem, cube, parts);
   // The output's coordinates (from the kept dims of `in`, or of `out` when `in` is a buffer).
-  std::vector<ValueRef> kept = s.width ? (s.finish ? tensor::coordinates(t, o, dest, 0, s.kept_rank) : std::vector<ValueRef>{})
-                                       : tensor::coordinates(t, o, in, 0, s.kept_rank);
+  std::vector<ValueRef> kept =
+      s.width ? (s.finish ? tensor::coordinates(t, o, dest, 0, s.kept_rank) : std::vector<ValueRef>{})
+              : tensor::coordinates(t, o, in, 0, s.kept_rank);
   ValueRef in_off = s.width ? mul(o, row) : tensor::offset(t, in, kept, 0, ValueRef{});
   // Each part starts from the reduction's identity: for max and min, the type's far end.
   ValueRef acc = t.var_decl(ir::Type::scalar_of(s.acc));
@@ -216,7 +220,11 @@ ir::Kernel record_split(const SplitSpec& s) {
   ValueRef identity_value =
       extreme && !ir::is_float(s.acc)
           ? tensor::constant_bits(t, s.acc, s.op == Reduction::Max ? lowest_bits(s.acc) : highest_bits(s.acc))
-          : tensor::constant(t, s.acc, s.op == Reduction::Prod ? 1.0 : s.op == Reduction::Max ? -INFINITY : s.op == Reduction::Min ? INFINITY : 0.0);
+          : tensor::constant(t, s.acc,
+                             s.op == Reduction::Prod  ? 1.0
+                             : s.op == Reduction::Max ? -INFINITY
+                             : s.op == Reduction::Min ? INFINITY
+                                                      : 0.0);
   t.var_store(acc, identity_value);
   ValueRef start = add(mul(part, u32(kSplitUnits)), unit), stride = mul(parts, u32(kSplitUnits));
   if (s.width) {
@@ -300,7 +308,8 @@ ir::Kernel record_arg_split(const ArgSplitSpec& s) {
   ValueRef in = t.param("in", ir::Type::tensor(ir::Type::scalar_of(s.in), rank, ir::Access::ReadOnly));
   ValueRef positions;
   if (s.from_parts) positions = t.param("positions", ir::Type::buffer(u32_type, ir::Access::ReadOnly));
-  ValueRef dest = s.finish ? t.param("out", ir::Type::tensor(ir::Type::scalar_of(DType::I64), std::max(s.kept_rank, 1), ir::Access::ReadWrite))
+  ValueRef dest = s.finish ? t.param("out", ir::Type::tensor(ir::Type::scalar_of(DType::I64), std::max(s.kept_rank, 1),
+                                                             ir::Access::ReadWrite))
                            : t.param("partials", ir::Type::buffer(ir::Type::scalar_of(s.acc), ir::Access::ReadWrite));
   ValueRef dest_positions;
   if (!s.finish) dest_positions = t.param("partial_positions", ir::Type::buffer(u32_type, ir::Access::ReadWrite));
@@ -335,9 +344,11 @@ ir::Kernel record_arg_split(const ArgSplitSpec& s) {
   ValueRef value = t.var_decl(ir::Type::scalar_of(s.acc)), where = t.var_decl(u32_type);
   t.var_store(value, tensor::constant(t, s.acc, 0));
   t.var_store(where, none);
-  ValueRef j = t.begin_for(add(mul(part, u32(kSplitUnits)), unit), inner, mul(parts, u32(kSplitUnits)), dsl::LoopAttrs{});
+  ValueRef j =
+      t.begin_for(add(mul(part, u32(kSplitUnits)), unit), inner, mul(parts, u32(kSplitUnits)), dsl::LoopAttrs{});
   {
-    ValueRef x = t.load(in, tensor::offset(t, in, tensor::coordinates(t, j, in, s.kept_rank, rank), s.kept_rank, in_off));
+    ValueRef x =
+        t.load(in, tensor::offset(t, in, tensor::coordinates(t, j, in, s.kept_rank, rank), s.kept_rank, in_off));
     if (x.type.scalar != s.acc) x = t.cast(x, s.acc);
     ValueRef at = s.from_parts ? t.load(positions, add(mul(o, inner), j)) : j;
     ValueRef a = t.var_load(value), pa = t.var_load(where);
@@ -354,7 +365,8 @@ ir::Kernel record_arg_split(const ArgSplitSpec& s) {
   for (uint32_t half = kSplitUnits / 2; half >= 1; half /= 2) {
     size_t lower = t.begin_if(t.binary(ir::OpKind::Lt, unit, u32(half)));
     ValueRef other = add(unit, u32(half));
-    ValueRef va = t.load(values, unit), pa = t.load(wheres, unit), vb = t.load(values, other), pb = t.load(wheres, other);
+    ValueRef va = t.load(values, unit), pa = t.load(wheres, unit), vb = t.load(values, other),
+             pb = t.load(wheres, other);
     ValueRef take = takes(va, pa, vb, pb);
     t.store(values, unit, t.select(take, vb, va));
     t.store(wheres, unit, t.select(take, pb, pa));
@@ -388,10 +400,12 @@ constexpr int64_t kMaxParts = 1024;
 
 Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
   const char* name = name_of(op);
-  if (!x.defined()) throw Error("tensor.undefined", std::string(name) + ": the tensor is empty (moved from, or never set)");
+  if (!x.defined())
+    throw Error("tensor.undefined", std::string(name) + ": the tensor is empty (moved from, or never set)");
   tensor::check_supported(name, x.dtype());
   if (op == Reduction::Mean && !ir::is_float(x.dtype())) {
-    throw Error("tensor.unsupported_dtype", std::string(name) + " takes floating-point tensors (f16, bf16, f32, f64), not " +
+    throw Error("tensor.unsupported_dtype", std::string(name) +
+                                                " takes floating-point tensors (f16, bf16, f32, f64), not " +
                                                 std::string(ir::scalar_name(x.dtype())) + "; cast first");
   }
   const size_t rank = size_t(x.rank());
@@ -399,9 +413,11 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
   for (int64_t d : dims) {
     int64_t i = d < 0 ? d + int64_t(rank) : d;
     if (i < 0 || i >= int64_t(rank)) {
-      throw Error("tensor.bad_dim", std::string(name) + ": dim " + std::to_string(d) + " is outside a tensor of rank " + std::to_string(rank));
+      throw Error("tensor.bad_dim", std::string(name) + ": dim " + std::to_string(d) + " is outside a tensor of rank " +
+                                        std::to_string(rank));
     }
-    if (reduced[size_t(i)]) throw Error("tensor.bad_dim", std::string(name) + ": dim " + std::to_string(d) + " appears twice");
+    if (reduced[size_t(i)])
+      throw Error("tensor.bad_dim", std::string(name) + ": dim " + std::to_string(d) + " appears twice");
     reduced[size_t(i)] = true;
   }
   Shape out_shape, kept_shape;
@@ -425,7 +441,8 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
   if (n_reduced == 0) {
     if (op != Reduction::Sum && op != Reduction::Prod && op != Reduction::Mean) {
       throw Error("tensor.empty_reduction", std::string(name) + ": the reduced dims of " + to_string(x.shape()) +
-                                                " hold no element; there is no " + (is_arg(op) ? "position" : "value") + " to give");
+                                                " hold no element; there is no " + (is_arg(op) ? "position" : "value") +
+                                                " to give");
     }
   }
 
@@ -437,7 +454,8 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
   kept.fold();
   std::array<tensor::Dims, 1> red_strides = {red_in};
   tensor::Walk red = tensor::Walk::in_order(
-      red_shape, red_strides, is_arg(op) ? tensor::row_major_order(red_shape.size()) : tensor::memory_order(red_shape, red_in));
+      red_shape, red_strides,
+      is_arg(op) ? tensor::row_major_order(red_shape.size()) : tensor::memory_order(red_shape, red_in));
   red.fold();
 
   tensor::Dims in_shape = kept.shape, in_strides = kept.strides[0];
@@ -450,7 +468,8 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
   TensorBinding bout = tensor::binding(out.handle(), kept.shape, kept.strides[1], name);
   const uint32_t count = tensor::checked_u32(out.numel(), name, "outputs");
   const uint32_t inner = tensor::checked_u32(n_reduced, name, "reduced elements");
-  const bool splits = out.numel() < kSplitBelowOutputs && n_reduced >= kSplitFromElements && n_reduced < (int64_t(1) << 31);
+  const bool splits =
+      out.numel() < kSplitBelowOutputs && n_reduced >= kSplitFromElements && n_reduced < (int64_t(1) << 31);
   if (splits && is_arg(op)) {
     const int64_t parts = std::clamp<int64_t>(n_reduced / kElementsPerPart, 1, kMaxParts);
     LaunchConfig config;
@@ -497,7 +516,8 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
     uint32_t row_vectors = 0, inner_vectors = inner;
     if (width) {
       const size_t bytes = size_t(ir::scalar_bytes(x.dtype()));
-      const size_t reach = size_t((kept.shape.empty() ? 0 : (kept.shape[0] - 1) * kept.strides[0][0]) + n_reduced) * bytes;
+      const size_t reach =
+          size_t((kept.shape.empty() ? 0 : (kept.shape[0] - 1) * kept.strides[0][0]) + n_reduced) * bytes;
       vectors = x.handle().offset_end(x.handle().size_in_used() - reach);
       row_vectors = kept.shape.empty() || kept.shape[0] == 1 ? 0 : uint32_t(kept.strides[0][0] / width);
       inner_vectors = uint32_t(n_reduced / width);
@@ -509,7 +529,8 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
     if (parts == 1) {
       std::vector<Arg> args = first_args(bout, 1);
       if (op == Reduction::Mean) args.push_back(inner);
-      launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, true, width}), config(count), args);
+      launch(x.client(), split_kernel({op, x.dtype(), ty.acc, ty.out, kept_rank, reduced_rank, true, width}),
+             config(count), args);
       return out;
     }
     // The parts, [count, parts] in the accumulator's type, then one cube per output combines them.
@@ -528,7 +549,8 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
   }
   const ReduceSpec spec{op, x.dtype(), kept_rank, reduced_rank};
   common::Key key;
-  key("kernel", "tensor_reduce")("op", op)("dtype", x.dtype())("kept_rank", spec.kept_rank)("reduced_rank", spec.reduced_rank);
+  key("kernel", "tensor_reduce")("op", op)("dtype", x.dtype())("kept_rank", spec.kept_rank)("reduced_rank",
+                                                                                            spec.reduced_rank);
   KernelRef kernel = tensor::cached_kernel(key, [&] { return record_reduce(spec); });
   launch(x.client(), kernel, tensor::linear_config(count), {bin, bout, count, inner});
   return out;
@@ -536,11 +558,21 @@ Tensor reduce(Reduction op, const Tensor& x, std::vector<int64_t> dims, bool kee
 
 }  // namespace
 
-Tensor sum(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) { return reduce(Reduction::Sum, t, dims, keepdim); }
-Tensor prod(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) { return reduce(Reduction::Prod, t, dims, keepdim); }
-Tensor mean(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) { return reduce(Reduction::Mean, t, dims, keepdim); }
-Tensor amax(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) { return reduce(Reduction::Max, t, dims, keepdim); }
-Tensor amin(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) { return reduce(Reduction::Min, t, dims, keepdim); }
+Tensor sum(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(Reduction::Sum, t, dims, keepdim);
+}
+Tensor prod(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(Reduction::Prod, t, dims, keepdim);
+}
+Tensor mean(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(Reduction::Mean, t, dims, keepdim);
+}
+Tensor amax(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(Reduction::Max, t, dims, keepdim);
+}
+Tensor amin(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(Reduction::Min, t, dims, keepdim);
+}
 Tensor argmax(const Tensor& t, int64_t dim, bool keepdim) { return reduce(Reduction::ArgMax, t, {dim}, keepdim); }
 Tensor argmin(const Tensor& t, int64_t dim, bool keepdim) { return reduce(Reduction::ArgMin, t, {dim}, keepdim); }
 

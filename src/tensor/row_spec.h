@@ -46,9 +46,9 @@ struct RowSpec {
   // What makes two specs the same kernel (built on every call: it fits a key's inline bytes).
   common::Key key() const {
     common::Key k;
-    k("kernel", std::string_view("row"))("op", op)("dtype", dtype)("outer_rank", outer_rank)("weight", weight)("bias", bias)(
-        "units", units)("resident", resident)("tile", tile)("transpose", transpose)(
-        "split", split)("depth", depth)("held", held);
+    k("kernel", std::string_view("row"))("op", op)("dtype", dtype)("outer_rank", outer_rank)("weight", weight)(
+        "bias", bias)("units", units)("resident", resident)("tile", tile)("transpose", transpose)("split", split)(
+        "depth", depth)("held", held);
     return k;
   }
 };

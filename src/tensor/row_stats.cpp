@@ -90,7 +90,9 @@ RowStats::Values RowStats::of_values(const Values& xs, const Values& valid) {
   auto reduce = [&](const Values& v, ir::OpKind kind) { return reduce_by_four(t_, v, kind); };
   const ValueRef zero = constant(t_, acc_, 0), one = constant(t_, acc_, 1);
   // v where value i counts, else `other`.
-  auto kept = [&](size_t i, const ValueRef& v, const ValueRef& other) { return valid.empty() ? v : t_.select(valid[i], v, other); };
+  auto kept = [&](size_t i, const ValueRef& v, const ValueRef& other) {
+    return valid.empty() ? v : t_.select(valid[i], v, other);
+  };
   Values masked;
   if (norm_) {
     Values counted;
@@ -135,7 +137,9 @@ RowStats::HeldShift RowStats::held_shift(const ValueRef& m) {
 
 ValueRef RowStats::held_exp(const HeldShift& h, const ValueRef& x) { return t_.unary(K::Exp, bin(K::Sub, x, h.shift)); }
 
-ValueRef RowStats::held_keep(const HeldShift& h, const ValueRef& e, const ValueRef& x) { return t_.select(h.finite, e, x); }
+ValueRef RowStats::held_keep(const HeldShift& h, const ValueRef& e, const ValueRef& x) {
+  return t_.select(h.finite, e, x);
+}
 
 RowStats::Values RowStats::held_outputs(const HeldShift& h, const Values& row, const Values& kept) {
   // scale = exp(m - M) / S: 0 where M is +inf and m is finite.
@@ -147,7 +151,8 @@ RowStats::Values RowStats::held_outputs(const HeldShift& h, const Values& row, c
   for (size_t i = 0; i < kept.size(); ++i) t_.var_store(vars[i], bin(K::Mul, kept[i], scale));
   t_.end_then(fast);
   t_.begin_else(fast);
-  for (size_t i = 0; i < kept.size(); ++i) t_.var_store(vars[i], bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, kept[i], row[0])), inv));
+  for (size_t i = 0; i < kept.size(); ++i)
+    t_.var_store(vars[i], bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, kept[i], row[0])), inv));
   t_.end_else(fast);
   return load(vars);
 }
@@ -163,7 +168,8 @@ RowStats::Values RowStats::combine(const Values& p, const Values& q) {
     ValueRef safe = bin(K::Max, n, one);
     ValueRef delta = bin(K::Sub, q[1], p[1]);
     ValueRef mean = bin(K::Div, bin(K::Add, bin(K::Mul, p[0], p[1]), bin(K::Mul, q[0], q[1])), safe);
-    ValueRef m2 = bin(K::Add, bin(K::Add, p[2], q[2]), bin(K::Div, bin(K::Mul, bin(K::Mul, delta, delta), bin(K::Mul, p[0], q[0])), safe));
+    ValueRef m2 = bin(K::Add, bin(K::Add, p[2], q[2]),
+                      bin(K::Div, bin(K::Mul, bin(K::Mul, delta, delta), bin(K::Mul, p[0], q[0])), safe));
     return {n, mean, m2};
   }
   ValueRef m = bin(K::Max, p[0], q[0]);
@@ -188,9 +194,11 @@ RowStats::Values RowStats::fold_planes(const Values& mine, uint32_t planes, uint
                                        const ValueRef& lane, const ValueRef& row, bool tree) {
   auto u32 = [&](int64_t v) { return constant(t_, DType::U32, double(v)); };
   Values shared;
-  for (int k = 0; k < count(); ++k) shared.push_back(t_.alloc(K::SharedAlloc, ir::Type::scalar_of(acc_), int64_t(planes) * tile));
+  for (int k = 0; k < count(); ++k)
+    shared.push_back(t_.alloc(K::SharedAlloc, ir::Type::scalar_of(acc_), int64_t(planes) * tile));
   size_t first_lanes = t_.begin_if(bin(K::Lt, lane, u32(tile)));
-  for (int k = 0; k < count(); ++k) t_.store(shared[size_t(k)], bin(K::Add, bin(K::Mul, plane, u32(tile)), row), mine[size_t(k)]);
+  for (int k = 0; k < count(); ++k)
+    t_.store(shared[size_t(k)], bin(K::Add, bin(K::Mul, plane, u32(tile)), row), mine[size_t(k)]);
   t_.end_then(first_lanes);
   t_.sync(K::SyncCube);
   if (!tree) {
@@ -199,14 +207,16 @@ RowStats::Values RowStats::fold_planes(const Values& mine, uint32_t planes, uint
     Values folded = declare();
     ValueRef p = t_.begin_for(u32(0), u32(planes), u32(1), dsl::LoopAttrs{});
     Values part;
-    for (int k = 0; k < count(); ++k) part.push_back(t_.load(shared[size_t(k)], bin(K::Add, bin(K::Mul, p, u32(tile)), row)));
+    for (int k = 0; k < count(); ++k)
+      part.push_back(t_.load(shared[size_t(k)], bin(K::Add, bin(K::Mul, p, u32(tile)), row)));
     store(folded, combine(load(folded), part));
     t_.end_for();
     return load(folded);
   }
   return fold_tree(planes, [&](uint32_t p) {
     Values part;
-    for (int k = 0; k < count(); ++k) part.push_back(t_.load(shared[size_t(k)], bin(K::Add, u32(int64_t(p) * tile), row)));
+    for (int k = 0; k < count(); ++k)
+      part.push_back(t_.load(shared[size_t(k)], bin(K::Add, u32(int64_t(p) * tile), row)));
     return part;
   });
 }
@@ -250,7 +260,9 @@ std::function<ValueRef(const ValueRef&, const ValueRef&)> RowStats::output(const
   }
   if (op_ == RowOp::Softmax) {
     ValueRef m = row[0], inv = bin(K::Div, constant(t, acc, 1), row[1]);
-    return [&t, m, inv](const ValueRef& x, const ValueRef&) { return t.binary(K::Mul, t.unary(K::Exp, t.binary(K::Sub, x, m)), inv); };
+    return [&t, m, inv](const ValueRef& x, const ValueRef&) {
+      return t.binary(K::Mul, t.unary(K::Exp, t.binary(K::Sub, x, m)), inv);
+    };
   }
   ValueRef shift = bin(K::Add, row[0], t.unary(K::Log, row[1]));
   return [&t, shift](const ValueRef& x, const ValueRef&) { return t.binary(K::Sub, x, shift); };

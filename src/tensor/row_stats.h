@@ -76,9 +76,11 @@ class RowStats {
   Values fold_planes(const Values& mine, uint32_t planes, uint32_t tile, const dsl::ValueRef& plane,
                      const dsl::ValueRef& lane, const dsl::ValueRef& row, bool tree = false);
   // What the op writes for element x at column j, in the acc type, from a row's statistics.
-  std::function<dsl::ValueRef(const dsl::ValueRef& x, const dsl::ValueRef& j)> output(
-      const Values& row, const dsl::ValueRef& cols, const dsl::ValueRef& eps, const dsl::ValueRef& weight,
-      const dsl::ValueRef& bias);
+  std::function<dsl::ValueRef(const dsl::ValueRef& x, const dsl::ValueRef& j)> output(const Values& row,
+                                                                                      const dsl::ValueRef& cols,
+                                                                                      const dsl::ValueRef& eps,
+                                                                                      const dsl::ValueRef& weight,
+                                                                                      const dsl::ValueRef& bias);
 
  private:
   dsl::ValueRef bin(ir::OpKind kind, const dsl::ValueRef& a, const dsl::ValueRef& b) { return t_.binary(kind, a, b); }

@@ -58,8 +58,10 @@ ir::Kernel record_row(const RowSpec& s) {
   // The row's offsets in `in` and `out` from the cube's position over the outer dims.
   ValueRef row = t.builtin(ir::OpKind::CubePos, -1), unit = t.builtin(ir::OpKind::UnitPos, -1);
   std::vector<ValueRef> outer = tensor::coordinates(t, row, in, 0, s.outer_rank);
-  ValueRef in_base = tensor::offset(t, in, outer, 0, ValueRef{}), out_base = tensor::offset(t, out, outer, 0, ValueRef{});
-  ValueRef in_step = meta(ir::OpKind::TensorStride, in, s.outer_rank), out_step = meta(ir::OpKind::TensorStride, out, s.outer_rank);
+  ValueRef in_base = tensor::offset(t, in, outer, 0, ValueRef{}),
+           out_base = tensor::offset(t, out, outer, 0, ValueRef{});
+  ValueRef in_step = meta(ir::OpKind::TensorStride, in, s.outer_rank),
+           out_step = meta(ir::OpKind::TensorStride, out, s.outer_rank);
   auto read = [&](const ValueRef& j) {
     ValueRef x = t.load(in, add(in_base, mul(j, in_step)));
     return x.type.scalar == acc ? x : t.cast(x, acc);
@@ -81,7 +83,8 @@ ir::Kernel record_row(const RowSpec& s) {
     t.end_then(first_lane);
     t.sync(ir::OpKind::SyncCube);
     ValueRef r = t.load(shared, u32(0));
-    for (uint32_t p = 1; p < kPlanes; ++p) r = t.binary(is_max ? ir::OpKind::Max : ir::OpKind::Add, r, t.load(shared, u32(p)));
+    for (uint32_t p = 1; p < kPlanes; ++p)
+      r = t.binary(is_max ? ir::OpKind::Max : ir::OpKind::Add, r, t.load(shared, u32(p)));
     return r;
   };
   auto accumulate = [&](double init, const std::function<ValueRef(const ValueRef&, const ValueRef&)>& step) {
@@ -142,7 +145,8 @@ ir::Kernel record_row(const RowSpec& s) {
       ValueRef m = fold(-INFINITY, true, [&](size_t r) { return v[r]; });
       std::vector<ValueRef> e;
       for (const ValueRef& x : v) e.push_back(s.op == RowOp::Softmax ? t.unary(ir::OpKind::Exp, sub(x, m)) : x);
-      ValueRef total = fold(0, false, [&](size_t r) { return s.op == RowOp::Softmax ? e[r] : t.unary(ir::OpKind::Exp, sub(v[r], m)); });
+      ValueRef total = fold(
+          0, false, [&](size_t r) { return s.op == RowOp::Softmax ? e[r] : t.unary(ir::OpKind::Exp, sub(v[r], m)); });
       if (s.op == RowOp::Softmax) {
         ValueRef inv = t.binary(ir::OpKind::Div, tensor::constant(t, acc, 1.0), total);
         store_each([&](size_t r) { return mul(e[r], inv); });
@@ -157,11 +161,17 @@ ir::Kernel record_row(const RowSpec& s) {
 
   if (s.op == RowOp::LayerNorm) {
     ValueRef n = t.cast(cols, acc);
-    ValueRef mean = t.binary(ir::OpKind::Div, combine(accumulate(0, [&](const ValueRef& a, const ValueRef& j) { return add(a, read(j)); }), false), n);
-    ValueRef var = t.binary(ir::OpKind::Div, combine(accumulate(0, [&](const ValueRef& a, const ValueRef& j) {
-      ValueRef d = sub(read(j), mean);
-      return add(a, mul(d, d));
-    }), false), n);
+    ValueRef mean = t.binary(
+        ir::OpKind::Div,
+        combine(accumulate(0, [&](const ValueRef& a, const ValueRef& j) { return add(a, read(j)); }), false), n);
+    ValueRef var = t.binary(ir::OpKind::Div,
+                            combine(accumulate(0,
+                                               [&](const ValueRef& a, const ValueRef& j) {
+                                                 ValueRef d = sub(read(j), mean);
+                                                 return add(a, mul(d, d));
+                                               }),
+                                    false),
+                            n);
     ValueRef inv = t.unary(ir::OpKind::Rsqrt, add(var, eps));
     each([&](const ValueRef& j) {
       ValueRef y = mul(sub(read(j), mean), inv);
@@ -174,10 +184,14 @@ ir::Kernel record_row(const RowSpec& s) {
       write(j, y);
     });
   } else {
-    ValueRef m = combine(accumulate(-INFINITY, [&](const ValueRef& a, const ValueRef& j) { return t.binary(ir::OpKind::Max, a, read(j)); }), true);
-    ValueRef total = combine(accumulate(0, [&](const ValueRef& a, const ValueRef& j) {
-      return add(a, t.unary(ir::OpKind::Exp, sub(read(j), m)));
-    }), false);
+    ValueRef m =
+        combine(accumulate(-INFINITY,
+                           [&](const ValueRef& a, const ValueRef& j) { return t.binary(ir::OpKind::Max, a, read(j)); }),
+                true);
+    ValueRef total = combine(
+        accumulate(
+            0, [&](const ValueRef& a, const ValueRef& j) { return add(a, t.unary(ir::OpKind::Exp, sub(read(j), m))); }),
+        false);
     if (s.op == RowOp::Softmax) {
       ValueRef inv = t.binary(ir::OpKind::Div, tensor::constant(t, acc, 1.0), total);
       each([&](const ValueRef& j) { write(j, mul(t.unary(ir::OpKind::Exp, sub(read(j), m)), inv)); });
@@ -192,15 +206,17 @@ ir::Kernel record_row(const RowSpec& s) {
 
 // The kernel of `spec`, recorded the first time; later calls find it by its key, which is built
 // without allocating.
-KernelRef row_kernel(const RowSpec& spec) { return tensor::cached_kernel(spec.key(), [&] { return record_row(spec); }); }
+KernelRef row_kernel(const RowSpec& spec) {
+  return tensor::cached_kernel(spec.key(), [&] { return record_row(spec); });
+}
 
 // How the tiled kernel sees a call: the outer dims ordered so that the one along which rows are
 // neighbours in memory (unit stride in the input) is the innermost, then folded.
 struct TiledLayout {
   TensorBinding in, out;
   int outer_rank = 0;
-  int64_t others = 1;  // rows picked by the outer dims but the tile's
-  int64_t len = 0;     // the tile dim's length
+  int64_t others = 1;      // rows picked by the outer dims but the tile's
+  int64_t len = 0;         // the tile dim's length
   bool transpose = false;  // the output's rows are contiguous
 };
 
@@ -218,7 +234,8 @@ struct RowLaunch {
   // One row a cube (tile 0), a cube per `tile` rows of the tiled layout, or (chunk > 0) the split
   // kernel's items over chunks of `chunk` elements of 32 rows of it, output items `lag` groups
   // behind, or (held) a cube per chunk that keeps it.
-  void run(uint32_t units, int resident, int tile, uint32_t chunk = 0, uint32_t lag = 0, int depth = 0, bool held = false) const {
+  void run(uint32_t units, int resident, int tile, uint32_t chunk = 0, uint32_t lag = 0, int depth = 0,
+           bool held = false) const {
     RowSpec s = spec;
     s.units = units;
     s.resident = resident;
@@ -244,7 +261,8 @@ struct RowLaunch {
       chunks = (cols + chunk - 1) / chunk;
       cubes = tensor::checked_u32((held ? 1 : 2) * groups * int64_t(chunks), name_of(s.op), "cubes");
       // Per row: n statistics of each chunk, and (split) n of the whole row.
-      const int64_t counters = 1 + groups, stats = tensor::statistics_of(s.op) * groups * (chunks + (held ? 0 : 1)) * kPlane;
+      const int64_t counters = 1 + groups,
+                    stats = tensor::statistics_of(s.op) * groups * (chunks + (held ? 0 : 1)) * kPlane;
       tensor::checked_u32(stats, name_of(s.op), "split statistics");  // before it allocates them
       Handle w = client.empty<uint32_t>(size_t(counters));
       client.write(w, std::vector<uint32_t>(size_t(counters), 0));
@@ -253,7 +271,8 @@ struct RowLaunch {
       partials = tensor::binding(p, std::array<int64_t, 1>{stats}, std::array<int64_t, 1>{1}, name_of(s.op));
     }
     KernelRef kernel = row_kernel(s);
-    std::array<Arg, 11> args{Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in)};
+    std::array<Arg, 11> args{Arg(in), Arg(in), Arg(in), Arg(in), Arg(in), Arg(in),
+                             Arg(in), Arg(in), Arg(in), Arg(in), Arg(in)};
     size_t n = 0;
     args[n++] = Arg(*x);
     if (s.weight) args[n++] = Arg(weight);
@@ -318,28 +337,34 @@ std::optional<TiledLayout> tiled_layout(const Tensor& xv, const Tensor& ov, int6
 
 Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, const Tensor& bias, double eps) {
   const char* name = name_of(op);
-  if (!x.defined()) throw Error("tensor.undefined", std::string(name) + ": the tensor is empty (moved from, or never set)");
+  if (!x.defined())
+    throw Error("tensor.undefined", std::string(name) + ": the tensor is empty (moved from, or never set)");
   if (!ir::is_float(x.dtype())) {
-    throw Error("tensor.unsupported_dtype", std::string(name) + " takes floating-point tensors (f16, bf16, f32, f64), not " +
+    throw Error("tensor.unsupported_dtype", std::string(name) +
+                                                " takes floating-point tensors (f16, bf16, f32, f64), not " +
                                                 std::string(ir::scalar_name(x.dtype())) + "; cast first");
   }
   if (x.rank() == 0) throw Error("tensor.bad_dim", std::string(name) + ": takes a tensor of rank 1 or more");
   const int64_t d = dim < 0 ? dim + x.rank() : dim;
   if (d < 0 || d >= x.rank()) {
-    throw Error("tensor.bad_dim", std::string(name) + ": dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(x.rank()));
+    throw Error("tensor.bad_dim", std::string(name) + ": dim " + std::to_string(dim) + " is outside a tensor of rank " +
+                                      std::to_string(x.rank()));
   }
   const int64_t cols = x.shape()[size_t(d)];
   for (const Tensor* p : {&weight, &bias}) {
     if (!p->defined()) continue;
     if (p->shape() != Shape{cols}) {
-      throw Error("tensor.shape_mismatch", std::string(name) + ": weight and bias must have shape [" + std::to_string(cols) +
-                                               "] (the normalized dim), one is " + to_string(p->shape()));
+      throw Error("tensor.shape_mismatch", std::string(name) + ": weight and bias must have shape [" +
+                                               std::to_string(cols) + "] (the normalized dim), one is " +
+                                               to_string(p->shape()));
     }
     if (p->dtype() != x.dtype()) {
-      throw Error("tensor.dtype_mismatch", std::string(name) + ": weight and bias must be " + std::string(ir::scalar_name(x.dtype())) +
-                                               " as the input, one is " + std::string(ir::scalar_name(p->dtype())));
+      throw Error("tensor.dtype_mismatch", std::string(name) + ": weight and bias must be " +
+                                               std::string(ir::scalar_name(x.dtype())) + " as the input, one is " +
+                                               std::string(ir::scalar_name(p->dtype())));
     }
-    if (p->client().id() != x.client().id()) throw Error("tensor.device_mismatch", std::string(name) + ": weight or bias lives on another device");
+    if (p->client().id() != x.client().id())
+      throw Error("tensor.device_mismatch", std::string(name) + ": weight or bias lives on another device");
   }
   // The output, as x laid out row-major; both seen with dim `d` last.
   Tensor out = tensor::allocate(x.client(), x.shape(), contiguous_strides(x.shape()), x.dtype());
@@ -354,7 +379,8 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   const size_t outer = size_t(x.rank() - 1);
   std::array<tensor::Dims, 2> outer_strides = {tensor::Dims(std::span(xv.strides()).first(outer)),
                                                tensor::Dims(std::span(ov.strides()).first(outer))};
-  tensor::Walk walk = tensor::Walk::in_order(std::span(xv.shape()).first(outer), outer_strides, tensor::row_major_order(outer));
+  tensor::Walk walk =
+      tensor::Walk::in_order(std::span(xv.shape()).first(outer), outer_strides, tensor::row_major_order(outer));
   walk.fold();
   tensor::Dims shape = walk.shape, in_strides = walk.strides[0], out_strides = walk.strides[1];
   shape.push_back(cols);
@@ -367,8 +393,12 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   l.spec = RowSpec{op, x.dtype(), int(walk.shape.size()), weight.defined(), bias.defined(), 256, 0};
   l.in = tensor::binding(x.handle(), shape, in_strides, name);
   l.out = tensor::binding(out.handle(), shape, out_strides, name);
-  if (weight.defined()) l.weight = tensor::binding(weight.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{weight.strides()[0]}, name);
-  if (bias.defined()) l.bias = tensor::binding(bias.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{bias.strides()[0]}, name);
+  if (weight.defined())
+    l.weight = tensor::binding(weight.handle(), std::array<int64_t, 1>{cols},
+                               std::array<int64_t, 1>{weight.strides()[0]}, name);
+  if (bias.defined())
+    l.bias =
+        tensor::binding(bias.handle(), std::array<int64_t, 1>{cols}, std::array<int64_t, 1>{bias.strides()[0]}, name);
   l.cols = tensor::checked_u32(cols, name, "elements in a row");
   l.rows = tensor::checked_u32(rows, name, "rows");
   l.acc = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
@@ -393,7 +423,8 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
     // then with one large cube an SM, half a sector (its other half read by the next cube at
     // about the same time), a sector and a line: fewer rows in flight at once leave more of what
     // pass 1 read in L2 for pass 2.
-    for (auto [bytes, units] : {std::pair{32, 256u}, std::pair{16, 1024u}, std::pair{32, 1024u}, std::pair{128, 1024u}}) {
+    for (auto [bytes, units] :
+         {std::pair{32, 256u}, std::pair{16, 1024u}, std::pair{32, 1024u}, std::pair{128, 1024u}}) {
       const int tile = std::clamp(bytes / ir::scalar_bytes(x.dtype()), 1, int(kPlane));
       candidates.push_back({"strided " + std::to_string(tile) + "x" + std::to_string(units),
                             [work = &l, units, tile] { work->run(units, 0, tile); }});
@@ -406,8 +437,9 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
       // Only rows of more than one chunk (by the length's bucket, autotune's key): a row of one
       // chunk gains nothing from a split, and its partials would outweigh it.
       if (autotune::bucket(cols) <= int64_t(chunk)) continue;
-      candidates.push_back({"split " + std::to_string(chunk) + " lag " + std::to_string(lag) + " depth " + std::to_string(depth),
-                            [work = &l, chunk, lag, depth] { work->run(256, 0, 0, chunk, lag, depth); }});
+      candidates.push_back(
+          {"split " + std::to_string(chunk) + " lag " + std::to_string(lag) + " depth " + std::to_string(depth),
+           [work = &l, chunk, lag, depth] { work->run(256, 0, 0, chunk, lag, depth); }});
     }
     // Held: cubes of 256 units keeping 32 or 64 elements a unit in registers (chunks of 256 or
     // 512) and, for softmax computed in f32, 128 (1024: 64 of them in shared memory, 86 KiB a
@@ -434,9 +466,10 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   }
   add_candidate(256, 0);
   // Untuned: the first tiled kernel, else the first resident one, else streaming.
-  const std::string facts = std::string(ir::scalar_name(x.dtype())) + " cols " + std::to_string(autotune::bucket(cols)) +
-                            " rows " + std::to_string(autotune::bucket(rows)) + (weight.defined() ? " weight" : "") +
-                            (bias.defined() ? " bias" : "") + (in_strides.back() == 1 ? "" : " strided") +
+  const std::string facts = std::string(ir::scalar_name(x.dtype())) + " cols " +
+                            std::to_string(autotune::bucket(cols)) + " rows " + std::to_string(autotune::bucket(rows)) +
+                            (weight.defined() ? " weight" : "") + (bias.defined() ? " bias" : "") +
+                            (in_strides.back() == 1 ? "" : " strided") +
                             (l.tiled ? (l.tiled->transpose ? " tiled into rows" : " tiled") : "");
   autotune::run(l.client, autotune::Key{name, facts}, candidates, 0);
   return out;

@@ -116,7 +116,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     ValueRef odd = eq(bin(K::And, q, u32(1)), u32(1));
     is_output = bin(K::And, t.unary(K::Not, early), bin(K::Or, t.unary(K::Not, mid), odd));
     ValueRef half = div(q, u32(2));
-    g = t.select(early, b, t.select(mid, t.select(odd, half, add(early_count, half)), sub(q, sub(groups, early_count))));
+    g = t.select(early, b,
+                 t.select(mid, t.select(odd, half, add(early_count, half)), sub(q, sub(groups, early_count))));
   }
 
   // The group's rows: group `g % per_pick` of the group dim, the other outer dims from what is left.
@@ -147,8 +148,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     ValueRef all = mul(mul(mul(groups, chunks), u32(kPlane)), u32(n));
     return add(all, add(mul(add(mul(g, u32(kPlane)), lane), u32(n)), u32(kk)));
   };
-  ValueRef count_at = add(g, u32(1));                  // work[1 + g]: g's stats items done, then one
-  ValueRef published = add(chunks, u32(1));            // more once the rows' statistics are out
+  ValueRef count_at = add(g, u32(1));        // work[1 + g]: g's stats items done, then one
+  ValueRef published = add(chunks, u32(1));  // more once the rows' statistics are out
   // The plane-0 units publish `v` (n values a row) at `at(kk)`; a barrier and unit 0's fence
   // come before the count that follows.
   auto publish = [&](const RowStats::Values& v, const std::function<ValueRef(int)>& at) {
@@ -192,9 +193,11 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     }
     const RowStats::Values empty = stats.empty();
     for (uint32_t k = 0; k < kFoldLoads; ++k) {
-      for (int kk = 0; kk < n; ++kk) parts[k][size_t(kk)] = t.select(present[k], parts[k][size_t(kk)], empty[size_t(kk)]);
+      for (int kk = 0; kk < n; ++kk)
+        parts[k][size_t(kk)] = t.select(present[k], parts[k][size_t(kk)], empty[size_t(kk)]);
     }
-    stats.store(folded, stats.combine(stats.load(folded), stats.fold_tree(kFoldLoads, [&](uint32_t k) { return parts[k]; })));
+    stats.store(folded,
+                stats.combine(stats.load(folded), stats.fold_tree(kFoldLoads, [&](uint32_t k) { return parts[k]; })));
     t.end_for();
     return stats.fold_planes(stats.load(folded), planes, kPlane, plane, lane, lane, true);
   };
@@ -216,7 +219,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   const uint32_t halves = s.held ? 2 : 1;
   if (s.transpose) tile_mem = t.alloc(K::SharedAlloc, elem, int64_t(halves) * kPlane * pitch);
   auto in_chunk = [&](const ValueRef& j) { return bin(K::And, bin(K::Ge, j, begin), lt(j, end)); };
-  auto write_span = [&](const ValueRef& first_col, const std::vector<ValueRef>& js, const std::vector<ValueRef>& ys, int half) {
+  auto write_span = [&](const ValueRef& first_col, const std::vector<ValueRef>& js, const std::vector<ValueRef>& ys,
+                        int half) {
     const uint32_t count = uint32_t(ys.size()), span = count * planes;
     if (s.transpose) {
       // Through the shared tile: unit (lane, plane) puts its values at [lane][d * planes + plane];
@@ -227,7 +231,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       // once a span; a pass further is a constant further in the tile and out_row rows further
       // in the output.
       const uint32_t base = uint32_t(std::max(half, 0)) * kPlane * pitch;
-      for (uint32_t d = 0; d < count; ++d) t.store(tile_mem, add(mul(lane, u32(pitch)), add(u32(base + d * planes), plane)), ys[d]);
+      for (uint32_t d = 0; d < count; ++d)
+        t.store(tile_mem, add(mul(lane, u32(pitch)), add(u32(base + d * planes), plane)), ys[d]);
       t.sync(K::SyncCube);
       ValueRef rows_left = sub(len, first_row);
       auto write = [&](const ValueRef& wr, const ValueRef& col_inside, const ValueRef& from, const ValueRef& at) {
@@ -307,7 +312,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
     // counted the group's last one, waits for the others'; then one barrier, and every chunk's
     // partials folded into the rows' statistics.
     auto publish_and_fold = [&](const RowStats::Values& mine) {
-      publish(stats.fold_planes(mine, planes, kPlane, plane, lane, lane, true), [&](int kk) { return partial_at(c, kk); });
+      publish(stats.fold_planes(mine, planes, kPlane, plane, lane, lane, true),
+              [&](int kk) { return partial_at(c, kk); });
       t.sync(K::SyncCube);
       size_t counter = t.begin_if(first_unit);
       t.sync(K::FenceDevice);
@@ -364,7 +370,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       RowStats::Values row_stats = publish_and_fold({m, stats.total(es)});
       write_spans([&](uint32_t from, uint32_t to) {
         std::vector<ValueRef> span_kept;
-        for (uint32_t d = from; d < to; ++d) span_kept.push_back(d < in_shared ? t.load(hold, hold_at(d)) : kept[d - in_shared]);
+        for (uint32_t d = from; d < to; ++d)
+          span_kept.push_back(d < in_shared ? t.load(hold, hold_at(d)) : kept[d - in_shared]);
         return stats.held_outputs(shift, row_stats, span_kept);
       });
     } else {
@@ -374,7 +381,8 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       } else {
         mask_overlap(xs, 0);
       }
-      auto output = stats.output(publish_and_fold(stats.of_values(xs, valid)), cols, params.eps, params.weight, params.bias);
+      auto output =
+          stats.output(publish_and_fold(stats.of_values(xs, valid)), cols, params.eps, params.weight, params.bias);
       write_spans([&](uint32_t from, uint32_t to) {
         std::vector<ValueRef> ys;
         for (uint32_t d = from; d < to; ++d) ys.push_back(output(xs[d], js[d]));

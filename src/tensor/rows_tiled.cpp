@@ -76,7 +76,8 @@ ir::Kernel record_tiled_rows(const RowSpec& s) {
   ValueRef in_outer = offset(t, in, outer, 0, ValueRef{}), out_outer = offset(t, out, outer, 0, ValueRef{});
   ValueRef in_row = meta(ir::OpKind::TensorStride, in, tdim), out_row = meta(ir::OpKind::TensorStride, out, tdim);
   ValueRef in_base = add(in_outer, mul(read_row, in_row));
-  ValueRef in_step = meta(ir::OpKind::TensorStride, in, rank - 1), out_step = meta(ir::OpKind::TensorStride, out, rank - 1);
+  ValueRef in_step = meta(ir::OpKind::TensorStride, in, rank - 1),
+           out_step = meta(ir::OpKind::TensorStride, out, rank - 1);
   auto read = [&](const ValueRef& j) {
     ValueRef x = t.load(in, add(in_base, mul(j, in_step)));
     return x.type.scalar == acc ? x : t.cast(x, acc);
@@ -134,7 +135,8 @@ ir::Kernel record_tiled_rows(const RowSpec& s) {
       ValueRef e = add(unit, u32(ch * units));
       ValueRef wr = div(e, u32(span)), wc = bin(ir::OpKind::Rem, e, u32(span));
       ValueRef out_row_index = add(first_row, wr), out_col = add(first_col, wc);
-      size_t inside = t.begin_if(bin(ir::OpKind::And, bin(ir::OpKind::Lt, out_row_index, len), bin(ir::OpKind::Lt, out_col, cols)));
+      size_t inside =
+          t.begin_if(bin(ir::OpKind::And, bin(ir::OpKind::Lt, out_row_index, len), bin(ir::OpKind::Lt, out_col, cols)));
       ValueRef v = t.load(tile_mem, add(mul(wr, u32(pitch)), wc));
       t.store(out, add(add(out_outer, mul(out_row_index, out_row)), mul(out_col, out_step)), v);
       t.end_then(inside);

@@ -20,7 +20,8 @@ Tensor allocate(const Client& client, const Shape& shape, const Strides& strides
 
 // A kernel's tensor argument. Error{tensor.too_large} when a dim or stride does not fit the
 // kernels' 32-bit indices, or the rank passes 8.
-TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span<const int64_t> strides, const char* op);
+TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span<const int64_t> strides,
+                      const char* op);
 
 uint32_t checked_u32(int64_t v, const char* op, const char* what);
 

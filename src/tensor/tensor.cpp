@@ -22,7 +22,8 @@ int64_t product(const Shape& s) {
 size_t dim_index(const std::string& op, int64_t dim, int64_t rank) {
   int64_t d = dim < 0 ? dim + rank : dim;
   if (d < 0 || d >= rank) {
-    throw Error("tensor.bad_dim", op + ": dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(rank));
+    throw Error("tensor.bad_dim",
+                op + ": dim " + std::to_string(dim) + " is outside a tensor of rank " + std::to_string(rank));
   }
   return size_t(d);
 }
@@ -71,7 +72,11 @@ Strides contiguous_strides(const Shape& shape) {
 }
 
 Tensor::Tensor(Client client, Handle handle, Shape shape, Strides strides, DType dtype)
-    : client_(std::move(client)), handle_(std::move(handle)), shape_(std::move(shape)), strides_(std::move(strides)), dtype_(dtype) {}
+    : client_(std::move(client)),
+      handle_(std::move(handle)),
+      shape_(std::move(shape)),
+      strides_(std::move(strides)),
+      dtype_(dtype) {}
 
 Tensor::Tensor(Client client, Handle handle, Shape shape, DType dtype)
     : Tensor(std::move(client), std::move(handle), shape, contiguous_strides(shape), dtype) {}
@@ -90,11 +95,13 @@ void Tensor::settle() const {
 void Tensor::check_from_data(DType dtype, size_t count, const Shape& shape) {
   tensor::check_supported("from_data", dtype);
   for (int64_t d : shape) {
-    if (d < 0) throw Error("tensor.shape_mismatch", "from_data: shape " + kiln::to_string(shape) + " has a negative dim");
+    if (d < 0)
+      throw Error("tensor.shape_mismatch", "from_data: shape " + kiln::to_string(shape) + " has a negative dim");
   }
   if (product(shape) != int64_t(count)) {
-    throw Error("tensor.shape_mismatch", "from_data: shape " + kiln::to_string(shape) + " holds " + std::to_string(product(shape)) +
-                                             " element(s) and the data has " + std::to_string(count));
+    throw Error("tensor.shape_mismatch", "from_data: shape " + kiln::to_string(shape) + " holds " +
+                                             std::to_string(product(shape)) + " element(s) and the data has " +
+                                             std::to_string(count));
   }
 }
 
@@ -144,14 +151,17 @@ Tensor Tensor::swap_dims(int64_t a, int64_t b) const {
 }
 
 Tensor Tensor::transpose() const {
-  if (rank() < 2) throw Error("tensor.bad_dim", "transpose: needs a tensor of rank 2 or more, this one has rank " + std::to_string(rank()));
+  if (rank() < 2)
+    throw Error("tensor.bad_dim",
+                "transpose: needs a tensor of rank 2 or more, this one has rank " + std::to_string(rank()));
   return swap_dims(-2, -1);
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   eval();  // a view of a pending tensor is a view of its memory
   if (int64_t(order.size()) != rank()) {
-    throw Error("tensor.bad_dim", "permute: " + std::to_string(order.size()) + " dims given for a tensor of rank " + std::to_string(rank()));
+    throw Error("tensor.bad_dim", "permute: " + std::to_string(order.size()) + " dims given for a tensor of rank " +
+                                      std::to_string(rank()));
   }
   Tensor t = *this;
   std::vector<bool> seen(order.size(), false);
@@ -169,8 +179,9 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   eval();  // a view of a pending tensor is a view of its memory
   size_t d = dim_index("slice", dim, rank());
   if (start < 0 || end < start || end > shape_[d]) {
-    throw Error("tensor.index_out_of_range", "slice: [" + std::to_string(start) + ", " + std::to_string(end) + ") of dim " +
-                                                 std::to_string(dim) + ", which has size " + std::to_string(shape_[d]));
+    throw Error("tensor.index_out_of_range", "slice: [" + std::to_string(start) + ", " + std::to_string(end) +
+                                                 ") of dim " + std::to_string(dim) + ", which has size " +
+                                                 std::to_string(shape_[d]));
   }
   if (step <= 0) {
     throw Error("tensor.bad_step", "slice: step " + std::to_string(step) + " of dim " + std::to_string(dim) +
@@ -180,14 +191,16 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   t.shape_[d] = (end - start + step - 1) / step;  // a step past the range keeps the first element
   // A dim of one element keeps its stride: multiplied, a long step could pass 32 bits for nothing.
   if (t.shape_[d] > 1) t.strides_[d] = strides_[d] * step;
-  if (end > start && start > 0) t.handle_ = handle_.offset_start(size_t(start * strides_[d] * ir::scalar_bytes(dtype_)));
+  if (end > start && start > 0)
+    t.handle_ = handle_.offset_start(size_t(start * strides_[d] * ir::scalar_bytes(dtype_)));
   return t;
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
   eval();  // a view of a pending tensor is a view of its memory
   if (shape.size() < shape_.size()) {
-    throw Error("tensor.shape_mismatch", "expand: " + kiln::to_string(shape_) + " cannot expand to fewer dims, " + kiln::to_string(shape));
+    throw Error("tensor.shape_mismatch",
+                "expand: " + kiln::to_string(shape_) + " cannot expand to fewer dims, " + kiln::to_string(shape));
   }
   const size_t lead = shape.size() - shape_.size();
   for (int64_t d : shape) {
@@ -202,8 +215,9 @@ Tensor Tensor::expand(const Shape& shape) const {
     if (have == shape[i]) {
       t.strides_[i] = strides_[i - lead];
     } else if (have != 1) {
-      throw Error("tensor.shape_mismatch", "expand: " + kiln::to_string(shape_) + " cannot expand to " + kiln::to_string(shape) +
-                                               ": dim " + std::to_string(i) + " is " + std::to_string(have) + ", not 1");
+      throw Error("tensor.shape_mismatch", "expand: " + kiln::to_string(shape_) + " cannot expand to " +
+                                               kiln::to_string(shape) + ": dim " + std::to_string(i) + " is " +
+                                               std::to_string(have) + ", not 1");
     }
   }
   return t;
@@ -214,19 +228,22 @@ Tensor Tensor::reshape(Shape shape) const {
   int64_t known = 1, unknown = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1 && unknown < 0) unknown = int64_t(i);
-    else if (shape[i] < 0) throw Error("tensor.shape_mismatch", "reshape: " + kiln::to_string(shape) + " has a negative dim or two -1");
+    else if (shape[i] < 0)
+      throw Error("tensor.shape_mismatch", "reshape: " + kiln::to_string(shape) + " has a negative dim or two -1");
     else known *= shape[i];
   }
   if (unknown >= 0) {
     if (known == 0 || numel() % known != 0) {
       throw Error("tensor.shape_mismatch", "reshape: " + kiln::to_string(shape_) + " holds " + std::to_string(numel()) +
-                                               " element(s), which " + kiln::to_string(shape) + " cannot hold for any -1");
+                                               " element(s), which " + kiln::to_string(shape) +
+                                               " cannot hold for any -1");
     }
     shape[size_t(unknown)] = numel() / known;
   }
   if (product(shape) != numel()) {
     throw Error("tensor.shape_mismatch", "reshape: " + kiln::to_string(shape_) + " holds " + std::to_string(numel()) +
-                                             " element(s); " + kiln::to_string(shape) + " holds " + std::to_string(product(shape)));
+                                             " element(s); " + kiln::to_string(shape) + " holds " +
+                                             std::to_string(product(shape)));
   }
   if (std::optional<Strides> s = view_strides(shape_, strides_, shape)) {
     Tensor t = *this;
@@ -258,8 +275,8 @@ int64_t TensorData::numel() const { return product(shape); }
 
 void TensorData::check_values(DType want) const {
   if (want != dtype) {
-    throw Error("tensor.dtype_mismatch", "the data holds " + std::string(ir::scalar_name(dtype)) + " elements, read as " +
-                                             std::string(ir::scalar_name(want)));
+    throw Error("tensor.dtype_mismatch", "the data holds " + std::string(ir::scalar_name(dtype)) +
+                                             " elements, read as " + std::string(ir::scalar_name(want)));
   }
 }
 
@@ -270,7 +287,10 @@ void check_supported(std::string_view op, DType d) {
   if (std::find(std::begin(kDTypes), std::end(kDTypes), d) != std::end(kDTypes)) return;
   std::string names;
   for (size_t i = 0; i < std::size(kDTypes); ++i) {
-    names += std::string(i == 0 ? "" : i + 1 == std::size(kDTypes) ? " and " : ", ") + std::string(ir::scalar_name(kDTypes[i]));
+    names += std::string(i == 0                        ? ""
+                         : i + 1 == std::size(kDTypes) ? " and "
+                                                       : ", ") +
+             std::string(ir::scalar_name(kDTypes[i]));
   }
   throw Error("tensor.unsupported_dtype",
               std::string(op) + ": the tensor library takes " + names + ", not " + std::string(ir::scalar_name(d)));
@@ -290,8 +310,11 @@ uint32_t checked_u32(int64_t v, const char* op, const char* what) {
   return uint32_t(v);
 }
 
-TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span<const int64_t> strides, const char* op) {
-  if (shape.size() > 8) throw Error("tensor.too_large", std::string(op) + ": a walk of rank " + std::to_string(shape.size()) + "; kernels take at most 8 dims");
+TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span<const int64_t> strides,
+                      const char* op) {
+  if (shape.size() > 8)
+    throw Error("tensor.too_large",
+                std::string(op) + ": a walk of rank " + std::to_string(shape.size()) + "; kernels take at most 8 dims");
   TensorBinding b;
   b.handle = h;
   b.rank = uint8_t(shape.size());
@@ -305,7 +328,8 @@ TensorBinding binding(const Handle& h, std::span<const int64_t> shape, std::span
 LaunchConfig linear_config(int64_t count) {
   // Positions are u32 (cube * 256 + unit): the last cube's must not wrap past 2^32.
   if (count > int64_t(UINT32_MAX) - 255) {
-    throw Error("tensor.too_large", std::to_string(count) + " units do not fit the kernels' 32-bit positions (at most 4294967040)");
+    throw Error("tensor.too_large",
+                std::to_string(count) + " units do not fit the kernels' 32-bit positions (at most 4294967040)");
   }
   LaunchConfig c;
   c.dim = CubeDim{256};

@@ -4,7 +4,8 @@
 
 namespace kiln::tile {
 
-Cells::Cells(std::vector<int64_t> extent, std::vector<int64_t> tile) : extent_(std::move(extent)), tile_(std::move(tile)) {
+Cells::Cells(std::vector<int64_t> extent, std::vector<int64_t> tile)
+    : extent_(std::move(extent)), tile_(std::move(tile)) {
   for (size_t i = 0; i < extent_.size(); ++i) along_.push_back(static_cast<int>(i));
 }
 
@@ -28,7 +29,8 @@ int64_t Cells::count(int d) const {
 
 static std::string list_text(const std::vector<int64_t>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + (v[i] == dyn_dim ? std::string("dyn_dim") : std::to_string(v[i]));
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + (v[i] == dyn_dim ? std::string("dyn_dim") : std::to_string(v[i]));
   return s + "]";
 }
 

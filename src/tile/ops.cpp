@@ -14,7 +14,6 @@ namespace {
 
 using K = ir::OpKind;
 
-
 std::vector<uint32_t> dims(const ir::Type& t) {
   return std::vector<uint32_t>(t.shape.begin(), t.shape.begin() + t.rank);
 }
@@ -32,7 +31,8 @@ std::string shape_list(std::span<const uint32_t> s) {
 }
 
 void check_shape(Recording& r, const std::string& op, std::span<const uint32_t> shape) {
-  if (shape.size() > 4) r.fail("record.tile_shape", op, "a tile has at most 4 dimensions, not " + std::to_string(shape.size()));
+  if (shape.size() > 4)
+    r.fail("record.tile_shape", op, "a tile has at most 4 dimensions, not " + std::to_string(shape.size()));
   for (uint32_t d : shape) {
     if (d == 0 || (d & (d - 1)) != 0) {
       r.fail("record.tile_shape", op, "tile dimensions are powers of two; " + shape_list(shape) + " is not");
@@ -69,14 +69,16 @@ void check_writes(Recording& r, const std::string& op, ParamRef p, bool through_
   }
   if (!through_cells && role == Role::Out) {
     r.fail("record.out_written_by_pointer", op,
-           who + " is an Out, which is written through its cells alone (store_cell, store_sub); a parameter written "
-                 "any other way is a Shared");
+           who +
+               " is an Out, which is written through its cells alone (store_cell, store_sub); a parameter written "
+               "any other way is a Shared");
   }
 }
 
 void check_reads_cells(Recording& r, const std::string& op, ParamRef p) {
   if (p.view < 0) {
-    r.fail("record.no_cells", op, "parameter " + std::to_string(p.index) + " is a Shared, which has no cells; read it with load at an offset");
+    r.fail("record.no_cells", op,
+           "parameter " + std::to_string(p.index) + " is a Shared, which has no cells; read it with load at an offset");
   }
 }
 
@@ -104,7 +106,8 @@ std::vector<ValueRef> cell_indices(Recording& r, const std::string& op, ParamRef
     }
   }
   for (ValueRef& v : idx) {
-    if (!(v.type == ir::Type::scalar_of(ir::Scalar::I32))) r.fail("record.type", op, "cell indices are i32, not " + ir::to_string(v.type));
+    if (!(v.type == ir::Type::scalar_of(ir::Scalar::I32)))
+      r.fail("record.type", op, "cell indices are i32, not " + ir::to_string(v.type));
   }
   return idx;
 }
@@ -115,7 +118,8 @@ std::vector<uint32_t> shape_of(const ValueRef& t) { return dims(t.type); }
 
 std::vector<uint32_t> cell_shape(ParamRef p) {
   Recording& r = current();
-  if (p.view < 0) r.fail("record.no_cells", "parameter " + std::to_string(p.index) + " is a Shared, which has no cells");
+  if (p.view < 0)
+    r.fail("record.no_cells", "parameter " + std::to_string(p.index) + " is a Shared, which has no cells");
   std::vector<uint32_t> s;
   for (int64_t t : r.view(p).cells.tile()) s.push_back(uint32_t(t));
   return s;
@@ -156,10 +160,13 @@ void store_sub(ParamRef p, const ValueRef& t, std::span<const ValueRef> sub) {
   bool fits = t.type.rank == cell.rank;
   for (int d = 0; fits && d < cell.rank; ++d) fits = cell.shape[size_t(d)] % t.type.shape[size_t(d)] == 0;
   if (!fits) {
-    r.fail("record.shape_mismatch", "store_sub", "stores " + tile_text(t.type) + ", which does not cut a cell of " + tile_text(cell) + " into whole parts");
+    r.fail("record.shape_mismatch", "store_sub",
+           "stores " + tile_text(t.type) + ", which does not cut a cell of " + tile_text(cell) + " into whole parts");
   }
   if (sub.size() != size_t(cell.rank)) {
-    r.fail("record.cell_index", "store_sub", "takes one part index per dimension of the cell (" + std::to_string(cell.rank) + "), not " + std::to_string(sub.size()));
+    r.fail("record.cell_index", "store_sub",
+           "takes one part index per dimension of the cell (" + std::to_string(cell.rank) + "), not " +
+               std::to_string(sub.size()));
   }
   r.note_part_width(p.index, t.type.shape[size_t(t.type.rank) - 1]);
   std::vector<ValueRef> ops = {r.view(p).value, t};
@@ -172,7 +179,9 @@ namespace {
 std::vector<ir::Attr> strides_attr(Recording& r, const std::string& op, std::span<const int64_t> strides, int rank) {
   if (strides.empty()) return {};
   if (strides.size() != size_t(rank)) {
-    r.fail("record.strides", op, "takes one stride per dimension of the tile (" + std::to_string(rank) + "), not " + std::to_string(strides.size()));
+    r.fail("record.strides", op,
+           "takes one stride per dimension of the tile (" + std::to_string(rank) + "), not " +
+               std::to_string(strides.size()));
   }
   return {{ir::AttrKey::Strides, ir::AttrValue::of_ints(std::vector<int64_t>(strides.begin(), strides.end()))}};
 }
@@ -180,11 +189,13 @@ std::vector<ir::Attr> strides_attr(Recording& r, const std::string& op, std::spa
 // An access's extent: none (every element), or one i32 per dimension of its tile.
 void check_extent(Recording& r, const std::string& op, std::span<const ValueRef> extent, int rank) {
   if (!extent.empty() && extent.size() != size_t(rank)) {
-    r.fail("record.extent", op, "takes an extent of one index per dimension of the tile (" + std::to_string(rank) +
-                                    ") or none, not " + std::to_string(extent.size()));
+    r.fail("record.extent", op,
+           "takes an extent of one index per dimension of the tile (" + std::to_string(rank) + ") or none, not " +
+               std::to_string(extent.size()));
   }
   for (const ValueRef& e : extent) {
-    if (!(e.type == ir::Type::scalar_of(ir::Scalar::I32))) r.fail("record.type", op, "extents are i32, not " + ir::to_string(e.type));
+    if (!(e.type == ir::Type::scalar_of(ir::Scalar::I32)))
+      r.fail("record.type", op, "extents are i32, not " + ir::to_string(e.type));
   }
 }
 
@@ -200,9 +211,10 @@ void check_addressed_write(Recording& r, const std::string& op, ParamRef p, cons
 void check_atomic_element(Recording& r, const std::string& op, ir::OpKind kind, ParamRef p) {
   ir::Scalar s = r.decl(p.index).element;
   if (!ir::atomic_takes(kind, s)) {
-    r.fail("record.type", op, "parameter " + std::to_string(p.index) + " holds " + std::string(ir::scalar_name(s)) + ", and " + op +
-                                  (kind == K::TileAtomicAdd || kind == K::TileScatterAdd ? " takes i32, u32, i64, u64, f32 and f64"
-                                                                                         : " takes i32, u32, i64 and u64"));
+    r.fail("record.type", op,
+           "parameter " + std::to_string(p.index) + " holds " + std::string(ir::scalar_name(s)) + ", and " + op +
+               (kind == K::TileAtomicAdd || kind == K::TileScatterAdd ? " takes i32, u32, i64, u64, f32 and f64"
+                                                                      : " takes i32, u32, i64 and u64"));
   }
 }
 
@@ -217,8 +229,9 @@ ValueRef load(ParamRef p, const ValueRef& offset, std::span<const uint32_t> shap
   check_extent(r, "load", extent, int(shape.size()));
   ir::Scalar element = r.decl(p.index).element;
   if (!ir::is_float(element) && pad != Pad::zero && pad != Pad::neg_zero) {
-    r.fail("record.type", "load", "pads with " + std::string(ir::to_string(pad)) + ", which " +
-                                      std::string(ir::scalar_name(element)) + " does not hold; integers pad with zero");
+    r.fail("record.type", "load",
+           "pads with " + std::string(ir::to_string(pad)) + ", which " + std::string(ir::scalar_name(element)) +
+               " does not hold; integers pad with zero");
   }
   r.note_pointer_access(p.index);
   std::vector<ValueRef> ops = {r.array(p.index), offset};
@@ -253,16 +266,18 @@ void atomic(ir::OpKind kind, ParamRef p, const ValueRef& offset, const ValueRef&
   write_at(kind, p, offset, t, strides, extent);
 }
 
-void scatter(ir::OpKind kind, ParamRef p, const ValueRef& offsets, const ValueRef& values, std::span<const ValueRef> extent) {
+void scatter(ir::OpKind kind, ParamRef p, const ValueRef& offsets, const ValueRef& values,
+             std::span<const ValueRef> extent) {
   Recording& r = current();
   const std::string op = addressed_name(kind);
   check_addressed_write(r, op, p, values);
   if (kind != K::TileScatter) check_atomic_element(r, op, kind, p);
   require_tile(r, op, offsets);
-  if (offsets.type.scalar != ir::Scalar::I32) r.fail("record.type", op, "offsets are i32, not " + tile_text(offsets.type));
+  if (offsets.type.scalar != ir::Scalar::I32)
+    r.fail("record.type", op, "offsets are i32, not " + tile_text(offsets.type));
   if (dims(offsets.type) != dims(values.type)) {
-    r.fail("record.shape_mismatch", op, "offsets are " + tile_text(offsets.type) + ", values " + tile_text(values.type) +
-                                            ": one offset per value");
+    r.fail("record.shape_mismatch", op,
+           "offsets are " + tile_text(offsets.type) + ", values " + tile_text(values.type) + ": one offset per value");
   }
   check_extent(r, op, extent, values.type.rank);
   std::vector<ValueRef> ops = {r.array(p.index), offsets, values};
@@ -275,7 +290,9 @@ void scatter(ir::OpKind kind, ParamRef p, const ValueRef& offsets, const ValueRe
 // tile for a dyn_dim extent, which the grid gives in whole cells.
 std::vector<ValueRef> cell_extent(ParamRef p, std::span<const ValueRef> cell) {
   Recording& r = current();
-  if (p.view < 0) r.fail("record.no_cells", "cell_extent", "parameter " + std::to_string(p.index) + " is a Shared, which has no cells");
+  if (p.view < 0)
+    r.fail("record.no_cells", "cell_extent",
+           "parameter " + std::to_string(p.index) + " is a Shared, which has no cells");
   const Cells& c = r.view(p).cells;
   std::vector<ValueRef> idx;
   if (cell.empty()) {
@@ -300,16 +317,20 @@ std::vector<ValueRef> cell_extent(ParamRef p, std::span<const ValueRef> cell) {
 
 ParamRef retile(ParamRef p, std::vector<int64_t> extent, std::vector<int64_t> tile) {
   Recording& r = current();
-  if (p.view < 0) r.fail("record.no_cells", "parameter " + std::to_string(p.index) + " is a Shared, which has no cells to retile");
+  if (p.view < 0)
+    r.fail("record.no_cells", "parameter " + std::to_string(p.index) + " is a Shared, which has no cells to retile");
   Cells c = Cells(std::move(extent), std::move(tile)).pad(r.view(p).cells.padding());
   if (c.tile().size() != c.extent().size() || c.extent().empty() || c.extent().size() > 4) {
     r.fail("record.cells", "retile", "extent and tile need one entry per dimension, 1 to 4 of them");
   }
   std::vector<int> along;
-  for (size_t d = 0; d < c.extent().size(); ++d) along.push_back(d < r.view(p).cells.axes().size() ? r.view(p).cells.axes()[d] : free_axis);
+  for (size_t d = 0; d < c.extent().size(); ++d)
+    along.push_back(d < r.view(p).cells.axes().size() ? r.view(p).cells.axes()[d] : free_axis);
   c = c.along(along);
   for (int64_t t : c.tile()) {
-    if (t <= 0 || (t & (t - 1)) != 0) r.fail("record.tile_shape", "retile", "tile dimensions are powers of two; " + c.text() + " has " + std::to_string(t));
+    if (t <= 0 || (t & (t - 1)) != 0)
+      r.fail("record.tile_shape", "retile",
+             "tile dimensions are powers of two; " + c.text() + " has " + std::to_string(t));
   }
   return r.add_view(p.index, c);
 }
@@ -342,8 +363,8 @@ ValueRef elementwise(ir::OpKind kind, std::span<const ValueRef> operands) {
       want.rank = uint8_t(declared.size());
       want.shape = {};
       for (size_t d = 0; d < declared.size(); ++d) want.shape[d] = declared[d];
-      r.fail("record.shape_mismatch", op, operand_name(i, operands.size()) + " is " + tile_text(operands[i].type) +
-                                              ", declared " + tile_text(want));
+      r.fail("record.shape_mismatch", op,
+             operand_name(i, operands.size()) + " is " + tile_text(operands[i].type) + ", declared " + tile_text(want));
     }
     for (size_t d = 0; d < s2.size(); ++d) declared[d] = std::max(declared[d], s2[d]);
   }
@@ -368,8 +389,9 @@ ValueRef broadcast(const ValueRef& t, std::span<const uint32_t> shape) {
   bool ok = from.empty() || from.size() == shape.size();
   for (size_t d = 0; ok && !from.empty() && d < from.size(); ++d) ok = from[d] == shape[d] || from[d] == 1;
   if (!ok) {
-    r.fail("record.shape_mismatch", "broadcast", "widens " + tile_text(t.type) + " to " + shape_list(shape) +
-                                                     "; only a rank-0 tile, or length-1 dimensions of a tile of the same rank, widen");
+    r.fail("record.shape_mismatch", "broadcast",
+           "widens " + tile_text(t.type) + " to " + shape_list(shape) +
+               "; only a rank-0 tile, or length-1 dimensions of a tile of the same rank, widen");
   }
   return widen(r, t, shape);
 }
@@ -378,20 +400,23 @@ ValueRef reduce(ir::OpKind kind, const ValueRef& t, int dim, bool keepdims) {
   Recording& r = current();
   require_tile(r, "reduce", t);
   int rank = t.type.rank;
-  if (rank == 0) r.fail("record.shape_mismatch", "reduce", "reduces " + tile_text(t.type) + ", which has no dimension to reduce");
+  if (rank == 0)
+    r.fail("record.shape_mismatch", "reduce", "reduces " + tile_text(t.type) + ", which has no dimension to reduce");
   int d = dim < 0 ? dim + rank : dim;
   if (d < 0 || d >= rank) {
     r.fail("record.dim", "reduce", "dim " + std::to_string(dim) + " is not a dimension of " + tile_text(t.type));
   }
   ValueRef ops[] = {t};
-  return r.tracer().record(kind, ops, ir::Type::none(),
-                           {{ir::AttrKey::Dim, ir::AttrValue::of_int(d)}, {ir::AttrKey::Keepdims, ir::AttrValue::of_bool(keepdims)}});
+  return r.tracer().record(
+      kind, ops, ir::Type::none(),
+      {{ir::AttrKey::Dim, ir::AttrValue::of_int(d)}, {ir::AttrKey::Keepdims, ir::AttrValue::of_bool(keepdims)}});
 }
 
 ValueRef transpose(const ValueRef& t) {
   Recording& r = current();
   require_tile(r, "permute", t);
-  if (t.type.rank != 2) r.fail("record.shape_mismatch", "permute", "transposes tiles of rank 2, not " + tile_text(t.type));
+  if (t.type.rank != 2)
+    r.fail("record.shape_mismatch", "permute", "transposes tiles of rank 2, not " + tile_text(t.type));
   ValueRef ops[] = {t};
   return r.tracer().record(K::TileTranspose, ops, ir::Type::none());
 }
@@ -411,12 +436,14 @@ ValueRef mma(const ValueRef& a, const ValueRef& b, const ValueRef& c) {
                " (tf32 and the 8-bit floats f8e4m3 and f8e5m2 are not kiln element types)");
   }
   if (a.type.shape[1] != b.type.shape[0]) {
-    r.fail("record.mma_shape", op, "lhs is " + tile_text(a.type) + " with k = " + std::to_string(a.type.shape[1]) + ", rhs is " +
-                                       tile_text(b.type) + " with k = " + std::to_string(b.type.shape[0]));
+    r.fail("record.mma_shape", op,
+           "lhs is " + tile_text(a.type) + " with k = " + std::to_string(a.type.shape[1]) + ", rhs is " +
+               tile_text(b.type) + " with k = " + std::to_string(b.type.shape[0]));
   }
   if (c.type.shape[0] != a.type.shape[0] || c.type.shape[1] != b.type.shape[1]) {
-    r.fail("record.mma_shape", op, "the accumulator is " + tile_text(c.type) + ", declared " +
-                                       tile_text(register_tile(cs, std::vector<uint32_t>{a.type.shape[0], b.type.shape[1]})));
+    r.fail("record.mma_shape", op,
+           "the accumulator is " + tile_text(c.type) + ", declared " +
+               tile_text(register_tile(cs, std::vector<uint32_t>{a.type.shape[0], b.type.shape[1]})));
   }
   ValueRef ops[] = {a, b, c};
   return r.tracer().record(K::TileMma, ops, ir::Type::none());
@@ -424,7 +451,8 @@ ValueRef mma(const ValueRef& a, const ValueRef& b, const ValueRef& c) {
 
 ValueRef block_id(int axis) {
   Recording& r = current();
-  if (axis < 0 || axis > 2) r.fail("record.axis", "get_tile_block_id", "grid axes are 0, 1 and 2, not " + std::to_string(axis));
+  if (axis < 0 || axis > 2)
+    r.fail("record.axis", "get_tile_block_id", "grid axes are 0, 1 and 2, not " + std::to_string(axis));
   return r.tracer().builtin(K::TileBlockId, axis);
 }
 
@@ -446,8 +474,9 @@ void var_store(const ValueRef& var, const ValueRef& t) {
   Recording& r = current();
   ir::Type held = var.type.element();
   if (!(t.type == held)) {
-    r.fail("record.shape_mismatch", "var", "assigns " + tile_text(t.type) + " to a var of " + tile_text(held) +
-                                               "; a carried tile keeps its shape and type");
+    r.fail("record.shape_mismatch", "var",
+           "assigns " + tile_text(t.type) + " to a var of " + tile_text(held) +
+               "; a carried tile keeps its shape and type");
   }
   r.tracer().var_store(var, t);
 }

@@ -95,7 +95,8 @@ uint64_t reach(const Program& p, size_t i, const Grid& grid) {
   for (const Program::View& v : p.views()[i]) {
     uint64_t n = 1;
     for (size_t d = 0; d < v.extent.size(); ++d) {
-      uint64_t f = v.extent[d] == dyn_dim ? uint64_t(grid[size_t(v.along[d])]) * uint64_t(v.tile[d]) : uint64_t(v.extent[d]);
+      uint64_t f =
+          v.extent[d] == dyn_dim ? uint64_t(grid[size_t(v.along[d])]) * uint64_t(v.tile[d]) : uint64_t(v.extent[d]);
       // Saturates: a reach past 2^64 is refused as too large, never wrapped into a small one.
       n = f != 0 && n > UINT64_MAX / f ? UINT64_MAX : n * f;
     }
@@ -110,15 +111,17 @@ Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> gr
   const Program& p = *program_;
   const auto& params = p.params();
   if (buffers.size() != params.size()) {
-    refuse(p, "launch.arity", "takes " + std::to_string(params.size()) + " buffer(s), was given " + std::to_string(buffers.size()));
+    refuse(p, "launch.arity",
+           "takes " + std::to_string(params.size()) + " buffer(s), was given " + std::to_string(buffers.size()));
   }
   for (size_t i = 0; i < params.size(); ++i) {
     const Handle& h = buffers[i];
     if (!h.valid()) refuse(p, "handle.invalid", argument(p, i) + " is an empty handle");
     if (!h.element() || *h.element() != params[i].element) {
-      refuse(p, "launch.type_mismatch",
-             argument(p, i) + " takes " + std::string(ir::scalar_name(params[i].element)) + " and the buffer holds " +
-                 (h.element() ? std::string(ir::scalar_name(*h.element())) : std::string("raw bytes (view_as<T> first)")));
+      refuse(
+          p, "launch.type_mismatch",
+          argument(p, i) + " takes " + std::string(ir::scalar_name(params[i].element)) + " and the buffer holds " +
+              (h.element() ? std::string(ir::scalar_name(*h.element())) : std::string("raw bytes (view_as<T> first)")));
     }
   }
   // The grid: the Out cells', which a given grid must repeat; else the given one.
@@ -126,14 +129,16 @@ Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> gr
   if (p.grid()) {
     g = *p.grid();
     if (grid && *grid != g) {
-      refuse(p, "launch.grid_mismatch", "the Out cells make the grid [" + std::to_string(g[0]) + ", " + std::to_string(g[1]) + ", " +
-                                            std::to_string(g[2]) + "], and the launch gives [" + std::to_string((*grid)[0]) + ", " +
-                                            std::to_string((*grid)[1]) + ", " + std::to_string((*grid)[2]) + "]");
+      refuse(p, "launch.grid_mismatch",
+             "the Out cells make the grid [" + std::to_string(g[0]) + ", " + std::to_string(g[1]) + ", " +
+                 std::to_string(g[2]) + "], and the launch gives [" + std::to_string((*grid)[0]) + ", " +
+                 std::to_string((*grid)[1]) + ", " + std::to_string((*grid)[2]) + "]");
     }
   } else if (grid) {
     g = *grid;
   } else {
-    refuse(p, "launch.grid_mismatch", "no Out fixes the grid (its cells are dyn_dim, or the outputs are Shared): pass one");
+    refuse(p, "launch.grid_mismatch",
+           "no Out fixes the grid (its cells are dyn_dim, or the outputs are Shared): pass one");
   }
   for (uint32_t n : g) {
     if (n == 0) refuse(p, "launch.grid_mismatch", "the grid has an axis of 0 blocks");
@@ -145,9 +150,9 @@ Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> gr
     for (int a = 0; a < 3; ++a) {
       const auto& axes = params[i].cells->axes();
       if (g[size_t(a)] > 1 && std::find(axes.begin(), axes.end(), a) == axes.end()) {
-        refuse(p, "launch.grid_mismatch", argument(p, i) + " has no dimension along grid axis " + std::to_string(a) +
-                                              ", where the grid has " + std::to_string(g[size_t(a)]) +
-                                              " blocks: they would all write the same cells");
+        refuse(p, "launch.grid_mismatch",
+               argument(p, i) + " has no dimension along grid axis " + std::to_string(a) + ", where the grid has " +
+                   std::to_string(g[size_t(a)]) + " blocks: they would all write the same cells");
       }
     }
   }
@@ -158,9 +163,10 @@ Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> gr
       int a = c.axes()[size_t(d)];
       if (a == free_axis || c.extent()[size_t(d)] == dyn_dim) continue;
       if (c.count(d) != int64_t(g[size_t(a)])) {
-        refuse(p, "launch.grid_mismatch", argument(p, i) + " has " + std::to_string(c.count(d)) + " cell(s) in dimension " +
-                                              std::to_string(d) + ", which follows grid axis " + std::to_string(a) +
-                                              ", and the grid has " + std::to_string(g[size_t(a)]) + " block(s) there");
+        refuse(p, "launch.grid_mismatch",
+               argument(p, i) + " has " + std::to_string(c.count(d)) + " cell(s) in dimension " + std::to_string(d) +
+                   ", which follows grid axis " + std::to_string(a) + ", and the grid has " +
+                   std::to_string(g[size_t(a)]) + " block(s) there");
       }
     }
   }
@@ -170,16 +176,20 @@ Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> gr
     uint64_t need = reach(p, i, g);
     // Lowered tile ops index a parameter's elements with u32 (kiln's address mode for kernels).
     if (need > kMaxReach) {
-      refuse(p, "launch.too_large", argument(p, i) + " reaches " + std::to_string(need) + " elements; a tile kernel indexes at most " +
-                                        std::to_string(kMaxReach) + " (2^32) elements of a parameter");
+      refuse(p, "launch.too_large",
+             argument(p, i) + " reaches " + std::to_string(need) + " elements; a tile kernel indexes at most " +
+                 std::to_string(kMaxReach) + " (2^32) elements of a parameter");
     }
     if (held < need) {
-      refuse(p, "launch.short_buffer", argument(p, i) + " holds " + std::to_string(held) + " element(s) and its cells reach " +
-                                           std::to_string(need));
+      refuse(p, "launch.short_buffer",
+             argument(p, i) + " holds " + std::to_string(held) + " element(s) and its cells reach " +
+                 std::to_string(need));
     }
     if (h.address() % 16 != 0) {
-      refuse(p, "launch.misaligned", argument(p, i) + " starts at an address that is not a multiple of 16 bytes; the program "
-                                                      "assumes div_by<16> (start a view on a 16-byte boundary)");
+      refuse(p, "launch.misaligned",
+             argument(p, i) +
+                 " starts at an address that is not a multiple of 16 bytes; the program "
+                 "assumes div_by<16> (start a view on a 16-byte boundary)");
     }
   }
   for (size_t i = 0; i < params.size(); ++i) {
@@ -189,8 +199,9 @@ Grid Entry::checked_grid(std::span<const Handle> buffers, std::optional<Grid> gr
       size_t a0 = buffers[i].offset(), a1 = a0 + buffers[i].size_in_used();
       size_t b0 = buffers[j].offset(), b1 = b0 + buffers[j].size_in_used();
       if (a0 < b1 && b0 < a1) {
-        refuse(p, "launch.out_shared", argument(p, i) + " shares memory with " + argument(p, j) +
-                                           "; an Out's buffer is its own (declare a parameter written in place Shared)");
+        refuse(p, "launch.out_shared",
+               argument(p, i) + " shares memory with " + argument(p, j) +
+                   "; an Out's buffer is its own (declare a parameter written in place Shared)");
       }
     }
   }
@@ -216,7 +227,8 @@ void Entry::launch(const Client& client, std::span<const Handle> buffers, std::o
   // Cell accesses are masked by the extent and the launch checked the buffers cover it, so they
   // need no bounds checks; accesses at computed addresses (Shared) keep checked mode's.
   ir::ExecMode mode = p.uses_addresses() ? ir::ExecMode::Checked : ir::ExecMode::Unchecked;
-  kiln::launch(client, KernelRef(p.compiled()), LaunchConfig{CubeCount(g[0], g[1], g[2]), CubeDim(p.units()), 1, mode}, args);
+  kiln::launch(client, KernelRef(p.compiled()), LaunchConfig{CubeCount(g[0], g[1], g[2]), CubeDim(p.units()), 1, mode},
+               args);
 }
 
 }  // namespace kiln::tile

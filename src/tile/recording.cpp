@@ -77,12 +77,15 @@ void Recording::check_cells() {
                                       std::to_string(dim) + "; tile dimensions are powers of two");
       }
       if (e != dyn_dim && e < 1) {
-        fail("record.cells", argument(int(i)) + " has extent " + std::to_string(e) + " in dimension " + std::to_string(dim) +
-                                 "; an extent is at least 1, or dyn_dim");
+        fail("record.cells", argument(int(i)) + " has extent " + std::to_string(e) + " in dimension " +
+                                 std::to_string(dim) + "; an extent is at least 1, or dyn_dim");
       }
-      if (a < free_axis || a > 2) fail("record.cells", argument(int(i)) + " has along " + std::to_string(a) + "; grid axes are 0, 1 and 2, or free_axis");
+      if (a < free_axis || a > 2)
+        fail("record.cells",
+             argument(int(i)) + " has along " + std::to_string(a) + "; grid axes are 0, 1 and 2, or free_axis");
       if (a != free_axis) {
-        if (axis_used[size_t(a)]) fail("record.cells", argument(int(i)) + " has two dimensions along grid axis " + std::to_string(a));
+        if (axis_used[size_t(a)])
+          fail("record.cells", argument(int(i)) + " has two dimensions along grid axis " + std::to_string(a));
         axis_used[size_t(a)] = true;
       }
       if (e == dyn_dim && a == free_axis) {
@@ -134,7 +137,8 @@ void Recording::check_cells() {
       if (n != int64_t((*grid_)[size_t(a)])) {
         fail("record.grid_mismatch", argument(int(i)) + " has " + std::to_string(n) + " cell(s) in dimension " +
                                          std::to_string(dim) + ", which follows grid axis " + std::to_string(a) +
-                                         ", and the grid has " + std::to_string((*grid_)[size_t(a)]) + " block(s) there");
+                                         ", and the grid has " + std::to_string((*grid_)[size_t(a)]) +
+                                         " block(s) there");
       }
     }
   }

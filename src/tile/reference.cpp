@@ -31,7 +31,9 @@ T from_double(double v) {
   }
 }
 
-std::string argument(size_t i, Role r) { return "argument " + std::to_string(i) + " (" + std::string(to_string(r)) + ")"; }
+std::string argument(size_t i, Role r) {
+  return "argument " + std::to_string(i) + " (" + std::string(to_string(r)) + ")";
+}
 
 // The extent the launch's grid makes of the cells: a dyn_dim extent is its grid axis's blocks
 // times the tile.
@@ -45,7 +47,8 @@ std::vector<int64_t> resolved_extent(const ParamDecl& d, const Grid& grid) {
   return e;
 }
 
-std::vector<HostBuffer> to_host(const Entry& entry, const Client& client, std::span<const Handle> buffers, const Grid& grid) {
+std::vector<HostBuffer> to_host(const Entry& entry, const Client& client, std::span<const Handle> buffers,
+                                const Grid& grid) {
   const auto& params = entry.program().params();
   std::vector<HostBuffer> host;
   host.reserve(params.size());
@@ -66,13 +69,15 @@ thread_local const References* fake_scope = nullptr;
 
 // ---- HostBuffer ----------------------------------------------------------------------------------
 
-HostBuffer::HostBuffer(const ParamDecl& decl, std::vector<int64_t> extent, std::vector<std::byte> bytes, std::string label)
+HostBuffer::HostBuffer(const ParamDecl& decl, std::vector<int64_t> extent, std::vector<std::byte> bytes,
+                       std::string label)
     : decl_(decl), extent_(std::move(extent)), bytes_(std::move(bytes)), label_(std::move(label)) {}
 
 void HostBuffer::check_element(ir::Scalar wanted) const {
   if (wanted != decl_.element) {
     throw Error("reference.type_mismatch", label_ + " holds " + std::string(ir::scalar_name(decl_.element)) +
-                                               " and the reference reads it as " + std::string(ir::scalar_name(wanted)));
+                                               " and the reference reads it as " +
+                                               std::string(ir::scalar_name(wanted)));
   }
 }
 
@@ -117,7 +122,8 @@ const Reference& References::at(std::string_view name) const {
   std::string known;
   for (const auto& [n, f] : fns_) known += (known.empty() ? "" : ", ") + n;
   throw Error("reference.missing", "kernel `" + std::string(name) + "`: no reference is registered under this name (" +
-                                       (known.empty() ? std::string("none are registered") : "registered: " + known) + ")");
+                                       (known.empty() ? std::string("none are registered") : "registered: " + known) +
+                                       ")");
 }
 
 const ReferenceFn& References::of(const Entry& entry) const {
@@ -125,9 +131,10 @@ const ReferenceFn& References::of(const Entry& entry) const {
   const Reference& r = at(name);
   const size_t params = entry.program().params().size();
   if (r.buffers != params) {
-    throw Error("reference.arity", "kernel `" + name + "` takes " + std::to_string(params) +
-                                       " buffer(s), and its reference was registered for " + std::to_string(r.buffers) +
-                                       ": register it with the kernel's count, or check that this is the kernel it is for");
+    throw Error("reference.arity",
+                "kernel `" + name + "` takes " + std::to_string(params) +
+                    " buffer(s), and its reference was registered for " + std::to_string(r.buffers) +
+                    ": register it with the kernel's count, or check that this is the kernel it is for");
   }
   return r.fn;
 }
@@ -144,8 +151,8 @@ FakeDevice::FakeDevice(const References& refs) : previous_(fake_scope) { fake_sc
 FakeDevice::~FakeDevice() { fake_scope = previous_; }
 const References* FakeDevice::current() { return fake_scope; }
 
-void detail::run_reference(const References& refs, const Entry& entry, const Client& client, std::span<const Handle> buffers,
-                           const Grid& grid) {
+void detail::run_reference(const References& refs, const Entry& entry, const Client& client,
+                           std::span<const Handle> buffers, const Grid& grid) {
   const ReferenceFn& fn = refs.of(entry);
   std::vector<HostBuffer> host = to_host(entry, client, buffers, grid);
   fn(host, grid);
@@ -239,11 +246,13 @@ std::string CheckReport::text() const {
     if (o.pass()) {
       t += "pass";
     } else {
-      t += "FAIL, " + std::to_string(o.mismatches) + " mismatch(es), first at index " + std::to_string(*o.first_mismatch) +
-           ": device " + number(o.device_value) + ", reference " + number(o.reference_value);
+      t += "FAIL, " + std::to_string(o.mismatches) + " mismatch(es), first at index " +
+           std::to_string(*o.first_mismatch) + ": device " + number(o.device_value) + ", reference " +
+           number(o.reference_value);
     }
     t += "; max abs error " + short_number(o.max_abs_error) + ", max rel error " + short_number(o.max_rel_error) +
-         " (tolerance " + short_number(o.tolerance.absolute) + " + " + short_number(o.tolerance.relative) + " x |reference|)\n";
+         " (tolerance " + short_number(o.tolerance.absolute) + " + " + short_number(o.tolerance.relative) +
+         " x |reference|)\n";
   }
   return t;
 }
@@ -274,8 +283,8 @@ CheckReport check(const References& refs, const Entry& entry, const Client& clie
   CheckReport report{entry.program().name(), client.device().name(), {}};
   for (size_t i = 0; i < params.size(); ++i) {
     if (!is_output(params[i].role)) continue;
-    Tolerance tol = tolerance ? *tolerance
-                              : default_tolerance(ir::is_float(params[i].element) ? least : params[i].element);
+    Tolerance tol =
+        tolerance ? *tolerance : default_tolerance(ir::is_float(params[i].element) ? least : params[i].element);
     report.outputs.push_back(compare(i, got[i], want[i], tol));
   }
   return report;

@@ -156,10 +156,10 @@ class Renderer {
   struct Scope {
     std::unordered_map<Value, std::string> names;
     std::map<std::string, TensorView> tensor_views;  // by parameter and cells
-    std::map<int, std::string> pointers;        // parameter -> its assumed pointer
+    std::map<int, std::string> pointers;             // parameter -> its assumed pointer
     std::map<std::string, std::string> sub_views;    // store_sub's partition views, by view and shape
-    std::map<int, std::string> block_ids;       // grid axis -> get_tile_block_id's result
-    std::map<int, std::string> block_counts;    // grid axis -> get_num_tile_blocks's result
+    std::map<int, std::string> block_ids;            // grid axis -> get_tile_block_id's result
+    std::map<int, std::string> block_counts;         // grid axis -> get_num_tile_blocks's result
     std::string token;
   };
 
@@ -193,7 +193,8 @@ class Renderer {
     if (it != s_.names.end()) return it->second;
     auto def = def_.find(v);
     if (def == def_.end() || !is_lazy(*def->second)) {
-      throw Error("render.internal", "kernel `" + k_.name + "`: value %" + std::to_string(v) + " is used before it is printed");
+      throw Error("render.internal",
+                  "kernel `" + k_.name + "`: value %" + std::to_string(v) + " is used before it is printed");
     }
     print(*def->second);
     return s_.names.at(v);
@@ -218,7 +219,8 @@ class Renderer {
       } else if (is_lazy(op)) {
         continue;
       } else {
-        if (op.has(ir::kWritesMemory) || op.has(ir::kControl) || op.has(ir::kTerminator) || op.has(ir::kSideEffect)) flush();
+        if (op.has(ir::kWritesMemory) || op.has(ir::kControl) || op.has(ir::kTerminator) || op.has(ir::kSideEffect))
+          flush();
         print(op);
       }
     }
@@ -258,10 +260,8 @@ class Renderer {
         {OpKind::Break, &Renderer::terminator},
     };
     static const std::map<ir::OpFamily, Printer> by_family = {
-        {ir::OpFamily::Arith, &Renderer::elementwise},
-        {ir::OpFamily::Bitwise, &Renderer::elementwise},
-        {ir::OpFamily::Math, &Renderer::elementwise},
-        {ir::OpFamily::Compare, &Renderer::compare},
+        {ir::OpFamily::Arith, &Renderer::elementwise}, {ir::OpFamily::Bitwise, &Renderer::elementwise},
+        {ir::OpFamily::Math, &Renderer::elementwise},  {ir::OpFamily::Compare, &Renderer::compare},
         {ir::OpFamily::Cast, &Renderer::cast},
     };
     if (auto k = by_kind.find(op.kind); k != by_kind.end()) return (this->*k->second)(op);
@@ -307,8 +307,9 @@ class Renderer {
 
   void compare(const Op& op) {
     static const std::map<OpKind, const char*> predicate = {
-        {OpKind::Eq, "equal"},     {OpKind::Ne, "not_equal"},    {OpKind::Lt, "less_than"},
-        {OpKind::Le, "less_than_or_equal"}, {OpKind::Gt, "greater_than"}, {OpKind::Ge, "greater_than_or_equal"},
+        {OpKind::Eq, "equal"},        {OpKind::Ne, "not_equal"},
+        {OpKind::Lt, "less_than"},    {OpKind::Le, "less_than_or_equal"},
+        {OpKind::Gt, "greater_than"}, {OpKind::Ge, "greater_than_or_equal"},
     };
     const Value lhs = op.operand(ir::ops::Binary::lhs);
     ir::Scalar s = k_.type_of(lhs).scalar;
@@ -352,8 +353,9 @@ class Renderer {
   }
 
   void reduce(const Op& op) {
-    static const std::map<OpKind, OpKind> combiner = {
-        {OpKind::TileReduceSum, OpKind::Add}, {OpKind::TileReduceMax, OpKind::Max}, {OpKind::TileReduceMin, OpKind::Min}};
+    static const std::map<OpKind, OpKind> combiner = {{OpKind::TileReduceSum, OpKind::Add},
+                                                      {OpKind::TileReduceMax, OpKind::Max},
+                                                      {OpKind::TileReduceMin, OpKind::Min}};
     const ir::Type& from = k_.type_of(op.operand(ir::ops::TileUnary::tile));
     int dim = int(op.get<ir::AttrKey::Dim>());
     ir::Scalar s = from.scalar;
@@ -372,9 +374,10 @@ class Renderer {
     for (int d = 0; d < from.rank; ++d) {
       if (d != dim) reduced.shape[reduced.rank++] = from.shape[size_t(d)];
     }
-    std::string text = "reduce " + name(op.operand(ir::ops::TileUnary::tile)) + " dim=" + std::to_string(dim) + " identity=" +
-                       constant_text(s, identity) + " combiner=" + cuda_tile_name(combiner.at(op.kind), s) + " : " +
-                       type(from) + " -> " + type(reduced);
+    std::string text = "reduce " + name(op.operand(ir::ops::TileUnary::tile)) + " dim=" + std::to_string(dim) +
+                       " identity=" + constant_text(s, identity) +
+                       " combiner=" + cuda_tile_name(combiner.at(op.kind), s) + " : " + type(from) + " -> " +
+                       type(reduced);
     if (!op.flag(ir::AttrKey::Keepdims)) return define(op, text);
     std::string r = fresh();
     line(r + " = " + text);
@@ -446,7 +449,8 @@ class Renderer {
     std::string ptr = pointer(param);
     std::vector<Dim> shape;
     for (size_t d = 0; d < extent.size(); ++d) {
-      shape.push_back(extent[d] == dyn_dim ? times(Dim{0, block_count(int(along[d]))}, Dim{tile[d], {}}) : Dim{extent[d], {}});
+      shape.push_back(extent[d] == dyn_dim ? times(Dim{0, block_count(int(along[d]))}, Dim{tile[d], {}})
+                                           : Dim{extent[d], {}});
     }
     std::vector<Dim> strides(shape.size(), Dim{1, {}});
     for (size_t d = shape.size() - 1; d-- > 0;) strides[d] = times(strides[d + 1], shape[d + 1]);
@@ -459,7 +463,8 @@ class Renderer {
       if (!shape[d].known()) dynamic.push_back("tile<i32>");
       if (!strides[d].known()) dynamic.push_back("tile<i32>");
     }
-    std::string t = "tensor_view<" + join(shape_type, "x") + "x" + element(param) + ", strides=[" + join(stride_type, ",") + "]>";
+    std::string t =
+        "tensor_view<" + join(shape_type, "x") + "x" + element(param) + ", strides=[" + join(stride_type, ",") + "]>";
     std::string n = fresh();
     line(n + " = make_tensor_view " + ptr + ", shape = [" + join(shape_text) + "], strides = [" + join(stride_text) +
          "] : " + (dynamic.empty() ? "" : join(dynamic) + " -> ") + t);
@@ -472,8 +477,9 @@ class Renderer {
       t.push_back(std::to_string(tile[d]));
       dims.push_back(std::to_string(d));
     }
-    return "partition_view<tile=(" + join(t, "x") + "), padding_value = " + std::string(to_string(view.get<ir::AttrKey::Pad>())) +
-           ", " + tv.type + ", dim_map=[" + join(dims, ",") + "]>";
+    return "partition_view<tile=(" + join(t, "x") +
+           "), padding_value = " + std::string(to_string(view.get<ir::AttrKey::Pad>())) + ", " + tv.type +
+           ", dim_map=[" + join(dims, ",") + "]>";
   }
 
   // A partition view of `view`'s tensor cut into tiles of `tile`, named `n`.
@@ -499,7 +505,8 @@ class Renderer {
   // This block's cell of a view: the block id of each dimension's axis, cell 0 of a free one.
   std::vector<std::string> cell_of_block(const Op& view) {
     std::vector<std::string> idx;
-    for (int64_t a : ints_attr(view, ir::AttrKey::Along)) idx.push_back(a == free_axis ? int_constant(0) : block_id_of(int(a)));
+    for (int64_t a : ints_attr(view, ir::AttrKey::Along))
+      idx.push_back(a == free_axis ? int_constant(0) : block_id_of(int(a)));
     return idx;
   }
 
@@ -591,15 +598,16 @@ class Renderer {
     std::string in = s_.token;
     std::string n = fresh();
     s_.names[op.result] = n;
-    line(n + ", " + next_token() + " = load_ptr_tko weak " + ptr + "[" + at + "], strides = " + int_list(strides_of(op, op.type)) +
-         bounds + " token=" + in + " : " + pointer_type(param) + ", " + type_of(offset) + " -> " + type(op.type) + ", token");
+    line(n + ", " + next_token() + " = load_ptr_tko weak " + ptr + "[" + at +
+         "], strides = " + int_list(strides_of(op, op.type)) + bounds + " token=" + in + " : " + pointer_type(param) +
+         ", " + type_of(offset) + " -> " + type(op.type) + ", token");
   }
 
   // cuda_tile's atomic_rmw mode: addf for floats, max/min or umax/umin by signedness.
   static std::string rmw_mode(OpKind k, ir::Scalar s) {
-    std::string base = k == OpKind::TileAtomicAdd || k == OpKind::TileScatterAdd ? "add"
+    std::string base = k == OpKind::TileAtomicAdd || k == OpKind::TileScatterAdd   ? "add"
                        : k == OpKind::TileAtomicMax || k == OpKind::TileScatterMax ? "max"
-                                                                                     : "min";
+                                                                                   : "min";
     if (base == "add") return ir::is_float(s) ? "addf" : "add";
     return (ir::is_unsigned_int(s) ? "u" : "") + base;
   }
@@ -619,8 +627,8 @@ class Renderer {
     std::string where = ptr + "[" + at + "], strides = " + int_list(strides_of(op, tt));
     std::string types = pointer_type(param) + ", " + type_of(offset) + ", " + type(tt);
     if (op.kind == OpKind::TileStore) {
-      line(next_token() + " = store_ptr_tko weak " + t + ", " + where + bounds + " token=" + in + " : " + type(tt) + ", " +
-           pointer_type(param) + ", " + type_of(offset) + " -> token");
+      line(next_token() + " = store_ptr_tko weak " + t + ", " + where + bounds + " token=" + in + " : " + type(tt) +
+           ", " + pointer_type(param) + ", " + type_of(offset) + " -> token");
       return;
     }
     std::string old = fresh();
@@ -650,18 +658,18 @@ class Renderer {
     std::string wide = fresh();
     line(wide + " = broadcast " + one + " : " + pointer_tile_type(param, ones) + " -> " + pointer_tile_type(param, vt));
     std::string ptrs = fresh();
-    line(ptrs + " = offset " + wide + ", " + offsets + " : " + pointer_tile_type(param, vt) + ", " + type_of(op.operand(S::offsets)) +
-         " -> " + pointer_tile_type(param, vt));
+    line(ptrs + " = offset " + wide + ", " + offsets + " : " + pointer_tile_type(param, vt) + ", " +
+         type_of(op.operand(S::offsets)) + " -> " + pointer_tile_type(param, vt));
     std::string in = s_.token;
     if (op.kind == OpKind::TileScatter) {
-      line(next_token() + " = store_ptr_tko weak " + values + ", " + ptrs + bounds + " token=" + in + " : " + type(vt) + ", " +
-           pointer_tile_type(param, vt) + " -> token");
+      line(next_token() + " = store_ptr_tko weak " + values + ", " + ptrs + bounds + " token=" + in + " : " + type(vt) +
+           ", " + pointer_tile_type(param, vt) + " -> token");
       return;
     }
     std::string old = fresh();
-    line(old + ", " + next_token() + " = atomic_rmw_tko relaxed device " + ptrs + ", " + values + ", mode = " +
-         rmw_mode(op.kind, vt.scalar) + bounds + " token=" + in + " : " + pointer_tile_type(param, vt) + ", " + type(vt) + " -> " +
-         type(vt) + ", token");
+    line(old + ", " + next_token() + " = atomic_rmw_tko relaxed device " + ptrs + ", " + values +
+         ", mode = " + rmw_mode(op.kind, vt.scalar) + bounds + " token=" + in + " : " + pointer_tile_type(param, vt) +
+         ", " + type(vt) + " -> " + type(vt) + ", token");
   }
 
   // --- control flow ---
@@ -686,7 +694,9 @@ class Renderer {
   void terminator(const Op& op) {
     if (frames_.empty()) unsupported(op, "it stands outside a loop or an if");
     const Frame& f = op.kind == OpKind::Yield ? frames_.back() : innermost_loop(op);
-    std::string word = op.kind == OpKind::Break ? "break" : (op.kind == OpKind::Yield && f.kind == OpKind::If) ? "yield" : "continue";
+    std::string word = op.kind == OpKind::Break                             ? "break"
+                       : (op.kind == OpKind::Yield && f.kind == OpKind::If) ? "yield"
+                                                                            : "continue";
     line(word + passed(op, f));
   }
 
@@ -706,7 +716,8 @@ class Renderer {
     region(r);
     bool terminated = !r.ops.empty() && r.ops.back().has(ir::kTerminator);
     const Frame& f = frames_.back();
-    if (!terminated && f.kind == OpKind::For) line("continue" + std::string(f.token ? " " + s_.token + " : token" : ""));
+    if (!terminated && f.kind == OpKind::For)
+      line("continue" + std::string(f.token ? " " + s_.token + " : token" : ""));
     if (!terminated && f.kind == OpKind::If && f.token) line("yield " + s_.token + " : token");
     --depth_;
     s_ = saved;
@@ -714,7 +725,8 @@ class Renderer {
 
   void for_loop(const Op& op) {
     using F = ir::ops::For;
-    std::string lo = name(op.operand(F::lower_bound)), hi = name(op.operand(F::upper_bound)), step = name(op.operand(F::step));
+    std::string lo = name(op.operand(F::lower_bound)), hi = name(op.operand(F::upper_bound)),
+                step = name(op.operand(F::step));
     std::span<const Value> inits = ir::loop_inits(op);
     std::vector<std::string> init_names = names(inits);
     bool token = touches_memory(op.regions[0]);
@@ -736,8 +748,8 @@ class Renderer {
       iters.push_back(fresh());
       carried.push_back(iters.back() + " = " + init_names[i]);
     }
-    std::string head = (results.empty() ? "" : join(results) + " = ") + "for " + iv + " in (" + lo + " to " + hi + ", step " +
-                       step + ") : " + type_of(op.operand(F::lower_bound));
+    std::string head = (results.empty() ? "" : join(results) + " = ") + "for " + iv + " in (" + lo + " to " + hi +
+                       ", step " + step + ") : " + type_of(op.operand(F::lower_bound));
     if (!carried.empty()) head += " iter_values(" + join(carried) + ") -> (" + join(types) + ")";
     line(head + " {");
     Scope outer = s_;

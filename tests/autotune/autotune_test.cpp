@@ -1,5 +1,7 @@
 // Autotune on the CPU, whose device clock is the host's: candidates that sleep for known times,
 // a results folder of the test's own, and what each call ran.
+#include "kiln/autotune.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 
 #include "autotune/json.h"
 #include "autotune/store.h"
-#include "kiln/autotune.h"
 #include "kiln/runtime.h"
 
 namespace kiln {
@@ -119,8 +120,8 @@ TEST_F(Autotune, KeysAreTunedApart) {
 }
 
 TEST_F(Autotune, AFailingCandidateIsInfinitelySlow) {
-  std::vector<autotune::Candidate> c = {
-      {"broken", [] { throw Error("launch.bad_dims", "too many units"); }}, sleeper("works", 500us)};
+  std::vector<autotune::Candidate> c = {{"broken", [] { throw Error("launch.bad_dims", "too many units"); }},
+                                        sleeper("works", 500us)};
   EXPECT_EQ(autotune::run(client, key, c), 1u);
   EXPECT_NE(file_text().find("\"broken\": null"), std::string::npos) << file_text();
 }
@@ -189,7 +190,8 @@ TEST_F(Autotune, AnUnreadableFileIsTunedOverAndRewritten) {
   std::string tag = autotune::device_tag("cpu", client.device().info());
   {
     std::ofstream f(dir_ / "autotune" / (tag + ".json"), std::ios::trunc);
-    f << "{\"format\": \"kiln autotune results 1\", \"results\": {\"test_op f32 n1024\": {\"candidates\": ";  // cut short
+    f << "{\"format\": \"kiln autotune results 1\", \"results\": {\"test_op f32 n1024\": {\"candidates\": ";  // cut
+                                                                                                              // short
   }
   autotune::reset();
   EXPECT_EQ(autotune::run(client, key, c), 1u);
@@ -201,7 +203,9 @@ TEST_F(Autotune, AStoredWinnerMissingFromTheSetTunesAgain) {
   std::string tag = autotune::device_tag("cpu", client.device().info());
   std::vector<autotune::Candidate> c = {sleeper("slow", 3000us), sleeper("fast", 200us)};
   // A file naming a winner the set lacks, under the set's own checksum (a hand-edited file).
-  autotune::ResultFile(tag).put(key.text(), {autotune::candidate_checksum(std::vector<autotune::Candidate>{{"slow", {}}, {"fast", {}}}), "gone", {}});
+  autotune::ResultFile(tag).put(
+      key.text(),
+      {autotune::candidate_checksum(std::vector<autotune::Candidate>{{"slow", {}}, {"fast", {}}}), "gone", {}});
   EXPECT_EQ(autotune::run(client, key, c), 1u);
   EXPECT_EQ(autotune::stats().tunings, 1u);
 }

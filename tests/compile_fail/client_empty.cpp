@@ -9,8 +9,8 @@ int main() {
 #if defined(KILN_CASE_untyped_count)
   Handle h = c.empty(16);  // error-here: untyped_count
 #else
-  Handle h = c.empty<float>(16);      // 64 bytes
-  Handle raw = c.empty_bytes(16);     // 16 bytes
+  Handle h = c.empty<float>(16);   // 64 bytes
+  Handle raw = c.empty_bytes(16);  // 16 bytes
   (void)raw;
 #endif
   (void)h;

@@ -10,8 +10,8 @@ using namespace kiln;
 
 struct Narrowing {
   static constexpr std::string_view name = "narrowing";
-  void operator()(Slice<int32_t> y, Slice<uint8_t> b8, Slice<float> f, Slice<f16> h, Slice<bf16> hb,
-                  Slice<uint32_t> u, Slice<bool> flags, Scalar<int32_t> s, Comptime<int> k) const {
+  void operator()(Slice<int32_t> y, Slice<uint8_t> b8, Slice<float> f, Slice<f16> h, Slice<bf16> hb, Slice<uint32_t> u,
+                  Slice<bool> flags, Scalar<int32_t> s, Comptime<int> k) const {
     auto i = absolute_pos();
     Expr<int32_t> e = y[i];
     Var<int32_t> v = 0;

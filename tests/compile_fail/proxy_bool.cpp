@@ -22,6 +22,4 @@ struct Guarded {
   }
 };
 
-int main() {
-  (void)define<Guarded>(kernel_id<Guarded>(LaunchFacts{}, param_descs<Guarded>()));
-}
+int main() { (void)define<Guarded>(kernel_id<Guarded>(LaunchFacts{}, param_descs<Guarded>())); }

@@ -36,8 +36,9 @@ int mismatches(const Client& client) {
 int tile_mismatches(const Client& client) {
   using namespace kiln::tile;
   Cells g = cells({300}, {128});
-  Traced t = trace("vadd", In<float>(g), In<float>(g), Out<float>(g),
-                   [](Param<float> a, Param<float> b, Param<float> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+  Traced t =
+      trace("vadd", In<float>(g), In<float>(g), Out<float>(g),
+            [](Param<float> a, Param<float> b, Param<float> out) { store_cell(out, load_cell(a) + load_cell(b)); });
   std::vector<float> xs(300);
   for (int i = 0; i < 300; ++i) xs[size_t(i)] = float(i);
   Handle a = client.upload(xs), b = client.upload(xs), out = client.upload(std::vector<float>(300, -1.0f));

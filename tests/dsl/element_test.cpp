@@ -49,7 +49,8 @@ TEST(ElementRead, ACopyHoldsTheValueFromBeforeALaterStore) {
   EXPECT_EQ(labels(k), (Labels{"load y", "store y", "store out"}));
   std::vector<const ir::Op*> a = accesses(k);
   ASSERT_EQ(a.size(), 3u);
-  EXPECT_EQ(a[2]->operand(ir::ops::Store::value), a[0]->result) << "out[i] gets the value loaded before the store, not a new load";
+  EXPECT_EQ(a[2]->operand(ir::ops::Store::value), a[0]->result)
+      << "out[i] gets the value loaded before the store, not a new load";
 }
 
 struct AssignCopy {
@@ -71,7 +72,9 @@ TEST(ElementRead, AssigningACopyRebindsItAndRecordsNoStore) {
   EXPECT_EQ(labels(k), (Labels{"load y", "load x", "store out"}));
   const ir::Op& store = *accesses(k).back();
   bool from_mul = false;
-  ir::walk(k.body, [&](const ir::Op& op) { from_mul |= op.kind == ir::OpKind::Mul && op.result == store.operand(ir::ops::Store::value); });
+  ir::walk(k.body, [&](const ir::Op& op) {
+    from_mul |= op.kind == ir::OpKind::Mul && op.result == store.operand(ir::ops::Store::value);
+  });
   EXPECT_TRUE(from_mul) << "out[i] gets (2 + x[i]) * 3, the value the copy was rebound to\n" << ir::print(k);
   // The copy's load is read by nobody: the pipeline's dce removes it.
   passes::run_pipeline(k);
@@ -180,7 +183,8 @@ void expect_swap(const ir::Kernel& k, const std::string& a, const std::string& b
   for (const ir::Op* op : last) got.push_back(label(k, *op));
   EXPECT_EQ(got, (Labels{"load " + a, "load " + b, "store " + a, "store " + b})) << ir::print(k);
   EXPECT_EQ(last[2]->operand(ir::ops::Store::value), last[1]->result) << ir::print(k);
-  EXPECT_EQ(last[3]->operand(ir::ops::Store::value), last[0]->result) << "b gets a's value from before a was written\n" << ir::print(k);
+  EXPECT_EQ(last[3]->operand(ir::ops::Store::value), last[0]->result) << "b gets a's value from before a was written\n"
+                                                                      << ir::print(k);
 }
 
 struct SwapVectors {

@@ -38,7 +38,8 @@ TEST_P(TracedGolden, TracedIrMatchesTheGoldenFile) {
   std::string expected = golden_text(c.name);
   ASSERT_FALSE(expected.empty()) << "missing or empty tests/dsl/golden/" << c.name << ".kir";
   std::string actual = ir::print(c.trace());
-  EXPECT_EQ(actual, expected) << "golden/" << c.name << ".kir\n--- expected:\n" << expected << "--- actual:\n"
+  EXPECT_EQ(actual, expected) << "golden/" << c.name << ".kir\n--- expected:\n"
+                              << expected << "--- actual:\n"
                               << actual;
 }
 
@@ -210,9 +211,9 @@ TEST(TracedStructure, BuiltinsAndLengthsAreRecordedOnceAtTheTop) {
   ir::Kernel k = define<Transpose>(transpose_id());
   // absolute_pos_x and _y, in's two shapes, the four strides: each once, before any other op.
   size_t leaves = 0;
-  while (leaves < k.body.ops.size() && (k.body.ops[leaves].has(ir::kBuiltin) ||
-                                        k.body.ops[leaves].kind == ir::OpKind::TensorShape ||
-                                        k.body.ops[leaves].kind == ir::OpKind::TensorStride)) {
+  while (leaves < k.body.ops.size() &&
+         (k.body.ops[leaves].has(ir::kBuiltin) || k.body.ops[leaves].kind == ir::OpKind::TensorShape ||
+          k.body.ops[leaves].kind == ir::OpKind::TensorStride)) {
     ++leaves;
   }
   EXPECT_EQ(leaves, 8u);
@@ -224,15 +225,15 @@ TEST(TracedStructure, BuiltinsAndLengthsAreRecordedOnceAtTheTop) {
 // The pipeline's first pass turns every Var of these kernels into values: a Var assigned in a loop
 // body is a loop argument and result, one assigned in both branches an if result.
 TEST(PromotedStructure, VarsAssignedInLoopsBecomeLoopArgumentsAndResults) {
-  for (const char* name : {"loops_attributes_and_var", "collatz_while_break_continue", "local_sum",
-                           "var_assigned_in_both_branches"}) {
+  for (const char* name :
+       {"loops_attributes_and_var", "collatz_while_break_continue", "local_sum", "var_assigned_in_both_branches"}) {
     ir::Kernel k;
     for (const TracedCase& c : traced_cases()) {
       if (c.name == std::string(name) + "_promoted") k = c.trace();
     }
     ASSERT_FALSE(k.name.empty()) << name;
-    int var_ops = count_ops(k, ir::OpKind::VarDecl) + count_ops(k, ir::OpKind::VarLoad) +
-                  count_ops(k, ir::OpKind::VarStore);
+    int var_ops =
+        count_ops(k, ir::OpKind::VarDecl) + count_ops(k, ir::OpKind::VarLoad) + count_ops(k, ir::OpKind::VarStore);
     EXPECT_EQ(var_ops, 0) << name;
     EXPECT_NO_THROW(ir::verify(k, "promoted")) << name;
   }
@@ -250,7 +251,8 @@ TEST(PromotedStructure, VarsAssignedInLoopsBecomeLoopArgumentsAndResults) {
       EXPECT_EQ(ir::loop_inits(*fors[i])[0], fors[i - 1]->result) << "each loop starts from the last one's sum";
     }
   }
-  EXPECT_EQ(loops.body.ops.back().operand(ir::ops::Store::value), fors[2]->result) << "the store writes the last loop's result";
+  EXPECT_EQ(loops.body.ops.back().operand(ir::ops::Store::value), fors[2]->result)
+      << "the store writes the last loop's result";
 
   ir::Kernel collatz = promoted(define<Collatz>(id_of<Collatz>({16, 1, 1})));
   const ir::Op* loop = first_op(collatz.body, ir::OpKind::While);

@@ -1,6 +1,8 @@
 // kiln::f16 and kiln::bf16 made from C++ numbers: every integer type converts (f16(1) was
 // ambiguous between the float and double constructors), rounding once as a cast does; and a
 // kernel templated over its element type can write T(2) for every element type kiln supports.
+#include "kiln/half.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,7 +10,6 @@
 #include <type_traits>
 
 #include "kiln/dsl.h"
-#include "kiln/half.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 

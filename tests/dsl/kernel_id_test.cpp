@@ -62,8 +62,9 @@ TEST(KernelId, IdOfAddRecordsItsParameters) {
   EXPECT_EQ(id.comptime[0].bits, 1u);
   std::string text = id.to_string();
   EXPECT_EQ(text.rfind("add{kernel_hash=", 0), 0u) << text;
-  for (const char* part : {"cube_dim=[6, 1, 1], mode=checked, address=u32", "vector_width=1, param_count=3, comptime_count=1",
-                           "element=[f32, f32, f32]", "comptime=[true]", ", hash="}) {
+  for (const char* part :
+       {"cube_dim=[6, 1, 1], mode=checked, address=u32", "vector_width=1, param_count=3, comptime_count=1",
+        "element=[f32, f32, f32]", "comptime=[true]", ", hash="}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " in " << text;
   }
   EXPECT_EQ(text.find("alias"), std::string::npos) << "an array with nothing set is left out: " << text;

@@ -17,9 +17,8 @@ struct Saxpy {
   static constexpr std::string_view name = "saxpy";
   static constexpr std::array<std::string_view, 3> param_names{"a", "x", "y"};
   void operator()(Scalar<float> a, Slice<const Vector<F>> x, Slice<Vector<F>> y) const {
-    If(absolute_pos() < x.len(), [&] {
-      y[absolute_pos()] = Vector<F>(cast<F>(a)) * x[absolute_pos()] + y[absolute_pos()];
-    });
+    If(absolute_pos() < x.len(),
+       [&] { y[absolute_pos()] = Vector<F>(cast<F>(a)) * x[absolute_pos()] + y[absolute_pos()]; });
   }
 };
 
@@ -41,9 +40,9 @@ struct Classify {
   void operator()(Slice<const int32_t> x, Slice<int32_t> out) const {
     If(absolute_pos() >= x.len(), [] { Terminate(); });
     Expr<int32_t> v = x[absolute_pos()];
-    If(v < 0, [&] { out[absolute_pos()] = -1; })
-        .ElseIf(v == 0, [&] { out[absolute_pos()] = 0; })
-        .Else([&] { out[absolute_pos()] = 1; });
+    If(v < 0, [&] { out[absolute_pos()] = -1; }).ElseIf(v == 0, [&] { out[absolute_pos()] = 0; }).Else([&] {
+      out[absolute_pos()] = 1;
+    });
   }
 };
 

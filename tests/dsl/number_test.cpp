@@ -45,27 +45,27 @@ std::string g17(double d) {
 
 struct AllowedNumbers {
   static constexpr std::string_view name = "allowed_numbers";
-  void operator()(Slice<float> f, Slice<f16> h, Slice<bf16> hb, Slice<uint8_t> b, Slice<uint32_t> u,
-                  Slice<int32_t> y, Slice<uint64_t> w, Slice<bool> flags) const {
+  void operator()(Slice<float> f, Slice<f16> h, Slice<bf16> hb, Slice<uint8_t> b, Slice<uint32_t> u, Slice<int32_t> y,
+                  Slice<uint64_t> w, Slice<bool> flags) const {
     auto i = absolute_pos();
-    f[i] = f[i] + 1;                    // an int beside f32: 1.0f
-    f[i] = 2 * f[i];                    // on the left too
-    f[i] = f[i] * 0.1;                  // a double beside f32: rounded to float
-    h[i] = h[i] * 0.1;                  // a double beside f16: rounded once to f16
-    h[i] = h[i] + 2049;                 // an int beside f16: one rounding, to even (2048)
-    hb[i] = hb[i] + 257;                // an int beside bf16: 256
-    b[i] = 255;                         // the largest u8 constant
-    u[i] = u[i] + 7;                    // an int constant beside u32
-    y[i] = y[i] + 7u;                   // an in-range unsigned constant beside i32
+    f[i] = f[i] + 1;      // an int beside f32: 1.0f
+    f[i] = 2 * f[i];      // on the left too
+    f[i] = f[i] * 0.1;    // a double beside f32: rounded to float
+    h[i] = h[i] * 0.1;    // a double beside f16: rounded once to f16
+    h[i] = h[i] + 2049;   // an int beside f16: one rounding, to even (2048)
+    hb[i] = hb[i] + 257;  // an int beside bf16: 256
+    b[i] = 255;           // the largest u8 constant
+    u[i] = u[i] + 7;      // an int constant beside u32
+    y[i] = y[i] + 7u;     // an in-range unsigned constant beside i32
     y[i] = y[i] + -1;
     w[i] = w[i] + 0xffffffffffffffffull;
     flags[i] = true;
-    y[i] = cast<int32_t>(2.5);          // explicit: truncates toward zero
+    y[i] = cast<int32_t>(2.5);  // explicit: truncates toward zero
     y[i] = cast<int32_t>(-2.5);
-    y[i] = cast<int32_t>(1e10);         // saturates, as the IR's cast does
+    y[i] = cast<int32_t>(1e10);  // saturates, as the IR's cast does
     y[i] = cast<int32_t>(-1e10);
     y[i] = cast<int32_t>(std::nan(""));  // NaN gives 0
-    u[i] = cast<uint32_t>(-1);          // integers wrap
+    u[i] = cast<uint32_t>(-1);           // integers wrap
     b[i] = cast<uint8_t>(300);
   }
 };
@@ -103,8 +103,8 @@ struct VarNumbers {
   static constexpr std::string_view name = "var_numbers";
   void operator()(Slice<uint8_t> out) const {
     Var<uint8_t> v;
-    v = 200;       // an int constant in u8's range
-    v += 55u;      // an unsigned one
+    v = 200;             // an int constant in u8's range
+    v += 55u;            // an unsigned one
     Var<float> acc = 3;  // an int into a float Var
     acc += 0.5;
     out[absolute_pos()] = v;

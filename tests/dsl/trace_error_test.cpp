@@ -37,7 +37,8 @@ void expect_trace_error(const std::string& kind, std::initializer_list<std::stri
   EXPECT_EQ(f.kind, kind) << f.message;
   std::string kernel = "kernel '" + std::string(K::name) + "'";
   EXPECT_EQ(f.message.rfind(kernel, 0), 0u) << "the message must start by naming the kernel: " << f.message;
-  for (const std::string& p : parts) EXPECT_NE(f.message.find(p), std::string::npos) << "no '" << p << "' in: " << f.message;
+  for (const std::string& p : parts)
+    EXPECT_NE(f.message.find(p), std::string::npos) << "no '" << p << "' in: " << f.message;
   EXPECT_FALSE(dsl::Tracer::active()) << "a failed trace leaves no tracer installed";
 }
 
@@ -84,7 +85,9 @@ TEST(TraceError, StoringAVectorOfAnotherWidth) {
 
 struct LaneOutOfRange {
   static constexpr std::string_view name = "lane_out_of_range";
-  void operator()(Slice<const Vector<float>> x, Slice<float> out) const { out[absolute_pos()] = Vector<float>(x[absolute_pos()])[4]; }
+  void operator()(Slice<const Vector<float>> x, Slice<float> out) const {
+    out[absolute_pos()] = Vector<float>(x[absolute_pos()])[4];
+  }
 };
 
 TEST(TraceError, VectorLaneOutsideTheWidth) {
@@ -235,7 +238,8 @@ struct BreakAtTop {
 };
 
 TEST(TraceError, BreakOutsideARunTimeLoop) {
-  expect_trace_error<BreakAtTop>("trace.break_outside_loop", {"'break'", "Break() is only allowed inside a run-time For or While"});
+  expect_trace_error<BreakAtTop>("trace.break_outside_loop",
+                                 {"'break'", "Break() is only allowed inside a run-time For or While"});
 }
 
 // A C++ loop runs while tracing; it is no run-time loop for Break() to leave.
@@ -387,7 +391,9 @@ struct AssignedInEveryArmOfAChain {
   }
 };
 
-TEST(TraceError, VarAssignedInEveryArmOfAnElseIfChainIsReadable) { EXPECT_NO_THROW(traces<AssignedInEveryArmOfAChain>()); }
+TEST(TraceError, VarAssignedInEveryArmOfAnElseIfChainIsReadable) {
+  EXPECT_NO_THROW(traces<AssignedInEveryArmOfAChain>());
+}
 
 struct AssignedInTwoArmsOfThree {
   static constexpr std::string_view name = "assigned_in_two_arms_of_three";
@@ -677,7 +683,9 @@ struct ArithmeticOnBool {
   }
 };
 
-TEST(TraceError, ArithmeticOnBool) { expect_trace_error<ArithmeticOnBool>("trace.type", {"'add'", "not defined on bool"}); }
+TEST(TraceError, ArithmeticOnBool) {
+  expect_trace_error<ArithmeticOnBool>("trace.type", {"'add'", "not defined on bool"});
+}
 
 struct NegateUnsigned {
   static constexpr std::string_view name = "negate_unsigned";
@@ -696,7 +704,9 @@ struct ExpOfAnInteger {
   }
 };
 
-TEST(TraceError, FloatMathOnAnInteger) { expect_trace_error<ExpOfAnInteger>("trace.type", {"'exp'", "takes floats, not i32"}); }
+TEST(TraceError, FloatMathOnAnInteger) {
+  expect_trace_error<ExpOfAnInteger>("trace.type", {"'exp'", "takes floats, not i32"});
+}
 
 struct ShiftAFloat {
   static constexpr std::string_view name = "shift_a_float";
@@ -706,7 +716,9 @@ struct ShiftAFloat {
   }
 };
 
-TEST(TraceError, ShiftingAFloat) { expect_trace_error<ShiftAFloat>("trace.type", {"'shl'", "takes integers, not f32"}); }
+TEST(TraceError, ShiftingAFloat) {
+  expect_trace_error<ShiftAFloat>("trace.type", {"'shl'", "takes integers, not f32"});
+}
 
 // The tracer and the verifier type an op by the same rule (ir/type_rules.h), so they refuse it in
 // the same words.
@@ -714,8 +726,9 @@ TEST(TraceError, TheTracerAndTheVerifierRefuseInTheSameWords) {
   TraceFailure traced = trace_failure<ShiftAFloat>(id_of<ShiftAFloat>({32, 1, 1}));
   std::string verified;
   try {
-    ir::verify(ir::parse("kernel @k(%f: f32) {cube_dim = [32, 1, 1], mode = checked, address = u32, vector = 1} {\n"
-                         "  %0 = shl %f, %f : f32\n}\n"));
+    ir::verify(
+        ir::parse("kernel @k(%f: f32) {cube_dim = [32, 1, 1], mode = checked, address = u32, vector = 1} {\n"
+                  "  %0 = shl %f, %f : f32\n}\n"));
   } catch (const Error& e) {
     verified = e.message();
   }

@@ -55,34 +55,92 @@ inline void PrintTo(const TracedCase& c, std::ostream* os) { *os << c.name; }
 inline std::vector<TracedCase> traced_cases() {
   using ir::ExecMode;
   return {
-      {"saxpy_f32_vector4", [] { return define<Saxpy<float>>(id_of<Saxpy<float>>({4, 1, 1}, 4)); }},
+      {"saxpy_f32_vector4",
+       [] {
+         return define<Saxpy<float>>(id_of<Saxpy<float>>({4, 1, 1}, 4));
+       }},
       {"add_relu", [] { return define<Add>(add_id(ExecMode::Checked, true)); }},
       {"add_no_relu", [] { return define<Add>(add_id(ExecMode::Checked, false)); }},
       {"add_no_relu_unchecked", [] { return define<Add>(add_id(ExecMode::Unchecked, false)); }},
-      {"classify_if_elseif_else", [] { return define<Classify>(id_of<Classify>({64, 1, 1})); }},
-      {"loops_attributes_and_var", [] { return define<Loops>(id_of<Loops>({32, 1, 1})); }},
-      {"loop_vectorize_at_least_once", [] { return define<ScaleLoop>(id_of<ScaleLoop>({32, 1, 1})); }},
-      {"collatz_while_break_continue", [] { return define<Collatz>(id_of<Collatz>({16, 1, 1})); }},
-      {"broadcast_vector4", [] { return define<Broadcast>(id_of<Broadcast>({8, 1, 1}, 4)); }},
-      {"reverse_block_shared", [] { return define<ReverseBlock>(id_of<ReverseBlock>({256, 1, 1})); }},
-      {"local_sum", [] { return define<LocalSum>(id_of<LocalSum>({32, 1, 1})); }},
-      {"histogram_atomics", [] { return define<Histogram>(id_of<Histogram>({64, 1, 1})); }},
-      {"plane_ops", [] { return define<PlaneOps>(id_of<PlaneOps>({64, 1, 1})); }},
+      {"classify_if_elseif_else",
+       [] {
+         return define<Classify>(id_of<Classify>({64, 1, 1}));
+       }},
+      {"loops_attributes_and_var",
+       [] {
+         return define<Loops>(id_of<Loops>({32, 1, 1}));
+       }},
+      {"loop_vectorize_at_least_once",
+       [] {
+         return define<ScaleLoop>(id_of<ScaleLoop>({32, 1, 1}));
+       }},
+      {"collatz_while_break_continue",
+       [] {
+         return define<Collatz>(id_of<Collatz>({16, 1, 1}));
+       }},
+      {"broadcast_vector4",
+       [] {
+         return define<Broadcast>(id_of<Broadcast>({8, 1, 1}, 4));
+       }},
+      {"reverse_block_shared",
+       [] {
+         return define<ReverseBlock>(id_of<ReverseBlock>({256, 1, 1}));
+       }},
+      {"local_sum",
+       [] {
+         return define<LocalSum>(id_of<LocalSum>({32, 1, 1}));
+       }},
+      {"histogram_atomics",
+       [] {
+         return define<Histogram>(id_of<Histogram>({64, 1, 1}));
+       }},
+      {"plane_ops",
+       [] {
+         return define<PlaneOps>(id_of<PlaneOps>({64, 1, 1}));
+       }},
       {"transpose_tensor", [] { return define<Transpose>(transpose_id()); }},
-      {"math_fns", [] { return define<MathFns>(id_of<MathFns>({32, 1, 1})); }},
-      {"casts", [] { return define<Casts>(id_of<Casts>({32, 1, 1})); }},
-      {"debug_print", [] { return define<Debug>(id_of<Debug>({2, 1, 1})); }},
-      {"var_assigned_in_both_branches", [] { return define<BothBranches>(id_of<BothBranches>({32, 1, 1})); }},
-      {"element_copy_then_store", [] { return define<ElementCopy>(id_of<ElementCopy>({32, 1, 1})); }},
-      {"plain_store_records_no_load", [] { return define<PlainStore>(id_of<PlainStore>({32, 1, 1})); }},
+      {"math_fns",
+       [] {
+         return define<MathFns>(id_of<MathFns>({32, 1, 1}));
+       }},
+      {"casts",
+       [] {
+         return define<Casts>(id_of<Casts>({32, 1, 1}));
+       }},
+      {"debug_print",
+       [] {
+         return define<Debug>(id_of<Debug>({2, 1, 1}));
+       }},
+      {"var_assigned_in_both_branches",
+       [] {
+         return define<BothBranches>(id_of<BothBranches>({32, 1, 1}));
+       }},
+      {"element_copy_then_store",
+       [] {
+         return define<ElementCopy>(id_of<ElementCopy>({32, 1, 1}));
+       }},
+      {"plain_store_records_no_load",
+       [] {
+         return define<PlainStore>(id_of<PlainStore>({32, 1, 1}));
+       }},
       // After passes::promote_vars, the first pass of the pipeline: the Vars above as loop arguments
       // and results and as if results.
-      {"loops_attributes_and_var_promoted", [] { return promoted(define<Loops>(id_of<Loops>({32, 1, 1}))); }},
+      {"loops_attributes_and_var_promoted",
+       [] {
+         return promoted(define<Loops>(id_of<Loops>({32, 1, 1})));
+       }},
       {"collatz_while_break_continue_promoted",
-       [] { return promoted(define<Collatz>(id_of<Collatz>({16, 1, 1}))); }},
-      {"local_sum_promoted", [] { return promoted(define<LocalSum>(id_of<LocalSum>({32, 1, 1}))); }},
+       [] {
+         return promoted(define<Collatz>(id_of<Collatz>({16, 1, 1})));
+       }},
+      {"local_sum_promoted",
+       [] {
+         return promoted(define<LocalSum>(id_of<LocalSum>({32, 1, 1})));
+       }},
       {"var_assigned_in_both_branches_promoted",
-       [] { return promoted(define<BothBranches>(id_of<BothBranches>({32, 1, 1}))); }},
+       [] {
+         return promoted(define<BothBranches>(id_of<BothBranches>({32, 1, 1})));
+       }},
   };
 }
 

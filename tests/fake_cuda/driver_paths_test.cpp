@@ -32,7 +32,9 @@ F fake_entry(const char* symbol) {
 }
 
 // From now on `call` returns `result` (0 clears it).
-void fail_call(const char* call, int result) { fake_entry<uint64_t (*)(const char*, int)>("kiln_fake_cuda_fail")(call, result); }
+void fail_call(const char* call, int result) {
+  fake_entry<uint64_t (*)(const char*, int)>("kiln_fake_cuda_fail")(call, result);
+}
 
 // Kernels the stand-in accepted with cuLaunchKernel.
 uint64_t launches() { return fake_entry<uint64_t (*)()>("kiln_fake_cuda_launches")(); }
@@ -124,10 +126,11 @@ TEST_F(FakeCuda, ACheckedPromiseGetsTheErrorWordAndItsReportIsRaisedAtTheNextSyn
   EXPECT_NE(site, 0u);
   client.write(client.device_error_word(), std::vector<uint32_t>{site, 1, 0, 0, 0, 0, 0, 5});
   Error e = expect_error([&] { client.sync(); }, "loop.zero_trips");
-  EXPECT_EQ(e.message(),
-            "kernel 'fake_promised' (checked): the at_least_once loop #1 of the kernel starts with lo = 0 and hi = 0 in "
-            "unit 5 of cube 0 (linear), which give it zero trips; at_least_once promises lo < hi (drop the promise where "
-            "the range may be empty)");
+  EXPECT_EQ(
+      e.message(),
+      "kernel 'fake_promised' (checked): the at_least_once loop #1 of the kernel starts with lo = 0 and hi = 0 in "
+      "unit 5 of cube 0 (linear), which give it zero trips; at_least_once promises lo < hi (drop the promise where "
+      "the range may be empty)");
   client.sync();  // reported once: the word was cleared
   std::vector<uint32_t> cleared = client.read<uint32_t>(client.device_error_word());
   EXPECT_EQ(cleared, std::vector<uint32_t>(8, 0u));
@@ -184,8 +187,9 @@ TEST_F(FakeCuda, KernelFaultIsReportedOnceThenTheDeviceRefusesWork) {
   Error e = expect_error([&] { client.sync(); }, "cuda.kernel_failed");
   EXPECT_NE(e.message().find("a kernel failed on cuda:0"), std::string::npos) << e.message();
   EXPECT_NE(e.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << e.message();
-  EXPECT_NE(e.message().find("1 kernel launch since the failing client last synchronised (the last: fake_add_one_f32_v1_"),
-            std::string::npos)
+  EXPECT_NE(
+      e.message().find("1 kernel launch since the failing client last synchronised (the last: fake_add_one_f32_v1_"),
+      std::string::npos)
       << e.message();
   // Every later operation, on any client of the device, is refused with one clear kind.
   Error lost = expect_error([&] { client.sync(); }, "cuda.device_lost");

@@ -63,9 +63,9 @@ TEST(ParseError, DuplicateParameterName) {
 }
 
 TEST(ParseError, RegionArgumentRedefiningAValue) {
-  expect_parse_error(std::string(kHeader) +
-                         "  %0 = const 0 : u32\n  %1 = const 1 : u32\n  for %0, %1, %1 (%0: u32) {\n  }\n}\n",
-                     4, 19, "value %0 is defined twice");
+  expect_parse_error(
+      std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = const 1 : u32\n  for %0, %1, %1 (%0: u32) {\n  }\n}\n", 4,
+      19, "value %0 is defined twice");
 }
 
 TEST(ParseError, UnknownScalarInAType) {
@@ -115,8 +115,8 @@ TEST(ParseError, TileWithoutAKnownMemorySpace) {
       "1} {\n}\n",
       1, 36, "a tile's memory space is 'registers', 'shared' or 'global', not 'local'");
   expect_parse_error(
-      "kernel @k(%x: tile<[16, 16] x f32>) {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n",
-      1, 34, "expected ','");
+      "kernel @k(%x: tile<[16, 16] x f32>) {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n", 1,
+      34, "expected ','");
 }
 
 TEST(ParseError, UnknownTarget) {
@@ -138,10 +138,10 @@ TEST(ParseError, ResultsAndTypesDisagreeInNumber) {
 }
 
 TEST(ParseError, ArrayAttributeHoldsIntegers) {
-  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {planes = [1, 2.5]} : f32\n}\n", 3,
-                     34, "an array attribute holds integers, not '2.5'");
-  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {planes = [1, 2} : f32\n}\n", 3, 35,
-                     "expected ']'");
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {planes = [1, 2.5]} : f32\n}\n",
+                     3, 34, "an array attribute holds integers, not '2.5'");
+  expect_parse_error(std::string(kHeader) + "  %0 = const 0 : u32\n  %1 = load %x, %0 {planes = [1, 2} : f32\n}\n", 3,
+                     35, "expected ']'");
 }
 
 // A padding value is written as its name, which the parser checks against the five there are.
@@ -205,8 +205,7 @@ TEST(ParseError, BadConstants) {
   expect_parse_error(std::string(kHeader) + "  %0 = const 1.5 : i32\n}\n", 2, 14, "bad integer constant '1.5'");
   expect_parse_error(std::string(kHeader) + "  %0 = const 18446744073709551616 : u64\n}\n", 2, 14,
                      "bad unsigned constant '18446744073709551616'");
-  expect_parse_error(std::string(kHeader) + "  %0 = const 1.2.3 : f32\n}\n", 2, 14,
-                     "expected a number, not '1.2.3'");
+  expect_parse_error(std::string(kHeader) + "  %0 = const 1.2.3 : f32\n}\n", 2, 14, "expected a number, not '1.2.3'");
 }
 
 TEST(ParseError, UnknownAttribute) {

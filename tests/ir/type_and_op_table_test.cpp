@@ -20,9 +20,9 @@ struct ScalarFact {
 };
 
 const ScalarFact kScalarFacts[] = {
-    {Scalar::Bool, "bool", 1, 'b'}, {Scalar::I8, "i8", 1, 'i'},   {Scalar::I16, "i16", 2, 'i'},
-    {Scalar::I32, "i32", 4, 'i'},   {Scalar::I64, "i64", 8, 'i'}, {Scalar::U8, "u8", 1, 'u'},
-    {Scalar::U16, "u16", 2, 'u'},   {Scalar::U32, "u32", 4, 'u'}, {Scalar::U64, "u64", 8, 'u'},
+    {Scalar::Bool, "bool", 1, 'b'}, {Scalar::I8, "i8", 1, 'i'},     {Scalar::I16, "i16", 2, 'i'},
+    {Scalar::I32, "i32", 4, 'i'},   {Scalar::I64, "i64", 8, 'i'},   {Scalar::U8, "u8", 1, 'u'},
+    {Scalar::U16, "u16", 2, 'u'},   {Scalar::U32, "u32", 4, 'u'},   {Scalar::U64, "u64", 8, 'u'},
     {Scalar::F16, "f16", 2, 'f'},   {Scalar::BF16, "bf16", 2, 'f'}, {Scalar::F32, "f32", 4, 'f'},
     {Scalar::F64, "f64", 8, 'f'},
 };
@@ -151,7 +151,8 @@ TEST(Types, TextParsesBackToAnEqualType) {
       Type::tile(Scalar::I8, 1, {16}, MemorySpace::Global),
   };
   for (const Type& t : types) {
-    std::string text = "kernel @t(%p: " + to_string(t) + ") {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n";
+    std::string text =
+        "kernel @t(%p: " + to_string(t) + ") {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n";
     Kernel k = parse(text);
     ASSERT_EQ(k.params.size(), 1u);
     EXPECT_EQ(k.params[0].type, t) << to_string(t);
@@ -233,8 +234,8 @@ TEST(OpTable, TraitsOfRepresentativeOps) {
 // Families as passes see them: every op is exactly one of pure, effectful (memory, side effect,
 // barrier, plane, alloc) or structural (control, terminator).
 TEST(OpTable, PureOpsHaveNoEffects) {
-  const uint32_t effects = kReadsMemory | kWritesMemory | kAlloc | kPlane | kBarrier | kControl | kTerminator |
-                           kSideEffect;
+  const uint32_t effects =
+      kReadsMemory | kWritesMemory | kAlloc | kPlane | kBarrier | kControl | kTerminator | kSideEffect;
   for (int i = 0; i < op_kind_count(); ++i) {
     const OpInfo& info = op_info(static_cast<OpKind>(i));
     if (info.traits & kPure) {

@@ -1,12 +1,12 @@
 // The typing rules (ir/type_rules.h) on their own: the schema's operand letters, the result each
 // rule gives, and the words of its refusals, which the tracer and the verifier both report.
+#include "kiln/ir/type_rules.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
 #include <set>
 #include <vector>
-
-#include "kiln/ir/type_rules.h"
 
 namespace kiln::ir {
 namespace {
@@ -38,7 +38,8 @@ TEST(TypeRules, StatedResultsAreChecked) {
             "casts f32 to vector<2 x i32>: lanes must agree");
   EXPECT_EQ(typed(OpKind::Const, {}, {Attr{AttrKey::Value, AttrValue::of_int(3)}}, f32()).error,
             "value does not match type f32");
-  EXPECT_EQ(typed(OpKind::SharedAlloc, {}, {}, Type::shared(f32(), 0)).error, "result must be a shared array of length > 0");
+  EXPECT_EQ(typed(OpKind::SharedAlloc, {}, {}, Type::shared(f32(), 0)).error,
+            "result must be a shared array of length > 0");
 }
 
 TEST(TypeRules, TheSchemaChecksCountsAndOperandKinds) {
@@ -48,18 +49,19 @@ TEST(TypeRules, TheSchemaChecksCountsAndOperandKinds) {
   EXPECT_EQ(typed(OpKind::VectorConstruct, {f32()}).error, "takes one of 2, 4, 8, 16 lanes, has 1");
   EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly), f32()}).error,
             "the index must be a scalar integer, is f32");
-  EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly), u32(), u32()}).error, "the mask must be bool, is u32");
+  EXPECT_EQ(typed(OpKind::Load, {Type::buffer(f32(), Access::ReadOnly), u32(), u32()}).error,
+            "the mask must be bool, is u32");
   EXPECT_EQ(typed(OpKind::PlaneShuffle, {f32(), i32()}).error, "the lane must be u32, is i32");
   EXPECT_EQ(typed(OpKind::VarLoad, {f32()}).error, "takes a var, not f32");
   EXPECT_EQ(typed(OpKind::Len, {f32()}).error, "takes an array (buffer, tensor, shared or local), not f32");
-  EXPECT_EQ(typed(OpKind::Neg, {Type::buffer(f32(), Access::ReadOnly)}).error, "operand 0 is buffer<f32, ro>, not a value");
+  EXPECT_EQ(typed(OpKind::Neg, {Type::buffer(f32(), Access::ReadOnly)}).error,
+            "operand 0 is buffer<f32, ro>, not a value");
   // An operand is named after its place in the op's signature.
   EXPECT_EQ(typed(OpKind::For, {f32(), u32(), u32()}).error, "the lower bound must be a scalar integer, is f32");
-  EXPECT_EQ(typed(OpKind::For, {u32(), u32(), f32()}).error,
-            "the step must be a scalar integer, is f32");
+  EXPECT_EQ(typed(OpKind::For, {u32(), u32(), f32()}).error, "the step must be a scalar integer, is f32");
   EXPECT_EQ(typed(OpKind::PlaneAll, {u32()}).error, "the predicate must be bool, is u32");
-  EXPECT_EQ(typed(OpKind::CopyAsync, {Type::shared(f32(), 16), f32(), Type::buffer(Type::vector_of(Scalar::F32, 4), Access::ReadOnly),
-                                      u32()})
+  EXPECT_EQ(typed(OpKind::CopyAsync, {Type::shared(f32(), 16), f32(),
+                                      Type::buffer(Type::vector_of(Scalar::F32, 4), Access::ReadOnly), u32()})
                 .error,
             "the shared index must be a scalar integer, is f32");
 }
@@ -139,8 +141,11 @@ TEST(TypeRules, RulesRefuseInTheirOwnTerms) {
   EXPECT_EQ(typed(OpKind::Neg, {u32()}).error, "not defined on u32");
   EXPECT_EQ(typed(OpKind::Store, {Type::buffer(f32(), Access::ReadOnly), u32(), f32()}).error,
             "writes read-only buffer<f32, ro>");
-  EXPECT_EQ(result_type(TypeQuery{OpKind::Store, std::vector<Type>{Type::buffer(f32(), Access::ReadOnly), u32(), f32()}, {},
-                                  Type::none(), "x"})
+  EXPECT_EQ(result_type(TypeQuery{OpKind::Store,
+                                  std::vector<Type>{Type::buffer(f32(), Access::ReadOnly), u32(), f32()},
+                                  {},
+                                  Type::none(),
+                                  "x"})
                 .error,
             "writes read-only buffer<f32, ro> 'x'");
 }
@@ -157,7 +162,8 @@ TEST(TypeRules, EveryRowHasARuleAndASchema) {
     for (size_t j = 0; j < sig.kinds.size(); ++j) {
       if (sig.kinds[j] == '*' || sig.kinds[j] == '+') continue;
       EXPECT_FALSE(sig.operand_name(j).empty()) << info.name << " operand " << j;
-      EXPECT_TRUE(names.insert(sig.operand_name(j)).second) << info.name << ": two operands named " << sig.operand_name(j);
+      EXPECT_TRUE(names.insert(sig.operand_name(j)).second)
+          << info.name << ": two operands named " << sig.operand_name(j);
     }
     if (info.has_mask()) {
       EXPECT_EQ(sig.operand_name(size_t(info.mask_operand())), "mask") << info.name;
@@ -169,16 +175,17 @@ TEST(TypeRules, EveryRowHasARuleAndASchema) {
   }
 }
 
-
 // ---- the tile layer ----------------------------------------------------------------------------
 
 Type reg(Scalar s, int rank, std::array<uint32_t, 4> shape) { return Type::tile(s, rank, shape); }
 Type f32_tile(int rank, std::array<uint32_t, 4> shape) { return reg(Scalar::F32, rank, shape); }
-Type global(Scalar s, int rank, std::array<uint32_t, 4> shape) { return Type::tile(s, rank, shape, MemorySpace::Global); }
+Type global(Scalar s, int rank, std::array<uint32_t, 4> shape) {
+  return Type::tile(s, rank, shape, MemorySpace::Global);
+}
 Attr ints(AttrKey k, std::vector<int64_t> v) { return Attr{k, AttrValue::of_ints(std::move(v))}; }
 std::vector<Attr> view_attrs(std::vector<int64_t> extent, std::vector<int64_t> tile, std::vector<int64_t> along) {
-  return {ints(AttrKey::Extent, std::move(extent)), ints(AttrKey::Tile, std::move(tile)), ints(AttrKey::Along, std::move(along)),
-          attr<AttrKey::Pad>(Pad::zero)};
+  return {ints(AttrKey::Extent, std::move(extent)), ints(AttrKey::Tile, std::move(tile)),
+          ints(AttrKey::Along, std::move(along)), attr<AttrKey::Pad>(Pad::zero)};
 }
 
 // Elementwise ops over register tiles of one shape: the element rule, lifted.
@@ -231,7 +238,8 @@ TEST(TileRules, ViewsLoadsAndStores) {
   Type v2 = global(Scalar::F64, 2, {64, 32});
   EXPECT_EQ(typed(OpKind::TileLoadAt, {v2, i32(), i32()}).type, reg(Scalar::F64, 2, {64, 32}));
   EXPECT_EQ(typed(OpKind::TileLoadAt, {v2, i32()}).error,
-            "takes one cell index per dimension of tile<[64, 32] x f64, global> (those that follow the grid are ignored), has 1");
+            "takes one cell index per dimension of tile<[64, 32] x f64, global> (those that follow the grid are "
+            "ignored), has 1");
   EXPECT_TRUE(typed(OpKind::TileStoreCell, {view, reg(Scalar::F64, 1, {128})}).type.is_none());
   EXPECT_TRUE(typed(OpKind::TileStoreCell, {view, reg(Scalar::F64, 1, {128})}).ok());
   EXPECT_EQ(typed(OpKind::TileStoreCell, {view, reg(Scalar::F64, 1, {64})}).error,
@@ -262,7 +270,8 @@ TEST(TileRules, ValuesReductionsAndProducts) {
   EXPECT_EQ(typed(OpKind::TileBroadcast, {f32_tile(2, {2, 64})}, {ints(AttrKey::Shape, {32, 64})}).error,
             "widens tile<[2, 64] x f32, registers> to [32, 64]: only length-1 dimensions widen");
   auto reduce = [&](int64_t dim, bool keep) {
-    return typed(OpKind::TileReduceMax, {t}, {Attr{AttrKey::Dim, AttrValue::of_int(dim)}, Attr{AttrKey::Keepdims, AttrValue::of_bool(keep)}});
+    return typed(OpKind::TileReduceMax, {t},
+                 {Attr{AttrKey::Dim, AttrValue::of_int(dim)}, Attr{AttrKey::Keepdims, AttrValue::of_bool(keep)}});
   };
   EXPECT_EQ(reduce(1, true).type, f32_tile(2, {32, 1}));
   EXPECT_EQ(reduce(1, false).type, f32_tile(1, {32}));

@@ -2,6 +2,8 @@
 // and the error is Error{ir.verify} whose message is "kernel 'NAME': op #N 'OP': RULE", N being
 // the op's pre-order number (the one `print` with op_numbers writes). Rules that text cannot
 // express (a parameter without a value, a missing region) are built by hand below the table.
+#include "kiln/ir/verifier.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -12,7 +14,6 @@
 #include "kiln/error.h"
 #include "kiln/ir/builder.h"
 #include "kiln/ir/text.h"
-#include "kiln/ir/verifier.h"
 
 namespace kiln::ir {
 namespace {
@@ -68,7 +69,8 @@ const RuleCase kRules[] = {
     {"leading_zeros_result", "%0 = leading_zeros %n : i32\n", 1, "leading_zeros", "result type is i32, expected u32"},
     {"trailing_zeros_of_a_float", "%0 = trailing_zeros %f : u32\n", 1, "trailing_zeros", "takes integers, not f32"},
     {"copysign_of_integers", "%0 = copysign %n, %n : u32\n", 1, "copysign", "takes floats, not u32"},
-    {"copysign_mixed", "%0 = cast %f : f64\n%1 = copysign %f, %0 : f32\n", 2, "copysign", "operands have different types: f32 and f64"},
+    {"copysign_mixed", "%0 = cast %f : f64\n%1 = copysign %f, %0 : f32\n", 2, "copysign",
+     "operands have different types: f32 and f64"},
     // compare, select
     {"compare_result_is_bool", "%0 = cmp.lt %f, %f : f32\n", 1, "cmp.lt", "result type is f32, expected bool"},
     {"select_values_differ", "%0 = select %b, %f, %n : f32\n", 1, "select",
@@ -78,8 +80,8 @@ const RuleCase kRules[] = {
      "%2 = select %1, %0, %0 : vector<4 x f32>\n",
      3, "select", "the condition must be bool with 1 or 4 lanes, is vector<2 x bool>"},
     // casts
-    {"cast_changing_lanes", "%0 = load %v, %n {checked} : vector<4 x f32>\n%1 = cast %0 : vector<2 x i32>\n", 2,
-     "cast", "casts vector<4 x f32> to vector<2 x i32>: lanes must agree"},
+    {"cast_changing_lanes", "%0 = load %v, %n {checked} : vector<4 x f32>\n%1 = cast %0 : vector<2 x i32>\n", 2, "cast",
+     "casts vector<4 x f32> to vector<2 x i32>: lanes must agree"},
     {"bitcast_changing_size", "%0 = bitcast %f : f64\n", 1, "bitcast", "bitcasts f32 to f64: sizes must agree"},
     // vectors
     {"vector_construct_of_vectors",
@@ -131,8 +133,8 @@ const RuleCase kRules[] = {
     {"local_alloc_of_length_zero", "%0 = local.alloc : local<f32, 0>\n", 1, "local.alloc",
      "result must be a local array of length > 0"},
     // atomics
-    {"atomic_on_a_local_array", "%0 = local.alloc : local<u32, 4>\n%1 = atomic.add %0, %n, %n : u32\n", 2,
-     "atomic.add", "atomics work on global buffers and shared arrays, not local<u32, 4>"},
+    {"atomic_on_a_local_array", "%0 = local.alloc : local<u32, 4>\n%1 = atomic.add %0, %n, %n : u32\n", 2, "atomic.add",
+     "atomics work on global buffers and shared arrays, not local<u32, 4>"},
     {"atomic_on_vectors", "%0 = atomic.add %v, %n, %f {checked} : f32\n", 1, "atomic.add",
      "atomics work on scalar elements, not vector<4 x f32>"},
     {"atomic_max_on_float", "%0 = atomic.max %y, %n, %f {checked} : f32\n", 1, "atomic.max", "no atomic max on f32"},
@@ -170,7 +172,8 @@ const RuleCase kRules[] = {
     {"vectorize_three", "%0 = const 0 : u32\n%1 = const 1 : u32\nfor %0, %n, %1 {vectorize = 3} (%2: u32) {\n}\n", 3,
      "for", "Loop attribute vectorize must be one of 2, 4, 8, 16"},
     // wide accesses and check.trips
-    {"wide_load_of_five_lanes", "%0 = load %x, %n {lanes = 5} : vector<4 x f32>\n", 1, "load", "lanes must be one of 2, 4, 8, 16"},
+    {"wide_load_of_five_lanes", "%0 = load %x, %n {lanes = 5} : vector<4 x f32>\n", 1, "load",
+     "lanes must be one of 2, 4, 8, 16"},
     {"wide_load_result_type", "%0 = load %x, %n {lanes = 4} : f32\n", 1, "load",
      "result type is f32, expected vector<4 x f32>"},
     {"wide_load_of_a_vector_buffer", "%0 = load %v, %n {lanes = 2} : vector<2 x f32>\n", 1, "load",
@@ -236,8 +239,8 @@ const RuleCase kRules[] = {
      "yield %4\n}\n",
      4, "yield", "must be the last op of its region"},
     {"yield_in_a_while_condition_region",
-     "%0 = while %f : f32 (%1: f32) {\nyield %1\ncondition %b, %1\n} do (%2: f32) {\nyield %2\n}\n", 2,
-     "yield", "ends a region of an if, for or while body that carries values, and appears nowhere else"},
+     "%0 = while %f : f32 (%1: f32) {\nyield %1\ncondition %b, %1\n} do (%2: f32) {\nyield %2\n}\n", 2, "yield",
+     "ends a region of an if, for or while body that carries values, and appears nowhere else"},
     {"break_without_the_loop_results",
      "%0 = const 0 : u32\n%1 = const 1 : u32\n%2 = for %0, %n, %1, %f : f32 (%3: u32, %4: f32) {\nbreak\n}\n", 4,
      "break", "must carry the loop's results: f32, not nothing"},
@@ -271,8 +274,7 @@ const RuleCase kRules[] = {
     {"tile_load_cell_result",
      "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = zero} : tile<[64] x f32, global>\n"
      "%1 = tile.load_cell %0 : tile<[32] x f32, registers>\n",
-     2, "tile.load_cell",
-     "result type is tile<[32] x f32, registers>, expected tile<[64] x f32, registers>"},
+     2, "tile.load_cell", "result type is tile<[32] x f32, registers>, expected tile<[64] x f32, registers>"},
     {"tile_exp_of_another_shape",
      "%0 = tile.full {value = 1.0} : tile<[64] x f32, registers>\n%1 = exp %0 : tile<[32] x f32, registers>\n", 2,
      "exp", "gives tile<[32] x f32, registers> from tile<[64] x f32, registers>"},
@@ -292,10 +294,11 @@ const RuleCase kRules[] = {
     {"debug_print_format_not_a_string", "debug.print %f {format = 3}\n", 1, "debug.print",
      "attribute 'format' must be a string"},
     {"tile_view_pad_as_text",
-     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = \"zero\"} : tile<[64] x f32, global>\n",
-     1, "tile.view", "attribute 'pad' must be a padding value (zero, neg_zero, pos_inf, neg_inf, nan)"},
-    {"tile_view_without_pad", "%0 = tile.view %x {extent = [64], tile = [64], along = [0]} : tile<[64] x f32, global>\n", 1,
-     "tile.view", "needs the attribute 'pad'"},
+     "%0 = tile.view %x {extent = [64], tile = [64], along = [0], pad = \"zero\"} : tile<[64] x f32, global>\n", 1,
+     "tile.view", "attribute 'pad' must be a padding value (zero, neg_zero, pos_inf, neg_inf, nan)"},
+    {"tile_view_without_pad",
+     "%0 = tile.view %x {extent = [64], tile = [64], along = [0]} : tile<[64] x f32, global>\n", 1, "tile.view",
+     "needs the attribute 'pad'"},
     {"load_with_a_foreign_attribute", "%0 = const 0 : u32\n%1 = load %x, %0 {lane = 1} : f32\n", 2, "load",
      "takes no attribute 'lane'"},
     {"debug_print_of_a_vector", "%0 = load %v, %n {checked} : vector<4 x f32>\ndebug.print %0 {format = \"%f\"}\n", 2,
@@ -319,8 +322,8 @@ class Rule : public ::testing::TestWithParam<RuleCase> {};
 TEST_P(Rule, MessageNamesKernelOpNumberOpAndRule) {
   const RuleCase& c = GetParam();
   Kernel k = parse(kernel_text(c));
-  std::string expected = std::string("kernel '") + c.name + "': op #" + std::to_string(c.op_number) + " '" + c.op +
-                         "': " + c.rule;
+  std::string expected =
+      std::string("kernel '") + c.name + "': op #" + std::to_string(c.op_number) + " '" + c.op + "': " + c.rule;
   EXPECT_EQ(verify_error(k), expected);
 }
 
@@ -357,14 +360,15 @@ TEST(Verifier, StageIsNamedInTheMessage) {
 
 // Each rule's kernel is valid once the breaking line is repaired: the case breaks exactly that rule.
 TEST(Verifier, RepairedKernelsVerify) {
-  Kernel ok = parse(kernel_text({"repaired", "%0 = cast %f : f32\n%1 = add %f, %0 : f32\nstore %y, %n, %1 {checked}\n"
-                                             "%2 = load %v, %n {checked} : vector<4 x f32>\n"
-                                             "%3 = vector.extract %2 {lane = 3} : f32\n"
-                                             "%4 = cast %2 : vector<4 x i32>\n%5 = bitcast %f : i32\n"
-                                             "%6 = const 0 : u32\n%7 = const 1 : u32\n"
-                                             "for %6, %n, %7 {unroll = 1, prefetch_stages = 0} (%8: u32) {\n"
-                                             "if %b {\nbreak\n}\n}\n"
-                                             "while {\ncondition %b\n} do {\ncontinue\n}\n",
+  Kernel ok = parse(kernel_text({"repaired",
+                                 "%0 = cast %f : f32\n%1 = add %f, %0 : f32\nstore %y, %n, %1 {checked}\n"
+                                 "%2 = load %v, %n {checked} : vector<4 x f32>\n"
+                                 "%3 = vector.extract %2 {lane = 3} : f32\n"
+                                 "%4 = cast %2 : vector<4 x i32>\n%5 = bitcast %f : i32\n"
+                                 "%6 = const 0 : u32\n%7 = const 1 : u32\n"
+                                 "for %6, %n, %7 {unroll = 1, prefetch_stages = 0} (%8: u32) {\n"
+                                 "if %b {\nbreak\n}\n}\n"
+                                 "while {\ncondition %b\n} do {\ncontinue\n}\n",
                                  0, "", ""}));
   EXPECT_EQ(verify_error(ok), "(verified)");
 }
@@ -372,8 +376,10 @@ TEST(Verifier, RepairedKernelsVerify) {
 // ---- kernel-level rules (no op) -----------------------------------------------------------------
 
 TEST(Verifier, ParameterOfANonParameterType) {
-  Kernel k = parse("kernel @p(%s: shared<f32, 4>) {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n");
-  EXPECT_EQ(verify_error(k), "kernel 'p': parameter 's' has type shared<f32, 4>; parameters are buffers, tensors or scalars");
+  Kernel k =
+      parse("kernel @p(%s: shared<f32, 4>) {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1} {\n}\n");
+  EXPECT_EQ(verify_error(k),
+            "kernel 'p': parameter 's' has type shared<f32, 4>; parameters are buffers, tensors or scalars");
 }
 
 TEST(Verifier, CubeDimWithAZeroExtent) {

@@ -1,11 +1,12 @@
 // Builder-level tests of fold, cse and dce: IR assembled with ir::Builder, structure asserted on
 // the result (Taichi's tests/cpp/transforms style), for what golden text shows less directly:
 // which value an operand now names, the attribute form of folded constants, return values.
+#include "kiln/ir/builder.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "kiln/ir/builder.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"

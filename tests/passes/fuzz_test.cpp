@@ -72,8 +72,8 @@ class RandomKernel {
   void keep(Value v, const Type& t) { pool(t).push_back(v); }
 
   void constant(const Type& t) {
-    static const std::vector<uint32_t> edges = {0, 1, 2, 3, 7, 31, 32, 33, 64, 0x7fffffffu, 0x80000000u,
-                                                0xfffffffeu, 0xffffffffu};
+    static const std::vector<uint32_t> edges = {0,  1,  2,           3,           7,           31,         32,
+                                                33, 64, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu};
     uint32_t bits = pick(0, 3) == 0 ? static_cast<uint32_t>(rng_()) : one_of(edges);
     // Constants hold their value canonically: sign-extended for i32, zero-extended for u32.
     int64_t v = t == kI32 ? int64_t{static_cast<int32_t>(bits)} : int64_t{bits};
@@ -94,8 +94,7 @@ class RandomKernel {
   void step() {
     static const std::vector<OpKind> binary = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Xor, OpKind::And,
                                                OpKind::Or,  OpKind::Shl, OpKind::Shr, OpKind::Min, OpKind::Max};
-    static const std::vector<OpKind> compare = {OpKind::Eq, OpKind::Ne, OpKind::Lt,
-                                                OpKind::Le, OpKind::Gt, OpKind::Ge};
+    static const std::vector<OpKind> compare = {OpKind::Eq, OpKind::Ne, OpKind::Lt, OpKind::Le, OpKind::Gt, OpKind::Ge};
     static const std::vector<OpKind> logic = {OpKind::And, OpKind::Or, OpKind::Xor};
     switch (pick(0, 11)) {
       case 0: constant(kU32); return;
@@ -209,8 +208,12 @@ Slots evaluate(const ir::Kernel& k, const Slots& in, std::string& error) {
           r = x(B::rhs) >= 32 ? 0 : x(B::lhs) >> x(B::rhs);
         }
         break;
-      case OpKind::Min: r = (is_signed ? sx(B::lhs) < sx(B::rhs) : x(B::lhs) < x(B::rhs)) ? x(B::lhs) : x(B::rhs); break;
-      case OpKind::Max: r = (is_signed ? sx(B::lhs) > sx(B::rhs) : x(B::lhs) > x(B::rhs)) ? x(B::lhs) : x(B::rhs); break;
+      case OpKind::Min:
+        r = (is_signed ? sx(B::lhs) < sx(B::rhs) : x(B::lhs) < x(B::rhs)) ? x(B::lhs) : x(B::rhs);
+        break;
+      case OpKind::Max:
+        r = (is_signed ? sx(B::lhs) > sx(B::rhs) : x(B::lhs) > x(B::rhs)) ? x(B::lhs) : x(B::rhs);
+        break;
       case OpKind::Eq: r = x(B::lhs) == x(B::rhs); break;
       case OpKind::Ne: r = x(B::lhs) != x(B::rhs); break;
       case OpKind::Lt: r = is_signed ? sx(B::lhs) < sx(B::rhs) : x(B::lhs) < x(B::rhs); break;
@@ -248,7 +251,8 @@ TEST(Fuzz, FoldCseDceKeepTheStoredValuesOfRandomIntegerKernels) {
     Slots got = evaluate(k, in, error);
     ASSERT_EQ(error, "") << "seed " << seed << "\n" << optimized;
     ASSERT_EQ(got, want) << "seed " << seed << ": the passes changed a stored value\n--- before:\n"
-                         << original << "--- after:\n" << optimized;
+                         << original << "--- after:\n"
+                         << optimized;
   }
   // The fuzzing is only worth something if each pass had work in many of the kernels.
   EXPECT_GT(folded, int(kKernels) / 2);

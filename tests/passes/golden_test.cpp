@@ -113,7 +113,8 @@ TEST_P(Golden, PassGivesExpectedText) {
   bool changed = run_pass(g.file, k);
   std::string actual = ir::print(k);
   EXPECT_EQ(actual, g.expected) << "case '" << g.name << "' (" << g.file << ".kir)\n--- expected:\n"
-                                << g.expected << "--- actual:\n" << actual;
+                                << g.expected << "--- actual:\n"
+                                << actual;
   EXPECT_NO_THROW(ir::verify(k, "after " + g.file)) << "the output of case '" << g.name << "' does not verify";
   if (g.file != "pipeline") {
     EXPECT_EQ(changed, actual != before) << g.file << " must return whether it changed the kernel";

@@ -50,11 +50,11 @@ ir::Kernel trace(ir::ExecMode mode) {
 bool is_access(OpKind k) { return k == OpKind::Load || k == OpKind::Store || ir::is_atomic(k); }
 
 struct AccessFacts {
-  int global = 0;          // global accesses seen
+  int global = 0;           // global accesses seen
   int masked_by_bound = 0;  // ... whose mask is, or and-s in, `index < len(that array)`
-  int masked = 0;          // ... with any mask
-  int flagged = 0;         // accesses still carrying {checked}
-  int other = 0;           // accesses of shared and local arrays
+  int masked = 0;           // ... with any mask
+  int flagged = 0;          // accesses still carrying {checked}
+  int other = 0;            // accesses of shared and local arrays
   int other_masked = 0;
 };
 
@@ -73,7 +73,8 @@ AccessFacts access_facts(const ir::Kernel& k) {
     if (!def.count(m) || def[m]->kind != OpKind::Lt) return false;
     const ir::Op& lt = *def[m];
     ir::Value len = through_casts(lt.operand(ir::ops::Binary::rhs));
-    bool len_of_array = def.count(len) && def[len]->kind == OpKind::Len && def[len]->operand(ir::ops::Array::array) == array;
+    bool len_of_array =
+        def.count(len) && def[len]->kind == OpKind::Len && def[len]->operand(ir::ops::Array::array) == array;
     return len_of_array && through_casts(lt.operand(ir::ops::Binary::lhs)) == through_casts(index);
   };
   AccessFacts f;
@@ -153,7 +154,8 @@ TEST(Pipeline, DumpSeesTracedThenEachPassInOrder) {
     texts.push_back(ir::print(seen));
   };
   passes::run_pipeline(k, options);
-  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "promote_vars", "lower_tiles", "vectorize", "checked_io", "fold", "cse", "dce"}));
+  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "promote_vars", "lower_tiles", "vectorize", "checked_io",
+                                              "fold", "cse", "dce"}));
   ASSERT_EQ(texts.size(), 8u);
   EXPECT_NE(texts[0].find("{checked}"), std::string::npos) << "the traced dump is taken before any pass";
   EXPECT_NE(texts[1].find("{checked}"), std::string::npos) << "promote_vars leaves the flags";
@@ -180,7 +182,8 @@ TEST(Pipeline, StopAfterStopsAtThatPass) {
   options.stop_after = "fold";
   options.dump = [&](std::string_view stage, const ir::Kernel&) { stages.emplace_back(stage); };
   passes::run_pipeline(k, options);
-  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "promote_vars", "lower_tiles", "vectorize", "checked_io", "fold"}));
+  EXPECT_EQ(stages,
+            (std::vector<std::string>{"traced", "promote_vars", "lower_tiles", "vectorize", "checked_io", "fold"}));
   EXPECT_EQ(ir::print(k), ir::print(by_hand))
       << "stop_after = fold is promote_vars, lower_tiles and vectorize (nothing for them here), checked_io, fold, "
          "nothing more";
@@ -253,8 +256,8 @@ TEST(Pipeline, PassesSeeTheTargetInTheKernelFacts) {
     EXPECT_EQ(k.facts.target, target);
     EXPECT_NE(ir::print(k).find("target = " + name + "}"), std::string::npos) << ir::print(k);
   }
-  ir::Kernel k = ir::parse(
-      "kernel @k() {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1, target = sm_80} {\n}\n");
+  ir::Kernel k =
+      ir::parse("kernel @k() {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1, target = sm_80} {\n}\n");
   passes::run_pipeline(k);
   EXPECT_EQ(k.facts.target, ir::Target::cuda(80));
 }

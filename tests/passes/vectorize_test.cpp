@@ -44,9 +44,7 @@ std::string refusal(const std::string& text) {
   return why;
 }
 
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 const std::string kScale =
     "  for %c0, %n, %c1 {vectorize = 4} (%i: u32) {\n"
@@ -55,9 +53,7 @@ const std::string kScale =
     "    store %y, %i, %m {checked}\n"
     "  }\n";
 
-TEST(Vectorize, TakesAnElementwiseLoop) {
-  EXPECT_EQ(refusal(kernel_text(kScale)), "");
-}
+TEST(Vectorize, TakesAnElementwiseLoop) { EXPECT_EQ(refusal(kernel_text(kScale)), ""); }
 
 TEST(Vectorize, TakesAnOffsetIndexAndAnInvariantLoad) {
   EXPECT_EQ(refusal(kernel_text("  for %c0, %n, %c1 {vectorize = 8} (%i: u32) {\n"

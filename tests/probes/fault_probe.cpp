@@ -66,9 +66,10 @@ int main(int argc, char** argv) {
   if (first == "device.unavailable") return 5;  // no NVRTC to compile the kernel with, here
   if (device.kind() == DeviceKind::Cpu) {
     expect(first, "bounds.out_of_range");
-    expect(kind_of("read after", [&] {
-             if (client.read<float>(y) != host) throw Error("probe.changed", "the buffer changed");
-           }),
+    expect(kind_of("read after",
+                   [&] {
+                     if (client.read<float>(y) != host) throw Error("probe.changed", "the buffer changed");
+                   }),
            "");
   } else {
     // The fault may surface at the launch (a later launch) or at the sync: one report either way.
@@ -76,10 +77,12 @@ int main(int argc, char** argv) {
     expect(kind_of("sync again", [&] { client.sync(); }), "cuda.device_lost");
     expect(kind_of("read", [&] { (void)client.read<float>(y); }), "cuda.device_lost");
     expect(kind_of("another client", [&] { (void)device.client(); }), "cuda.device_lost");
-    expect(kind_of("a CPU client", [&] {
-             Client cpu = Device::cpu().client();
-             if (cpu.read<float>(cpu.upload(host)) != host) throw Error("probe.changed", "the CPU copy differs");
-           }),
+    expect(kind_of("a CPU client",
+                   [&] {
+                     Client cpu = Device::cpu().client();
+                     if (cpu.read<float>(cpu.upload(host)) != host)
+                       throw Error("probe.changed", "the CPU copy differs");
+                   }),
            "");
   }
   std::printf("fault_probe on %s: %s\n", device.name().c_str(), ok ? "as promised" : "NOT as promised");

@@ -72,9 +72,7 @@ struct Flags {
   static constexpr std::string_view name = "edges_flags";
   void operator()(Slice<const bool> f, Slice<uint32_t> out) const {
     auto i = absolute_pos();
-    If(i < f.len(), [&] {
-      If(f[i], [&] { out[i] = 1u; }).Else([&] { out[i] = 2u; });
-    });
+    If(i < f.len(), [&] { If(f[i], [&] { out[i] = 1u; }).Else([&] { out[i] = 2u; }); });
   }
 };
 

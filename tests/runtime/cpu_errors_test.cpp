@@ -327,7 +327,8 @@ struct WaitForTheFirst {
 TEST(CpuErrors, AFailedCubeEndsTheCubesWaitingForIt) {
   Client c = Device::cpu().client();
   std::vector<float> before(64, -3.0f);
-  Handle work = c.upload(std::vector<uint32_t>{0u, 0u}), x = c.upload(std::vector<float>(8, 1.0f)), out = c.upload(before);
+  Handle work = c.upload(std::vector<uint32_t>{0u, 0u}), x = c.upload(std::vector<float>(8, 1.0f)),
+         out = c.upload(before);
   try {
     launch_unchecked<WaitForTheFirst>(c, CubeCount{64}, CubeDim{1}, 1, work, x, out);
     FAIL() << "expected bounds.out_of_range";

@@ -10,8 +10,8 @@ using namespace kiln;
 
 namespace {
 
-#define KILN_REQUIRE_GPU()                                                                  \
-  if (runtime::cuda_device_count() == 0) {                                                  \
+#define KILN_REQUIRE_GPU()                                                                    \
+  if (runtime::cuda_device_count() == 0) {                                                    \
     GTEST_SKIP() << "skipped: no CUDA device (" << runtime::cuda_unavailable_reason() << ")"; \
   }
 

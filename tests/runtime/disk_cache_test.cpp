@@ -1,12 +1,13 @@
 // The on-disk cache of compiled kernels: hits return the stored bytes, and an entry that is
 // truncated, corrupted or stored for another key is a miss (recompiled and replaced), never trusted.
+#include "backends/cuda/disk_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 
-#include "backends/cuda/disk_cache.h"
 #include "kiln/runtime/cuda.h"
 #include "kiln/runtime/device.h"
 

@@ -1,12 +1,13 @@
 // The runtime's extension surface (kiln/runtime/extension.h), as a layer over the runtime uses it:
 // runners of held-back work that Client::sync runs first, and the launch's number conversion.
+#include "kiln/runtime/extension.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstring>
 
 #include "kiln/kiln.h"
-#include "kiln/runtime/extension.h"
 
 using namespace kiln;
 

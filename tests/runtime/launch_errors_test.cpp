@@ -107,8 +107,8 @@ TEST(LaunchErrors, ExplicitReinterpretationLaunches) {
 TEST(LaunchErrors, EmptyHandleIsInvalid) {
   Client c = Device::cpu().client();
   Watched x(c, 16, 1);
-  Error e = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 2.0f, x.handle, Handle{}); },
-                         "handle.invalid");
+  Error e =
+      expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 2.0f, x.handle, Handle{}); }, "handle.invalid");
   EXPECT_NE(e.message().find("argument 2 (y: Slice<f32>): the handle is empty"), std::string::npos) << e.message();
   expect_error([&] { (void)c.read<float>(Handle{}); }, "handle.invalid");
   expect_error([&] { (void)Handle{}.view_as<float>(); }, "handle.invalid");
@@ -128,8 +128,8 @@ TEST(LaunchErrors, ScalarThatDoesNotFit) {
 TEST(LaunchErrors, VectorWidthThatDoesNotDivideTheBuffer) {
   Client c = Device::cpu().client();
   Watched x(c, 6, 1), y(c, 6, -7);
-  Error e = expect_error([&] { launch<ScaleV>(c, CubeCount{1}, CubeDim{2}, 4, x.handle, y.handle); },
-                         "launch.bad_argument");
+  Error e =
+      expect_error([&] { launch<ScaleV>(c, CubeCount{1}, CubeDim{2}, 4, x.handle, y.handle); }, "launch.bad_argument");
   EXPECT_NE(e.message().find("24 bytes, which is not a whole number of 16-byte elements"), std::string::npos)
       << e.message();
   EXPECT_NE(e.message().find("vector width 4 must divide its length"), std::string::npos) << e.message();
@@ -154,8 +154,11 @@ TEST(LaunchErrors, CubeOverTheDeviceLimit) {
                          "launch.bad_dims");
   EXPECT_NE(e.message().find("cube dim (2048, 1, 1) has 2048 units; cpu allows 1 to 1024 units"), std::string::npos)
       << e.message();
-  expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{32, 32, 2}, 1, 1.0f, x.handle, y.handle); },
-               "launch.bad_dims");
+  expect_error(
+      [&] {
+        launch<Scale>(c, CubeCount{1}, CubeDim{32, 32, 2}, 1, 1.0f, x.handle, y.handle);
+      },
+      "launch.bad_dims");
   expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{0}, 1, 1.0f, x.handle, y.handle); }, "launch.bad_dims");
   x.expect_unchanged();
   y.expect_unchanged();
@@ -188,8 +191,8 @@ struct BadTrace {
 TEST(LaunchErrors, TraceErrorsReachTheCallerOfLaunch) {
   Client c = Device::cpu().client();
   Watched x(c, 8, 1), y(c, 8, -7);
-  Error e = expect_error([&] { launch<BadTrace>(c, CubeCount{1}, CubeDim{1}, 1, x.handle, y.handle); },
-                         "trace.vector_width");
+  Error e =
+      expect_error([&] { launch<BadTrace>(c, CubeCount{1}, CubeDim{1}, 1, x.handle, y.handle); }, "trace.vector_width");
   EXPECT_NE(e.message().find("widths 4 and 2"), std::string::npos) << e.message();
   y.expect_unchanged();
   // Not cached: the next launch reports it again.

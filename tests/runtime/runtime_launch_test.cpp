@@ -42,14 +42,13 @@ struct DTypeEntry {
 };
 template <class F>
 DTypeEntry entry_for() {
-  return DTypeEntry{kernel_ref<Axpy<F>>(),
-                    [](const Client& c, const std::vector<double>& v) {
-                      return c.upload(std::vector<F>(v.begin(), v.end()));
-                    },
-                    [](const Client& c, const Handle& h) {
-                      std::vector<F> got = c.read<F>(h);
-                      return std::vector<double>(got.begin(), got.end());
-                    }};
+  return DTypeEntry{
+      kernel_ref<Axpy<F>>(),
+      [](const Client& c, const std::vector<double>& v) { return c.upload(std::vector<F>(v.begin(), v.end())); },
+      [](const Client& c, const Handle& h) {
+        std::vector<F> got = c.read<F>(h);
+        return std::vector<double>(got.begin(), got.end());
+      }};
 }
 const DTypeEntry& dtype_entry(DType d) {
   static const std::array<DTypeEntry, 2> table{entry_for<float>(), entry_for<double>()};
@@ -258,10 +257,14 @@ TEST(RuntimeLaunchErrors, Arity) {
   Watched x(c, 16, 1), y(c, 16, -7);
   const LaunchConfig cfg{CubeCount{1}, CubeDim{16}};
   Error e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, y.handle}); }, "launch.arity");
-  EXPECT_EQ(e.message(), "kernel 'rt_scale' takes 4 arguments (a: Scalar<f32>, x: Slice<const f32>, y: Slice<f32>, "
-                         "mode: Comptime<enum>), 3 were given");
-  expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, y.handle, comptime(Scale::Mode::Plain), 1.0f}); },
-               "launch.arity");
+  EXPECT_EQ(e.message(),
+            "kernel 'rt_scale' takes 4 arguments (a: Scalar<f32>, x: Slice<const f32>, y: Slice<f32>, "
+            "mode: Comptime<enum>), 3 were given");
+  expect_error(
+      [&] {
+        launch(c, scale_ref(), cfg, {2.0f, x.handle, y.handle, comptime(Scale::Mode::Plain), 1.0f});
+      },
+      "launch.arity");
   y.expect_unchanged();
 }
 
@@ -271,8 +274,9 @@ TEST(RuntimeLaunchErrors, KindMismatch) {
   const LaunchConfig cfg{CubeCount{1}, CubeDim{16}};
   const auto mode = comptime(Scale::Mode::Plain);
   Error e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, 3.0f, y.handle, mode}); }, "launch.kind_mismatch");
-  EXPECT_EQ(e.message(), "kernel 'rt_scale', argument 1 (x: Slice<const f32>): a f32 value was given; the parameter "
-                         "takes a Handle");
+  EXPECT_EQ(e.message(),
+            "kernel 'rt_scale', argument 1 (x: Slice<const f32>): a f32 value was given; the parameter "
+            "takes a Handle");
   e = expect_error([&] { launch(c, scale_ref(), cfg, {x.handle, x.handle, y.handle, mode}); }, "launch.kind_mismatch");
   EXPECT_NE(e.message().find("argument 0 (a: Scalar<f32>): a Handle was given; the parameter takes a number"),
             std::string::npos)
@@ -284,8 +288,11 @@ TEST(RuntimeLaunchErrors, KindMismatch) {
       << e.message();
   TensorBinding t = tensor_arg(x.handle, {16}, {1});
   expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, t, y.handle, mode}); }, "launch.kind_mismatch");
-  expect_error([&] { launch(c, scale_ref(), cfg, {comptime(2.0f), x.handle, y.handle, mode}); },
-               "launch.kind_mismatch");
+  expect_error(
+      [&] {
+        launch(c, scale_ref(), cfg, {comptime(2.0f), x.handle, y.handle, mode});
+      },
+      "launch.kind_mismatch");
   y.expect_unchanged();
 }
 
@@ -297,7 +304,9 @@ TEST(RuntimeLaunchErrors, WrongDtypeIsATypeMismatchWithLaunchKsMessage) {
   Handle doubles = c.upload(std::vector<double>(16, 1.0));
   const auto mode = comptime(Scale::Mode::Plain);
   Error listed = expect_error(
-      [&] { launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{16}}, {2.0f, doubles, y.handle, mode}); },
+      [&] {
+        launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{16}}, {2.0f, doubles, y.handle, mode});
+      },
       "launch.type_mismatch");
   Error typed = expect_error([&] { launch<Scale>(c, CubeCount{1}, CubeDim{16}, 1, 2.0f, doubles, y.handle, mode); },
                              "launch.type_mismatch");
@@ -309,8 +318,11 @@ TEST(RuntimeLaunchErrors, WrongDtypeIsATypeMismatchWithLaunchKsMessage) {
   // A dtype table entry of the wrong dtype for the data is refused the same way.
   Handle floats = c.upload(std::vector<float>(8, 1.0f)), out = c.empty<float>(8);
   const KernelRef& f64 = dtype_entry(DType::F64).axpy;
-  expect_error([&] { launch(c, f64, LaunchConfig{CubeCount{1}, CubeDim{8}}, {1.0, floats, out, comptime(false)}); },
-               "launch.type_mismatch");
+  expect_error(
+      [&] {
+        launch(c, f64, LaunchConfig{CubeCount{1}, CubeDim{8}}, {1.0, floats, out, comptime(false)});
+      },
+      "launch.type_mismatch");
   y.expect_unchanged();
 }
 
@@ -329,8 +341,11 @@ TEST(RuntimeLaunchErrors, ValuesThatDoNotFitAreBadArguments) {
   EXPECT_NE(e.message().find("argument 2 (arg2: Comptime<u8>): a comptime value was given, and its value does not fit"),
             std::string::npos)
       << e.message();
-  e = expect_error([&] { launch(c, narrow, cfg, {out, 1, Arg::comptime_value(ScalarValue::of(-1))}); },
-                   "launch.bad_argument");
+  e = expect_error(
+      [&] {
+        launch(c, narrow, cfg, {out, 1, Arg::comptime_value(ScalarValue::of(-1))});
+      },
+      "launch.bad_argument");
   EXPECT_EQ(c.read<uint8_t>(out), std::vector<uint8_t>{42});
   // Values that fit convert, whatever their type: 200 as an i64, 3 as a double.
   launch(c, narrow, cfg, {out, int64_t(200), Arg::comptime_value(ScalarValue::of(3.0))});
@@ -338,16 +353,21 @@ TEST(RuntimeLaunchErrors, ValuesThatDoNotFitAreBadArguments) {
 
   // An enum comptime takes a value of its own enum type only.
   Watched x(c, 4, 1), y(c, 4, -7);
-  e = expect_error([&] {
-    launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}}, {1.0f, x.handle, y.handle, comptime(OtherEnum::A)});
-  }, "launch.bad_argument");
+  e = expect_error(
+      [&] {
+        launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}},
+               {1.0f, x.handle, y.handle, comptime(OtherEnum::A)});
+      },
+      "launch.bad_argument");
   EXPECT_NE(e.message().find("a comptime value of an enum type was given; the parameter takes a value of its own enum "
                              "type"),
             std::string::npos)
       << e.message();
-  expect_error([&] {
-    launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}}, {1.0f, x.handle, y.handle, comptime(0)});
-  }, "launch.bad_argument");
+  expect_error(
+      [&] {
+        launch(c, scale_ref(), LaunchConfig{CubeCount{1}, CubeDim{4}}, {1.0f, x.handle, y.handle, comptime(0)});
+      },
+      "launch.bad_argument");
   const auto plain = comptime(Scale::Mode::Plain), twice = comptime(Scale::Mode::Twice);
   const LaunchConfig width3{CubeCount{1}, CubeDim{4}, 3};
   expect_error([&] { launch(c, scale_ref(), width3, {1.0f, x.handle, y.handle, plain}); }, "launch.bad_argument");
@@ -364,8 +384,11 @@ TEST(RuntimeLaunchErrors, HandlesAndDims) {
   Handle empty;
   Error e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, empty, mode}); }, "handle.invalid");
   EXPECT_NE(e.message().find("argument 2 (y: Slice<f32>): the handle is empty"), std::string::npos) << e.message();
-  e = expect_error([&] { launch(c, scale_ref(), cfg, {2.0f, x.handle, foreign.handle, mode}); },
-                   "launch.foreign_handle");
+  e = expect_error(
+      [&] {
+        launch(c, scale_ref(), cfg, {2.0f, x.handle, foreign.handle, mode});
+      },
+      "launch.foreign_handle");
   EXPECT_NE(e.message().find("argument 2"), std::string::npos) << e.message();
   const LaunchConfig too_big{CubeCount{1}, CubeDim{4096}};
   e = expect_error([&] { launch(c, scale_ref(), too_big, {2.0f, x.handle, y.handle, mode}); }, "launch.bad_dims");

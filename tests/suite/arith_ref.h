@@ -115,8 +115,7 @@ T shr(T a, T n) {
   if constexpr (std::is_signed_v<T>) {
     if (amount >= bits_of<T>()) return a < 0 ? T(-1) : T(0);
     int64_t v = a;  // arithmetic: divide by 2^amount rounding toward -inf
-    return static_cast<T>(v >= 0 ? v / (int64_t(1) << amount)
-                                 : -((-(v + 1)) / (int64_t(1) << amount)) - 1);
+    return static_cast<T>(v >= 0 ? v / (int64_t(1) << amount) : -((-(v + 1)) / (int64_t(1) << amount)) - 1);
   } else {
     if (amount >= bits_of<T>()) return T(0);
     return static_cast<T>(uint64_t(a) >> amount);

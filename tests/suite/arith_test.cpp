@@ -259,9 +259,11 @@ KILN_SUITE_CASES(arith) {
   add_case("f16_int_literal", kernels<F16IntLiteral>(), [](Client& client, std::mt19937_64& rng) {
     auto x = random_values<f16>(rng, 100, -50, 50);
     auto out = run_map<F16IntLiteral, f16, 1>(client, 1, 64, 100, x);
-    expect_equal("min(3x + 1, 100)", tabulate<f16>(100, [&](size_t i) {
-                   return ref::min(ref::add(ref::mul(x[i], make<f16>(3)), make<f16>(1)), make<f16>(100));
-                 }),
+    expect_equal("min(3x + 1, 100)",
+                 tabulate<f16>(100,
+                               [&](size_t i) {
+                                 return ref::min(ref::add(ref::mul(x[i], make<f16>(3)), make<f16>(1)), make<f16>(100));
+                               }),
                  out[0]);
   });
 }

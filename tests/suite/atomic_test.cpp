@@ -106,7 +106,8 @@ constexpr uint32_t kBins = 37;
 // A per-cube histogram and max in shared memory (atomic_add, atomic_max, atomic_min), then copied out.
 struct SharedHistogram {
   static constexpr std::string_view name = "shared_histogram";
-  void operator()(Slice<const uint32_t> x, Slice<uint32_t> hist, Slice<int32_t> cube_max, Slice<uint64_t> cube_min) const {
+  void operator()(Slice<const uint32_t> x, Slice<uint32_t> hist, Slice<int32_t> cube_max,
+                  Slice<uint64_t> cube_min) const {
     SharedArray<uint32_t> h(kBins);
     SharedArray<int32_t> m(1);
     SharedArray<uint64_t> lo(1);
@@ -181,26 +182,27 @@ void register_ticket(size_t n) {
 
 template <class T>
 void register_exchange(size_t n, size_t cells) {
-  add_case(case_name({"atomic_exchange", dtype_name<T>(), nn(n), "cells" + std::to_string(cells)}),
-           kernels<AtomicExchange<T>>(), [=](Client& client, std::mt19937_64& rng) {
-             auto v = random_any<T>(rng, n), init = random_any<T>(rng, cells);
-             Handle hv = client.upload(v), hc = client.upload(init), ho = poisoned_elems<T>(client, n);
-             launch<AtomicExchange<T>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hv, hc, ho);
-             std::vector<T> olds = client.read<T>(ho), final_cells = client.read<T>(hc);
-             // Per cell, what went in (the start value and every unit's value) is what came out
-             // (every old value and the final value).
-             for (size_t c = 0; c < cells; ++c) {
-               std::vector<T> in{init[c]}, out{final_cells[c]};
-               for (size_t i = c; i < n; i += cells) {
-                 in.push_back(v[i]);
-                 out.push_back(olds[i]);
-               }
-               std::sort(in.begin(), in.end());
-               std::sort(out.begin(), out.end());
-               if (!expect_equal("cell " + std::to_string(c) + ": values in == old values and final value out", in, out))
-                 break;
-             }
-           });
+  add_case(
+      case_name({"atomic_exchange", dtype_name<T>(), nn(n), "cells" + std::to_string(cells)}),
+      kernels<AtomicExchange<T>>(), [=](Client& client, std::mt19937_64& rng) {
+        auto v = random_any<T>(rng, n), init = random_any<T>(rng, cells);
+        Handle hv = client.upload(v), hc = client.upload(init), ho = poisoned_elems<T>(client, n);
+        launch<AtomicExchange<T>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hv, hc, ho);
+        std::vector<T> olds = client.read<T>(ho), final_cells = client.read<T>(hc);
+        // Per cell, what went in (the start value and every unit's value) is what came out
+        // (every old value and the final value).
+        for (size_t c = 0; c < cells; ++c) {
+          std::vector<T> in{init[c]}, out{final_cells[c]};
+          for (size_t i = c; i < n; i += cells) {
+            in.push_back(v[i]);
+            out.push_back(olds[i]);
+          }
+          std::sort(in.begin(), in.end());
+          std::sort(out.begin(), out.end());
+          if (!expect_equal("cell " + std::to_string(c) + ": values in == old values and final value out", in, out))
+            break;
+        }
+      });
 }
 
 template <class T>
@@ -215,7 +217,8 @@ void register_cas(size_t n) {
                     ho = poisoned_elems<T>(client, n);
              launch<AtomicCas<T>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, he, hd, hc, ho);
              expect_equal("old values", init, client.read<T>(ho));
-             expect_equal("cells", tabulate<T>(n, [&](size_t i) { return expected[i] == init[i] ? desired[i] : init[i]; }),
+             expect_equal("cells",
+                          tabulate<T>(n, [&](size_t i) { return expected[i] == init[i] ? desired[i] : init[i]; }),
                           client.read<T>(hc));
            });
 }
@@ -264,16 +267,17 @@ void register_float_add(size_t n, size_t cells) {
 
 KILN_SUITE_CASES(atomic) {
   const size_t n = 3001;
-  add_case(case_name({"histogram", "u32", nn(n), "bins37"}), kernels<Histogram>(), [=](Client& client, std::mt19937_64& rng) {
-    auto x = random_any<uint32_t>(rng, n);
-    for (size_t i = 0; i < n; i += 4) x[i] = 5;  // one crowded bin
-    auto bins = random_values<uint32_t>(rng, 37, 1, 1000);
-    Handle hx = client.upload(x), hb = client.upload(bins);
-    launch<Histogram>(client, CubeCount{cubes_for(n, 128)}, CubeDim{128}, 1, hx, hb);
-    std::vector<uint32_t> e = bins;
-    for (uint32_t v : x) ++e[v % 37];
-    expect_equal("bins", e, client.read<uint32_t>(hb));
-  });
+  add_case(case_name({"histogram", "u32", nn(n), "bins37"}), kernels<Histogram>(),
+           [=](Client& client, std::mt19937_64& rng) {
+             auto x = random_any<uint32_t>(rng, n);
+             for (size_t i = 0; i < n; i += 4) x[i] = 5;  // one crowded bin
+             auto bins = random_values<uint32_t>(rng, 37, 1, 1000);
+             Handle hx = client.upload(x), hb = client.upload(bins);
+             launch<Histogram>(client, CubeCount{cubes_for(n, 128)}, CubeDim{128}, 1, hx, hb);
+             std::vector<uint32_t> e = bins;
+             for (uint32_t v : x) ++e[v % 37];
+             expect_equal("bins", e, client.read<uint32_t>(hb));
+           });
   for_types<uint32_t, int32_t, uint64_t, int64_t>([]<class T>() {
     register_rmw<T>(2000, 501);
     register_exchange<T>(1000, 7);

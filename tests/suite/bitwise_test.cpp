@@ -57,7 +57,8 @@ template <class T>
 struct Compare {
   static constexpr std::string_view name = "compare";
   void operator()(Slice<const Vector<T>> a, Slice<const Vector<T>> b, Slice<Vector<bool>> eq, Slice<Vector<bool>> ne,
-                  Slice<Vector<bool>> lt, Slice<Vector<bool>> le, Slice<Vector<bool>> gt, Slice<Vector<bool>> ge) const {
+                  Slice<Vector<bool>> lt, Slice<Vector<bool>> le, Slice<Vector<bool>> gt,
+                  Slice<Vector<bool>> ge) const {
     auto i = absolute_pos();
     If(i < a.len(), [&] {
       Vector<T> x = a[i], y = b[i];
@@ -79,8 +80,8 @@ struct Select {
     auto i = absolute_pos();
     If(i < c.len(), [&] {
       Vector<T> x = a[i], y = b[i];
-      picked[i] = select(c[i], x, y);      // one condition per unit, broadcast over the lanes
-      larger[i] = select(x < y, y, x);     // a condition per lane
+      picked[i] = select(c[i], x, y);   // one condition per unit, broadcast over the lanes
+      larger[i] = select(x < y, y, x);  // a condition per lane
     });
   }
 };
@@ -136,8 +137,10 @@ void register_bitwise(int width) {
       launch<Shifts<T>>(client, CubeCount{cubes_for(n / size_t(width), 64)}, CubeDim{64}, width, ha, hs, k, out[0],
                         out[1], out[2], out[3]);
       std::string by = " (k = " + format_value(k) + ")";
-      expect_equal("a << s" + by, tabulate<T>(n, [&](size_t i) { return ref::shl(a[i], s[i]); }), client.read<T>(out[0]));
-      expect_equal("a >> s" + by, tabulate<T>(n, [&](size_t i) { return ref::shr(a[i], s[i]); }), client.read<T>(out[1]));
+      expect_equal("a << s" + by, tabulate<T>(n, [&](size_t i) { return ref::shl(a[i], s[i]); }),
+                   client.read<T>(out[0]));
+      expect_equal("a >> s" + by, tabulate<T>(n, [&](size_t i) { return ref::shr(a[i], s[i]); }),
+                   client.read<T>(out[1]));
       expect_equal("a << k" + by, tabulate<T>(n, [&](size_t i) { return ref::shl(a[i], k); }), client.read<T>(out[2]));
       expect_equal("a >> k" + by, tabulate<T>(n, [&](size_t i) { return ref::shr(a[i], k); }), client.read<T>(out[3]));
     }
@@ -151,7 +154,8 @@ void register_bitwise(int width) {
     auto out = run_map<BitCount<T>, uint32_t, 3>(client, width, 64, n, a);
     expect_equal("popcount(a)", tabulate<uint32_t>(n, [&](size_t i) { return ref::popcount(a[i]); }), out[0]);
     expect_equal("leading_zeros(a)", tabulate<uint32_t>(n, [&](size_t i) { return ref::leading_zeros(a[i]); }), out[1]);
-    expect_equal("trailing_zeros(a)", tabulate<uint32_t>(n, [&](size_t i) { return ref::trailing_zeros(a[i]); }), out[2]);
+    expect_equal("trailing_zeros(a)", tabulate<uint32_t>(n, [&](size_t i) { return ref::trailing_zeros(a[i]); }),
+                 out[2]);
   });
 }
 
@@ -181,16 +185,16 @@ void register_compare(int width) {
     auto a = random_any<T>(rng, n), b = random_any<T>(rng, n);
     auto out = run_map<Select<T>, T, 2>(client, width, 64, n, c, a, b);
     // run_map sized the grid by n / width units: c has one bool per unit.
-    expect_equal("select(c, a, b)", tabulate<T>(n, [&](size_t i) { return c[i / size_t(width)] ? a[i] : b[i]; }), out[0]);
+    expect_equal("select(c, a, b)", tabulate<T>(n, [&](size_t i) { return c[i / size_t(width)] ? a[i] : b[i]; }),
+                 out[0]);
     expect_equal("select(a < b, b, a)", tabulate<T>(n, [&](size_t i) { return wide(a[i]) < wide(b[i]) ? b[i] : a[i]; }),
                  out[1]);
   });
 }
 
 KILN_SUITE_CASES(bitwise) {
-  for_types<int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>([]<class T>() {
-    register_bitwise<T>(1);
-  });
+  for_types<int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>(
+      []<class T>() { register_bitwise<T>(1); });
   for_types<uint32_t, int64_t, int8_t>([]<class T>() { register_bitwise<T>(4); });
   for_types<float, double, f16, bf16, int32_t, uint32_t, int64_t, uint8_t, int8_t>([]<class T>() {
     register_compare<T>(1);

@@ -78,7 +78,7 @@ void add_ties(std::vector<From>& v, std::mt19937_64& rng, size_t count) {
       long double mag = std::ldexp(1.0L + (rng() % 1024) / 1024.0L, lo + int(rng() % uint64_t(hi - lo + 1)));
       To t = narrow<To>(mag);
       long double tie = (wide(t) + next_away(t)) / 2;
-      bool negative = (std::is_signed_v<From> || is_float_v<From>) && (rng() & 1);
+      bool negative = (std::is_signed_v<From> || is_float_v<From>)&&(rng() & 1);
       long double s = negative ? -1.0L : 1.0L;
       size_t at = rng() % (v.size() - 2);
       if constexpr (is_float_v<From>) {

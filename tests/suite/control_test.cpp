@@ -47,7 +47,9 @@ struct WhileCollatz {
       While([&] { return v != uint64_t(1); },
             [&] {
               If(s >= cap, [&] { Break(); });
-              If(v % uint64_t(2) == uint64_t(0), [&] { v = v / uint64_t(2); }).Else([&] { v = v * uint64_t(3) + uint64_t(1); });
+              If(v % uint64_t(2) == uint64_t(0), [&] { v = v / uint64_t(2); }).Else([&] {
+                v = v * uint64_t(3) + uint64_t(1);
+              });
               s = s + 1u;
             });
       steps[i] = s;
@@ -63,9 +65,8 @@ struct NestedLoops {
     If(i < x.len(), [&] {
       Var<int32_t> acc = x[i];
       For(range(0u, i % 17u), [&](Expr<uint32_t> a) {
-        For(range(0u, a + 1u).unroll(4), [&](Expr<uint32_t> b) {
-          acc = acc * 3 + cast<int32_t>(a * b) - x[(i + b) % x.len()];
-        });
+        For(range(0u, a + 1u).unroll(4),
+            [&](Expr<uint32_t> b) { acc = acc * 3 + cast<int32_t>(a * b) - x[(i + b) % x.len()]; });
       });
       out[i] = acc;
     });
@@ -221,10 +222,12 @@ void register_if_chain(size_t n) {
              for (size_t i = 0; i < n; i += 5) x[i] = make<T>(0);
              if constexpr (is_float_v<T>) sprinkle_specials(x, rng);
              auto out = run_map<IfElseChain<T>, uint32_t, 1>(client, 1, 64, n, x);
-             expect_equal("class", tabulate<uint32_t>(n, [&](size_t i) {
-                            long double v = wide(x[i]);
-                            return v < -10 ? 0u : v < 0 ? 1u : v == 0 ? 2u : 3u;
-                          }),
+             expect_equal("class",
+                          tabulate<uint32_t>(n,
+                                             [&](size_t i) {
+                                               long double v = wide(x[i]);
+                                               return v < -10 ? 0u : v < 0 ? 1u : v == 0 ? 2u : 3u;
+                                             }),
                           out[0]);
            });
 }
@@ -283,39 +286,44 @@ KILN_SUITE_CASES(control) {
     const uint32_t cap = 200;
     Handle hx = client.upload(x), hs = poisoned_elems<uint32_t>(client, n);
     launch<WhileCollatz>(client, CubeCount{cubes_for(n, 128)}, CubeDim{128}, 1, hx, cap, hs);
-    expect_equal("steps to 1 (at most 200)", tabulate<uint32_t>(n, [&](size_t i) {
-                   uint64_t v = x[i];
-                   uint32_t s = 0;
-                   while (v != 1) {
-                     if (s >= cap) break;
-                     v = v % 2 == 0 ? v / 2 : 3 * v + 1;
-                     ++s;
-                   }
-                   return s;
-                 }),
+    expect_equal("steps to 1 (at most 200)",
+                 tabulate<uint32_t>(n,
+                                    [&](size_t i) {
+                                      uint64_t v = x[i];
+                                      uint32_t s = 0;
+                                      while (v != 1) {
+                                        if (s >= cap) break;
+                                        v = v % 2 == 0 ? v / 2 : 3 * v + 1;
+                                        ++s;
+                                      }
+                                      return s;
+                                    }),
                  client.read<uint32_t>(hs));
   });
 
-  add_case(case_name({"nested_loops", "i32", nn(n)}), kernels<NestedLoops>(), [=](Client& client, std::mt19937_64& rng) {
-    auto x = random_any<int32_t>(rng, n);
-    auto out = run_map<NestedLoops, int32_t, 1>(client, 1, 64, n, x);
-    expect_equal("triangular loops", tabulate<int32_t>(n, [&](size_t i) {
-                   int32_t acc = x[i];
-                   for (uint32_t a = 0; a < i % 17; ++a)
-                     for (uint32_t b = 0; b < a + 1; ++b)
-                       acc = ref::sub(ref::add(ref::mul(acc, 3), int32_t(a * b)), x[(i + b) % n]);
-                   return acc;
-                 }),
-                 out[0]);
-  });
+  add_case(
+      case_name({"nested_loops", "i32", nn(n)}), kernels<NestedLoops>(), [=](Client& client, std::mt19937_64& rng) {
+        auto x = random_any<int32_t>(rng, n);
+        auto out = run_map<NestedLoops, int32_t, 1>(client, 1, 64, n, x);
+        expect_equal("triangular loops",
+                     tabulate<int32_t>(n,
+                                       [&](size_t i) {
+                                         int32_t acc = x[i];
+                                         for (uint32_t a = 0; a < i % 17; ++a)
+                                           for (uint32_t b = 0; b < a + 1; ++b)
+                                             acc = ref::sub(ref::add(ref::mul(acc, 3), int32_t(a * b)), x[(i + b) % n]);
+                                         return acc;
+                                       }),
+                     out[0]);
+      });
 
   register_if_chain<float>(1000);
   register_if_chain<int32_t>(999);
   register_if_chain<f16>(500);
 
   for (int block : {64, 96}) {
-    add_case(case_name({"terminate_early", "f32", "b" + std::to_string(block), nn(n)}), kernels<TerminateEarly<float>>(),
-             [=](Client& client, std::mt19937_64& rng) {
+    add_case(case_name({"terminate_early", "f32", "b" + std::to_string(block), nn(n)}),
+             kernels<TerminateEarly<float>>(), [=](Client& client, std::mt19937_64& rng) {
                auto x = random_values<float>(rng, n, -1, 3);
                uint32_t cubes = cubes_for(n, uint32_t(block));
                Handle hx = client.upload(x), ho = poisoned_elems<float>(client, n);

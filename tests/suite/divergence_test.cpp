@@ -182,9 +182,7 @@ struct ComptimeKinds {
   void operator()(Slice<const int32_t> x, Slice<double> y, Comptime<double> scale, Comptime<uint8_t> shift,
                   Comptime<int64_t> offset) const {
     auto i = absolute_pos();
-    If(i < x.len(), [&] {
-      y[i] = cast<double>(x[i] << int32_t(shift)) * double(scale) + double(offset);
-    });
+    If(i < x.len(), [&] { y[i] = cast<double>(x[i] << int32_t(shift)) * double(scale) + double(offset); });
   }
 };
 
@@ -251,7 +249,11 @@ KILN_SUITE_CASES(divergence) {
              auto when = random_values<uint32_t>(rng, n, 0, 40);
              Handle hw = client.upload(when), ho = poisoned_elems<uint32_t>(client, n);
              launch<TerminateInLoop>(client, CubeCount{9}, CubeDim{kTermDim}, 1, hw, ho);
-             auto acc_of = [](uint32_t) { uint32_t a = 0; for (uint32_t j = 0; j < 20; ++j) a += j * 2 + 1; return a; };
+             auto acc_of = [](uint32_t) {
+               uint32_t a = 0;
+               for (uint32_t j = 0; j < 20; ++j) a += j * 2 + 1;
+               return a;
+             };
              std::vector<uint32_t> e = poison_vector<uint32_t>(n);
              for (size_t i = 0; i < n; ++i) {
                if (when[i] < 20) continue;  // terminated: out keeps its poison
@@ -280,24 +282,29 @@ KILN_SUITE_CASES(divergence) {
     expect_equal("condition evaluations", ec, out[1]);
   });
 
-  add_case(case_name({"signed_range", "i32", nn(n)}), kernels<SignedRange>(), [=](Client& client, std::mt19937_64& rng) {
-    auto lo = random_values<int32_t>(rng, n, -30, 30), hi = random_values<int32_t>(rng, n, -30, 30);
-    auto out = run_map<SignedRange, int32_t, 1>(client, 1, 64, n, lo, hi);
-    expect_equal("acc over k = lo, lo + 3, ... < hi", tabulate<int32_t>(n, [&](size_t i) {
-                   int32_t acc = 1;
-                   // Wrapping arithmetic, as the kernel's (the IR's integers wrap; C++'s signed ones may not).
-                   for (int32_t k = lo[i]; k < hi[i]; k += 3) acc = int32_t(uint32_t(acc) * 7u + uint32_t(k));
-                   return acc;
-                 }),
-                 out[0]);
-  });
+  add_case(case_name({"signed_range", "i32", nn(n)}), kernels<SignedRange>(),
+           [=](Client& client, std::mt19937_64& rng) {
+             auto lo = random_values<int32_t>(rng, n, -30, 30), hi = random_values<int32_t>(rng, n, -30, 30);
+             auto out = run_map<SignedRange, int32_t, 1>(client, 1, 64, n, lo, hi);
+             expect_equal("acc over k = lo, lo + 3, ... < hi",
+                          tabulate<int32_t>(n,
+                                            [&](size_t i) {
+                                              int32_t acc = 1;
+                                              // Wrapping arithmetic, as the kernel's (the IR's integers wrap; C++'s
+                                              // signed ones may not).
+                                              for (int32_t k = lo[i]; k < hi[i]; k += 3)
+                                                acc = int32_t(uint32_t(acc) * 7u + uint32_t(k));
+                                              return acc;
+                                            }),
+                          out[0]);
+           });
 
   for_types<int32_t, float>([]<class T>() {
     for (int w : {1, 4, 8}) {
       const size_t units = 301;
       const uint32_t m = 9;
-      add_case(case_name({"vector_var_loop", dtype_name<T>(), vw(w), nn(units * size_t(w))}), kernels<VectorVarLoop<T>>(),
-               [=](Client& client, std::mt19937_64& rng) {
+      add_case(case_name({"vector_var_loop", dtype_name<T>(), vw(w), nn(units * size_t(w))}),
+               kernels<VectorVarLoop<T>>(), [=](Client& client, std::mt19937_64& rng) {
                  auto x = random_values<T>(rng, units * size_t(w) * m, -100, 100);
                  Handle hx = client.upload(x), hy = poisoned_elems<T>(client, units * size_t(w));
                  launch<VectorVarLoop<T>>(client, CubeCount{cubes_for(units, 64)}, CubeDim{64}, w, hx, hy, m);
@@ -323,8 +330,8 @@ KILN_SUITE_CASES(divergence) {
                [=](Client& client, std::mt19937_64& rng) {
                  auto x = random_values<T>(rng, len, -100, 100);
                  Handle hx = client.upload(x), hr = poisoned_elems<T>(client, len), ht = poisoned_elems<T>(client, len);
-                 launch<VectorArrays<T>>(client, CubeCount{cubes_for(units, block)}, CubeDim{uint32_t(block)}, w, hx, hr,
-                                         ht, comptime(block));
+                 launch<VectorArrays<T>>(client, CubeCount{cubes_for(units, block)}, CubeDim{uint32_t(block)}, w, hx,
+                                         hr, ht, comptime(block));
                  std::vector<T> er(len), et(len);
                  for (size_t i = 0; i < units; ++i) {
                    size_t c = i / size_t(block), u = i % size_t(block), src = c * size_t(block) + size_t(block) - 1 - u;
@@ -347,9 +354,10 @@ KILN_SUITE_CASES(divergence) {
                auto x = random_values<float>(rng, len, -3, 3);
                sprinkle_specials(x, rng);
                auto out = run_map<SignVec<float>, float, 1>(client, w, 64, len, x);
-               expect_equal("sign(x) (NaN gives 0)", tabulate<float>(len, [&](size_t i) {
-                              return x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : 0.0f;
-                            }),
+               expect_equal("sign(x) (NaN gives 0)",
+                            tabulate<float>(len, [&](size_t i) { return x[i] > 0   ? 1.0f
+                                                                        : x[i] < 0 ? -1.0f
+                                                                                   : 0.0f; }),
                             out[0]);
              });
   }
@@ -388,13 +396,14 @@ KILN_SUITE_CASES(divergence) {
   add_case(case_name({"comptime_kinds", nn(n)}), kernels<ComptimeKinds>(), [=](Client& client, std::mt19937_64& rng) {
     auto x = random_values<int32_t>(rng, n, -1000, 1000);
     Handle hx = client.upload(x);
-    for (auto [scale, shift, offset] : {std::tuple{0.375, uint8_t(3), int64_t(-7)}, std::tuple{-1.5, uint8_t(0), int64_t(1) << 40}}) {
+    for (auto [scale, shift, offset] :
+         {std::tuple{0.375, uint8_t(3), int64_t(-7)}, std::tuple{-1.5, uint8_t(0), int64_t(1) << 40}}) {
       Handle hy = poisoned_elems<double>(client, n);
-      launch<ComptimeKinds>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hy, comptime(scale), comptime(shift),
-                            comptime(offset));
-      expect_near("(x << shift) * scale + offset", tabulate<double>(n, [&](size_t i) {
-                    return double(ref::shl(x[i], int32_t(shift))) * scale + double(offset);
-                  }),
+      launch<ComptimeKinds>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hy, comptime(scale),
+                            comptime(shift), comptime(offset));
+      expect_near("(x << shift) * scale + offset",
+                  tabulate<double>(
+                      n, [&](size_t i) { return double(ref::shl(x[i], int32_t(shift))) * scale + double(offset); }),
                   client.read<double>(hy), tol_fused<double>(1e13));
     }
   });

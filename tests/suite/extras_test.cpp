@@ -107,15 +107,32 @@ struct ManyParams {
                   Scalar<double> d, Scalar<uint16_t> u16, TensorArg<const int32_t> t3, Scalar<int64_t> s64,
                   Scalar<float> f, Scalar<uint32_t> u32, Slice<double> out) const {
     If(absolute_pos() == 0u, [&] {
-      Expr<double> v[] = {cast<double>(s8),          cast<double>(h),           cast<double>(u64),
-                          cast<double>(flag),        cast<double>(b16),         cast<double>(s16),
-                          cast<double>(u8),          Expr<double>(d),           cast<double>(u16),
-                          cast<double>(s64),         cast<double>(f),           cast<double>(u32),
-                          cast<double>(t2.shape(0)), cast<double>(t2.shape(1)), cast<double>(t2.stride(0)),
-                          cast<double>(t2.stride(1)), cast<double>(t3.shape(0)), cast<double>(t3.shape(1)),
-                          cast<double>(t3.shape(2)), cast<double>(t3.stride(0)), cast<double>(t3.stride(1)),
-                          cast<double>(t3.stride(2)), cast<double>(t2[1u]),    cast<double>(t3[2u]),
-                          Expr<double>(a[0u]),        cast<double>(a.len())};
+      Expr<double> v[] = {cast<double>(s8),
+                          cast<double>(h),
+                          cast<double>(u64),
+                          cast<double>(flag),
+                          cast<double>(b16),
+                          cast<double>(s16),
+                          cast<double>(u8),
+                          Expr<double>(d),
+                          cast<double>(u16),
+                          cast<double>(s64),
+                          cast<double>(f),
+                          cast<double>(u32),
+                          cast<double>(t2.shape(0)),
+                          cast<double>(t2.shape(1)),
+                          cast<double>(t2.stride(0)),
+                          cast<double>(t2.stride(1)),
+                          cast<double>(t3.shape(0)),
+                          cast<double>(t3.shape(1)),
+                          cast<double>(t3.shape(2)),
+                          cast<double>(t3.stride(0)),
+                          cast<double>(t3.stride(1)),
+                          cast<double>(t3.stride(2)),
+                          cast<double>(t2[1u]),
+                          cast<double>(t3[2u]),
+                          Expr<double>(a[0u]),
+                          cast<double>(a.len())};
       for (uint32_t k = 0; k < std::size(v); ++k) out[k] = v[k];
     });
   }
@@ -160,47 +177,50 @@ void register_gather_indexed(size_t nx, size_t n) {
              // Mostly in range; some past the end and, for signed indices, negative.
              auto idx = random_values<I>(rng, n, std::is_signed_v<I> ? -5.0 : 0.0, double(nx + 5));
              auto out = run_map<GatherIndexed<T, I>, T, 1>(client, 1, 64, n, x, idx);
-             expect_equal("x[idx] (0 where idx is negative or past the end)", tabulate<T>(n, [&](size_t i) {
-                            int64_t k = int64_t(idx[i]);
-                            return k >= 0 && k < int64_t(nx) ? x[size_t(k)] : make<T>(0);
-                          }),
+             expect_equal("x[idx] (0 where idx is negative or past the end)",
+                          tabulate<T>(n,
+                                      [&](size_t i) {
+                                        int64_t k = int64_t(idx[i]);
+                                        return k >= 0 && k < int64_t(nx) ? x[size_t(k)] : make<T>(0);
+                                      }),
                           out[0]);
            });
 }
 
 template <class F>
 void register_shared_float_atomics(uint32_t dim, size_t n) {
-  add_case(case_name({"shared_float_atomics", dtype_name<F>(), "dim" + std::to_string(dim), nn(n)}),
-           kernels<SharedFloatAtomics<F>>(), [=](Client& client, std::mt19937_64& rng) {
-             auto x = random_values<F>(rng, n, 0, 1);
-             uint32_t cubes = cubes_for(n, dim);
-             F start = make<F>(1000);
-             Handle hx = client.upload(x), hs = poisoned_elems<F>(client, cubes), ho = poisoned_elems<F>(client, n),
-                    hf = poisoned_elems<F>(client, cubes), ht = client.upload(std::vector<F>{start});
-             launch<SharedFloatAtomics<F>>(client, CubeCount{cubes}, CubeDim{dim}, 1, hx, hs, ho, hf, ht);
-             std::vector<F> sums = client.read<F>(hs), olds = client.read<F>(ho), finals = client.read<F>(hf);
-             std::vector<F> es(cubes);
-             long double all = 0;
-             for (uint32_t c = 0; c < cubes; ++c) {
-               long double s = 0;
-               std::vector<F> in{make<F>(-1)}, out{finals[c]};
-               for (size_t i = c * dim; i < std::min(n, size_t(c + 1) * dim); ++i) {
-                 s += wide(x[i]);
-                 in.push_back(x[i]);
-                 out.push_back(olds[i]);
-               }
-               all += s;
-               es[c] = narrow<F>(s);
-               auto less = [](F a, F b) { return wide(a) < wide(b); };
-               std::sort(in.begin(), in.end(), less);
-               std::sort(out.begin(), out.end(), less);
-               if (!expect_equal("cube " + std::to_string(c) + ": exchanged values in == old and final values out", in, out))
-                 break;
-             }
-             expect_near("per-cube sums by shared atomic_add", es, sums, tol_reduce<F>(dim));
-             expect_near("start - sum by global atomic_sub", std::vector<F>{narrow<F>(wide(start) - all)},
-                         client.read<F>(ht), tol_reduce<F>(wide(start) + all));
-           });
+  add_case(
+      case_name({"shared_float_atomics", dtype_name<F>(), "dim" + std::to_string(dim), nn(n)}),
+      kernels<SharedFloatAtomics<F>>(), [=](Client& client, std::mt19937_64& rng) {
+        auto x = random_values<F>(rng, n, 0, 1);
+        uint32_t cubes = cubes_for(n, dim);
+        F start = make<F>(1000);
+        Handle hx = client.upload(x), hs = poisoned_elems<F>(client, cubes), ho = poisoned_elems<F>(client, n),
+               hf = poisoned_elems<F>(client, cubes), ht = client.upload(std::vector<F>{start});
+        launch<SharedFloatAtomics<F>>(client, CubeCount{cubes}, CubeDim{dim}, 1, hx, hs, ho, hf, ht);
+        std::vector<F> sums = client.read<F>(hs), olds = client.read<F>(ho), finals = client.read<F>(hf);
+        std::vector<F> es(cubes);
+        long double all = 0;
+        for (uint32_t c = 0; c < cubes; ++c) {
+          long double s = 0;
+          std::vector<F> in{make<F>(-1)}, out{finals[c]};
+          for (size_t i = c * dim; i < std::min(n, size_t(c + 1) * dim); ++i) {
+            s += wide(x[i]);
+            in.push_back(x[i]);
+            out.push_back(olds[i]);
+          }
+          all += s;
+          es[c] = narrow<F>(s);
+          auto less = [](F a, F b) { return wide(a) < wide(b); };
+          std::sort(in.begin(), in.end(), less);
+          std::sort(out.begin(), out.end(), less);
+          if (!expect_equal("cube " + std::to_string(c) + ": exchanged values in == old and final values out", in, out))
+            break;
+        }
+        expect_near("per-cube sums by shared atomic_add", es, sums, tol_reduce<F>(dim));
+        expect_near("start - sum by global atomic_sub", std::vector<F>{narrow<F>(wide(start) - all)},
+                    client.read<F>(ht), tol_reduce<F>(wide(start) + all));
+      });
 }
 
 template <class F>
@@ -227,42 +247,41 @@ void register_offset_view(int width, size_t skip_bytes) {
   // vector of `width` of them is refused at launch (launch.bad_argument), on every device (on CUDA
   // it used to fault with CUDA_ERROR_MISALIGNED_ADDRESS, which is sticky).
   const char* refusal = skip_bytes % sizeof(F) != 0 ? "handle.bad_offset" : "launch.bad_argument";
-  add_case(
-      case_name({"view_offset", dtype_name<F>(), vw(width), "skip" + std::to_string(skip_bytes) + "bytes"}),
-      kernels<Scale2<F>>(),
-      [=](Client& client, std::mt19937_64& rng) {
-        size_t total = n * sizeof(F) + 64;
-        std::vector<unsigned char> bytes(total);
-        for (auto& b : bytes) b = uint8_t(rng() % 64);  // small exponents: finite floats
-        Handle hb = client.upload(bytes).view_as<F>();
-        Handle out = poisoned_elems<F>(client, n);
-        try {
-          Handle view = hb.offset_start(skip_bytes).offset_end(total - skip_bytes - n * sizeof(F));
-          launch<Scale2<F>>(client, CubeCount{cubes_for(vecs, 64)}, CubeDim{64}, width, view, out);
-          client.sync();
-        } catch (const kiln::Error& e) {
-          EXPECT_FALSE(aligned) << "a view on an element boundary was refused: " << e.what();
-          EXPECT_EQ(e.kind(), refusal) << e.what();
-          note_check();
-          // Whatever happened, the client must still work.
-          try {
-            Handle probe = client.upload(std::vector<F>(64, make<F>(1)));
-            Handle probe_out = poisoned_elems<F>(client, 64);
-            launch<Scale2<F>>(client, CubeCount{1}, CubeDim{64}, 1, probe, probe_out);
-            expect_equal("a launch after the refused one", std::vector<F>(64, make<F>(2)), client.read<F>(probe_out));
-          } catch (const kiln::Error& again) {
-            ADD_FAILURE() << "the client is unusable after the failed launch: " << again.what();
-          }
-          return;
-        }
-        if (!aligned) {
-          ADD_FAILURE() << "a view " << skip_bytes << " bytes in, not on an element boundary, must be refused";
-          return;
-        }
-        auto x = elements_at<F>(bytes, skip_bytes, n);
-        expect_equal("2 x through a view at byte " + std::to_string(skip_bytes),
-                     tabulate<F>(n, [&](size_t i) { return ref::mul(x[i], make<F>(2)); }), client.read<F>(out));
-      });
+  add_case(case_name({"view_offset", dtype_name<F>(), vw(width), "skip" + std::to_string(skip_bytes) + "bytes"}),
+           kernels<Scale2<F>>(), [=](Client& client, std::mt19937_64& rng) {
+             size_t total = n * sizeof(F) + 64;
+             std::vector<unsigned char> bytes(total);
+             for (auto& b : bytes) b = uint8_t(rng() % 64);  // small exponents: finite floats
+             Handle hb = client.upload(bytes).view_as<F>();
+             Handle out = poisoned_elems<F>(client, n);
+             try {
+               Handle view = hb.offset_start(skip_bytes).offset_end(total - skip_bytes - n * sizeof(F));
+               launch<Scale2<F>>(client, CubeCount{cubes_for(vecs, 64)}, CubeDim{64}, width, view, out);
+               client.sync();
+             } catch (const kiln::Error& e) {
+               EXPECT_FALSE(aligned) << "a view on an element boundary was refused: " << e.what();
+               EXPECT_EQ(e.kind(), refusal) << e.what();
+               note_check();
+               // Whatever happened, the client must still work.
+               try {
+                 Handle probe = client.upload(std::vector<F>(64, make<F>(1)));
+                 Handle probe_out = poisoned_elems<F>(client, 64);
+                 launch<Scale2<F>>(client, CubeCount{1}, CubeDim{64}, 1, probe, probe_out);
+                 expect_equal("a launch after the refused one", std::vector<F>(64, make<F>(2)),
+                              client.read<F>(probe_out));
+               } catch (const kiln::Error& again) {
+                 ADD_FAILURE() << "the client is unusable after the failed launch: " << again.what();
+               }
+               return;
+             }
+             if (!aligned) {
+               ADD_FAILURE() << "a view " << skip_bytes << " bytes in, not on an element boundary, must be refused";
+               return;
+             }
+             auto x = elements_at<F>(bytes, skip_bytes, n);
+             expect_equal("2 x through a view at byte " + std::to_string(skip_bytes),
+                          tabulate<F>(n, [&](size_t i) { return ref::mul(x[i], make<F>(2)); }), client.read<F>(out));
+           });
 }
 
 // Comptime parameters before and between buffers: bindings must reach the kernel parameter they
@@ -352,14 +371,15 @@ KILN_SUITE_CASES(extras) {
     }
     auto mem = random_values<float>(rng, s, -10, 10);
     Handle hm = client.upload(mem), ho = poisoned_elems<float>(client, s);
-    launch<Rank4Copy<float>>(client, CubeCount{4}, CubeDim{128}, 1,
-                             tensor_arg(hm, {shape[0], shape[1], shape[2], shape[3]}, {stride[0], stride[1], stride[2], stride[3]}),
-                             ho);
+    launch<Rank4Copy<float>>(
+        client, CubeCount{4}, CubeDim{128}, 1,
+        tensor_arg(hm, {shape[0], shape[1], shape[2], shape[3]}, {stride[0], stride[1], stride[2], stride[3]}), ho);
     std::vector<float> e;
     for (uint32_t a = 0; a < shape[0]; ++a)
       for (uint32_t b = 0; b < shape[1]; ++b)
         for (uint32_t c = 0; c < shape[2]; ++c)
-          for (uint32_t d = 0; d < shape[3]; ++d) e.push_back(mem[a * stride[0] + b * stride[1] + c * stride[2] + d * stride[3]]);
+          for (uint32_t d = 0; d < shape[3]; ++d)
+            e.push_back(mem[a * stride[0] + b * stride[1] + c * stride[2] + d * stride[3]]);
     expect_equal("rank-4 tensor in row-major order", e, client.read<float>(ho));
   });
 
@@ -383,9 +403,9 @@ KILN_SUITE_CASES(extras) {
     expect_equal("plane sums in 32x32 cubes", es, client.read<int32_t>(hs));
   });
 
-  register_offset_view<float>(4, 4);    // one element in: not a multiple of the 16-byte vector
-  register_offset_view<float>(4, 16);   // one vector in
-  register_offset_view<float>(1, 2);    // half an element in
+  register_offset_view<float>(4, 4);   // one element in: not a multiple of the 16-byte vector
+  register_offset_view<float>(4, 16);  // one vector in
+  register_offset_view<float>(1, 2);   // half an element in
   register_offset_view<double>(2, 8);
   register_offset_view<f16>(8, 6);
 
@@ -436,12 +456,36 @@ KILN_SUITE_CASES(extras) {
     int64_t s64 = -(int64_t(1) << 50) - int64_t(rng() % 1000);
     float f = 0.5f + float(rng() % 100);
     uint32_t u32 = 4000000000u + uint32_t(rng() % 1000);
-    Handle ha = client.upload(a), h2 = client.upload(m2), h3 = client.upload(m3), out = poisoned_elems<double>(client, 26);
+    Handle ha = client.upload(a), h2 = client.upload(m2), h3 = client.upload(m3),
+           out = poisoned_elems<double>(client, 26);
     launch<ManyParams>(client, CubeCount{1}, CubeDim{32}, 1, ha, s8, tensor_arg(h2, {3, 4}, {4, 1}), h, u64, true, b16,
                        s16, u8, d, u16, tensor_arg(h3, {3, 4, 5}, {1, 3, 12}), s64, f, u32, out);
-    std::vector<double> e = {double(s8), double(wide(h)), double(u64), 1.0, double(wide(b16)), double(s16), double(u8),
-                             d, double(u16), double(s64), double(f), double(u32), 3, 4, 4, 1, 3, 4, 5, 1, 3, 12,
-                             double(m2[1]), double(m3[2]), a[0], 7};
+    std::vector<double> e = {double(s8),
+                             double(wide(h)),
+                             double(u64),
+                             1.0,
+                             double(wide(b16)),
+                             double(s16),
+                             double(u8),
+                             d,
+                             double(u16),
+                             double(s64),
+                             double(f),
+                             double(u32),
+                             3,
+                             4,
+                             4,
+                             1,
+                             3,
+                             4,
+                             5,
+                             1,
+                             3,
+                             12,
+                             double(m2[1]),
+                             double(m3[2]),
+                             a[0],
+                             7};
     expect_equal("each parameter as the kernel saw it", e, client.read<double>(out));
   });
 

@@ -18,8 +18,8 @@ struct FastMix {
     auto i = absolute_pos();
     If(i < x.len(), [&] {
       Vector<F> v = x[i];
-      y[i] = v * v + exp(v) / (v + F(2)) + sin(v) * cos(v) + sqrt(v + F(3)) + tanh(v) + log(v + F(2)) * recip(v + F(3)) +
-             exp2(v);
+      y[i] = v * v + exp(v) / (v + F(2)) + sin(v) * cos(v) + sqrt(v + F(3)) + tanh(v) +
+             log(v + F(2)) * recip(v + F(3)) + exp2(v);
     });
   }
 };

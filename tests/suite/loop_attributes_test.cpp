@@ -79,10 +79,8 @@ T scale_ref(T x, T a) {
 
 template <class T>
 std::vector<T> inputs(std::mt19937_64& rng, size_t n) {
-  if constexpr (is_float_v<T>)
-    return random_values<T>(rng, n, -100, 100);
-  else
-    return random_any<T>(rng, n);
+  if constexpr (is_float_v<T>) return random_values<T>(rng, n, -100, 100);
+  else return random_any<T>(rng, n);
 }
 
 // Launches K over kUnits units on x and y views of n elements that start `offset` elements into

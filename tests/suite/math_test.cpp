@@ -10,8 +10,8 @@ namespace {
 enum class Fn { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Recip, Sin, Cos, Tan, Tanh, Erf, Floor, Ceil, Round, Trunc };
 
 const char* fn_name(Fn f) {
-  static const char* names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "recip", "sin",
-                                "cos", "tan",  "tanh", "erf", "floor", "ceil", "round", "trunc"};
+  static const char* names[] = {"exp", "exp2", "log",  "log2", "sqrt",  "rsqrt", "recip", "sin",
+                                "cos", "tan",  "tanh", "erf",  "floor", "ceil",  "round", "trunc"};
   return names[int(f)];
 }
 
@@ -136,10 +136,15 @@ std::vector<F> math_inputs(Fn f, std::mt19937_64& rng, size_t n) {
       for (auto& x : v) x = narrow<F>((int64_t(rng() % 801) - 400) / 4.0L + ((rng() & 3) == 0 ? 0.1L : 0.0L));
       break;
   }
-  std::vector<F> specials{narrow<F>(0.0L), narrow<F>(-0.0L), narrow<F>(std::numeric_limits<long double>::infinity()),
+  std::vector<F> specials{narrow<F>(0.0L),
+                          narrow<F>(-0.0L),
+                          narrow<F>(std::numeric_limits<long double>::infinity()),
                           narrow<F>(-std::numeric_limits<long double>::infinity()),
-                          narrow<F>(std::numeric_limits<long double>::quiet_NaN()), narrow<F>(-1.0L), narrow<F>(1.0L),
-                          narrow<F>(0.5L), narrow<F>(-2.5L)};
+                          narrow<F>(std::numeric_limits<long double>::quiet_NaN()),
+                          narrow<F>(-1.0L),
+                          narrow<F>(1.0L),
+                          narrow<F>(0.5L),
+                          narrow<F>(-2.5L)};
   sprinkle_specials(v, rng, specials);
   return v;
 }
@@ -175,8 +180,9 @@ void register_pow(int width) {
                if (i % 3 == 1) b[i] = narrow<F>(2.0L);
              }
              auto out = run_map<Pow<F>, F, 1>(client, width, 64, n, a, b);
-             expect_near("pow(a, b)", tabulate<F>(n, [&](size_t i) { return narrow<F>(std::pow(wide(a[i]), wide(b[i]))); }),
-                         out[0], tol_math<F>());
+             expect_near("pow(a, b)",
+                         tabulate<F>(n, [&](size_t i) { return narrow<F>(std::pow(wide(a[i]), wide(b[i]))); }), out[0],
+                         tol_math<F>());
            });
 }
 
@@ -204,8 +210,10 @@ void register_classify(int width) {
              auto x = random_any<F>(rng, n);
              sprinkle_specials(x, rng);
              auto out = run_map<Classify<F>, bool, 2>(client, width, 64, n, x);
-             expect_equal("isnan(x)", tabulate<uint8_t>(n, [&](size_t i) { return uint8_t(std::isnan(wide(x[i]))); }), out[0]);
-             expect_equal("isinf(x)", tabulate<uint8_t>(n, [&](size_t i) { return uint8_t(std::isinf(wide(x[i]))); }), out[1]);
+             expect_equal("isnan(x)", tabulate<uint8_t>(n, [&](size_t i) { return uint8_t(std::isnan(wide(x[i]))); }),
+                          out[0]);
+             expect_equal("isinf(x)", tabulate<uint8_t>(n, [&](size_t i) { return uint8_t(std::isinf(wide(x[i]))); }),
+                          out[1]);
            });
 }
 

@@ -35,9 +35,8 @@ struct StridedCopy {
   void operator()(TensorArg<const T> in, TensorArg<T> out) const {
     auto r = absolute_pos_y();
     auto c = absolute_pos_x();
-    If(r < in.shape(0) && c < in.shape(1), [&] {
-      out[r * out.stride(0) + c * out.stride(1)] = in[r * in.stride(0) + c * in.stride(1)];
-    });
+    If(r < in.shape(0) && c < in.shape(1),
+       [&] { out[r * out.stride(0) + c * out.stride(1)] = in[r * in.stride(0) + c * in.stride(1)]; });
   }
 };
 
@@ -51,9 +50,8 @@ struct SumLastAxis {
       auto a = i / in.shape(1);
       auto b = i % in.shape(1);
       Var<T> acc = T(0);
-      For(range(0u, in.shape(2)), [&](Expr<uint32_t> c) {
-        acc = acc + in[a * in.stride(0) + b * in.stride(1) + c * in.stride(2)];
-      });
+      For(range(0u, in.shape(2)),
+          [&](Expr<uint32_t> c) { acc = acc + in[a * in.stride(0) + b * in.stride(1) + c * in.stride(2)]; });
       out[i] = acc;
     });
   }
@@ -71,9 +69,7 @@ struct CheckedAdd {
 // No guard: bins[idx[i]] += 1 for every unit, idx may point past bins.
 struct CheckedAtomic {
   static constexpr std::string_view name = "checked_atomic";
-  void operator()(Slice<const uint32_t> idx, Slice<uint32_t> bins) const {
-    atomic_add(bins[idx[absolute_pos()]], 1u);
-  }
+  void operator()(Slice<const uint32_t> idx, Slice<uint32_t> bins) const { atomic_add(bins[idx[absolute_pos()]], 1u); }
 };
 
 // No guard: out[i] = 2 x[i] for every unit.
@@ -208,8 +204,9 @@ KILN_SUITE_CASES(memory) {
   register_strided<double>("padded", 19, 30, 35, 1, 19 * 35, 33, 1, 19 * 33);
   register_strided<uint8_t>("padded", 40, 17, 20, 1, 40 * 20, 19, 1, 40 * 19);
 
-  for (auto [label, perm] : {std::pair{"abc", std::array<int, 3>{0, 1, 2}}, std::pair{"cab", std::array<int, 3>{2, 0, 1}},
-                             std::pair{"bca", std::array<int, 3>{1, 2, 0}}}) {
+  for (auto [label, perm] :
+       {std::pair{"abc", std::array<int, 3>{0, 1, 2}}, std::pair{"cab", std::array<int, 3>{2, 0, 1}},
+        std::pair{"bca", std::array<int, 3>{1, 2, 0}}}) {
     add_case(case_name({"sum_last_axis", "i32", "layout", label, "7x11x13"}), kernels<SumLastAxis<int32_t>>(),
              [perm](Client& client, std::mt19937_64& rng) {
                const uint32_t shape[3] = {7, 11, 13};
@@ -228,7 +225,8 @@ KILN_SUITE_CASES(memory) {
                for (uint32_t a = 0; a < 7; ++a)
                  for (uint32_t b = 0; b < 11; ++b) {
                    int32_t acc = 0;
-                   for (uint32_t c = 0; c < 13; ++c) acc = ref::add(acc, mem[a * stride[0] + b * stride[1] + c * stride[2]]);
+                   for (uint32_t c = 0; c < 13; ++c)
+                     acc = ref::add(acc, mem[a * stride[0] + b * stride[1] + c * stride[2]]);
                    e[a * 11 + b] = acc;
                  }
                expect_equal("sum over the last axis", e, client.read<int32_t>(ho));
@@ -269,7 +267,8 @@ KILN_SUITE_CASES(memory) {
       ADD_FAILURE() << "an out-of-range unchecked read did not throw";
     } catch (const kiln::Error& e) {
       EXPECT_EQ(e.kind(), "bounds.out_of_range") << e.what();
-      EXPECT_NE(std::string(e.what()).find("copy_twice"), std::string::npos) << "the error names the kernel: " << e.what();
+      EXPECT_NE(std::string(e.what()).find("copy_twice"), std::string::npos)
+          << "the error names the kernel: " << e.what();
     }
     expect_same_bytes("out after the failed launch", before, read_all_bytes(client, out));
     // The same launch with a view that fits runs.

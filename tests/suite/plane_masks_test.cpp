@@ -120,8 +120,10 @@ void register_if(uint32_t dim, uint32_t cubes) {
                uint32_t else_m = lanes(count, [&](uint32_t l) { return xv(l) % 3 != 0; });
                auto at = [&](uint32_t slot) { return [=](uint32_t l) { return ((p0 + l) * 3 + slot) * kProbe; }; };
                expect_probe(e, then_m, xv, at(0));
-               expect_probe(e, inner, [&](uint32_t l) { return xv(l) * 7u; }, at(1));
-               expect_probe(e, else_m, [&](uint32_t l) { return xv(l) + 1u; }, at(2));
+               expect_probe(
+                   e, inner, [&](uint32_t l) { return xv(l) * 7u; }, at(1));
+               expect_probe(
+                   e, else_m, [&](uint32_t l) { return xv(l) + 1u; }, at(2));
                for (uint32_t l = 0; l < count; ++l) ee[p0 + l] = count == 32 ? xv(31) : xv(l);
              });
              expect_equal("sum, ballot, broadcast, elect in If(x % 3 == 0), If(x % 5 < 2) inside it, and the Else", e,
@@ -174,8 +176,9 @@ void register_loops(uint32_t dim, uint32_t cubes) {
                auto v = [&](uint32_t l) { return count[p0 + l] * 13u + w0[p0 + l]; };
                for (uint32_t j = 0; j < kMaxTrips; ++j) {
                  uint32_t m = lanes(size, [&](uint32_t l) { return count[p0 + l] > j; });
-                 expect_probe(ef, m, [&](uint32_t l) { return v(l) + j; },
-                              [&](uint32_t l) { return ((p0 + l) * kMaxTrips + j) * kProbe; });
+                 expect_probe(
+                     ef, m, [&](uint32_t l) { return v(l) + j; },
+                     [&](uint32_t l) { return ((p0 + l) * kMaxTrips + j) * kProbe; });
                }
                for (uint32_t k = 0; k <= kMaxTrips; ++k) {
                  auto w = [&](uint32_t l) { return w0[p0 + l] >> k; };
@@ -187,8 +190,9 @@ void register_loops(uint32_t dim, uint32_t cubes) {
                  }
                  uint32_t body = lanes(size, [&](uint32_t l) { return w(l) != 0; });
                  if (k < kMaxTrips) {
-                   expect_probe(ew, body, [&](uint32_t l) { return v(l) ^ w(l); },
-                                [&](uint32_t l) { return ((p0 + l) * kMaxTrips + k) * kProbe; });
+                   expect_probe(
+                       ew, body, [&](uint32_t l) { return v(l) ^ w(l); },
+                       [&](uint32_t l) { return ((p0 + l) * kMaxTrips + k) * kProbe; });
                  }
                }
              });
@@ -259,17 +263,20 @@ void register_break(uint32_t dim, uint32_t cubes) {
                  auto at = [&](uint32_t slot) {
                    return [=](uint32_t l) { return ((p0 + l) * kIters + j) * (2 * kProbe) + slot * kProbe; };
                  };
-                 expect_probe(ef, here, [&](uint32_t l) { return v(l) + j; }, at(0));
+                 expect_probe(
+                     ef, here, [&](uint32_t l) { return v(l) + j; }, at(0));
                  looping &= ~(here & lanes(size, [&](uint32_t l) { return stop[p0 + l] == j; }));
                  here &= looping;
-                 expect_probe(ef, here, [&](uint32_t l) { return v(l) * j; }, at(1));
+                 expect_probe(
+                     ef, here, [&](uint32_t l) { return v(l) * j; }, at(1));
                  for (uint32_t l = 0; l < size; ++l) {
                    if (here >> l & 1u) last[l] = j;
                  }
                }
                uint32_t all = lanes(size, [](uint32_t) { return true; });
-               expect_probe(ea, all, [&](uint32_t l) { return v(l) + last[l]; },
-                            [&](uint32_t l) { return (p0 + l) * (2 * kProbe); });
+               expect_probe(
+                   ea, all, [&](uint32_t l) { return v(l) + last[l]; },
+                   [&](uint32_t l) { return (p0 + l) * (2 * kProbe); });
                uint32_t live = all;
                for (uint32_t k = 0; k <= kIters; ++k) {
                  for (uint32_t l = 0; l < size; ++l) {
@@ -277,11 +284,13 @@ void register_break(uint32_t dim, uint32_t cubes) {
                  }
                  if (k == kIters) break;
                  live &= ~lanes(size, [&](uint32_t l) { return skip[p0 + l] == k; });
-                 expect_probe(ew, live, [&](uint32_t l) { return v(l) + k * 3u; },
-                              [&](uint32_t l) { return ((p0 + l) * kIters + k) * kProbe; });
+                 expect_probe(
+                     ew, live, [&](uint32_t l) { return v(l) + k * 3u; },
+                     [&](uint32_t l) { return ((p0 + l) * kIters + k) * kProbe; });
                }
-               expect_probe(ea, all, [&](uint32_t l) { return v(l) ^ std::min(skip[p0 + l], kIters); },
-                            [&](uint32_t l) { return (p0 + l) * (2 * kProbe) + kProbe; });
+               expect_probe(
+                   ea, all, [&](uint32_t l) { return v(l) ^ std::min(skip[p0 + l], kIters); },
+                   [&](uint32_t l) { return (p0 + l) * (2 * kProbe) + kProbe; });
              });
              expect_equal("For: after Continue at skip[i], after Break at stop[i]", ef, client.read<uint32_t>(hf));
              expect_equal("While: after Break at skip[i]", ew, client.read<uint32_t>(hw));
@@ -329,11 +338,12 @@ void register_terminate(uint32_t dim, uint32_t cubes) {
                expect_probe(et, live, xv, [&](uint32_t l) { return (p0 + l) * kProbe; });
                for (uint32_t j = 0; j < kIters; ++j) {
                  live &= ~lanes(size, [&](uint32_t l) { return when[p0 + l] == j; });
-                 expect_probe(el, live, [&](uint32_t l) { return xv(l) + j; },
-                              [&](uint32_t l) { return ((p0 + l) * kIters + j) * kProbe; });
+                 expect_probe(
+                     el, live, [&](uint32_t l) { return xv(l) + j; },
+                     [&](uint32_t l) { return ((p0 + l) * kIters + j) * kProbe; });
                }
-               expect_probe(ea, live, [&](uint32_t l) { return xv(l) * 3u; },
-                            [&](uint32_t l) { return (p0 + l) * kProbe; });
+               expect_probe(
+                   ea, live, [&](uint32_t l) { return xv(l) * 3u; }, [&](uint32_t l) { return (p0 + l) * kProbe; });
              });
              expect_equal("after Terminate (x % 7 == 0)", et, client.read<uint32_t>(ht));
              expect_equal("in a For after Terminate at when[i]", el, client.read<uint32_t>(hl));

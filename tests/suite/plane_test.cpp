@@ -197,23 +197,24 @@ void register_plane_vote(uint32_t dim, size_t n) {
                  o[5] = p ? even : 0xdeadu;
                }
              });
-             expect_equal("all, any, ballot, elect; elect and ballot(even) under If(x > t)", e, client.read<uint32_t>(ho));
+             expect_equal("all, any, ballot, elect; elect and ballot(even) under If(x > t)", e,
+                          client.read<uint32_t>(ho));
            });
 }
 
 template <class T>
 void register_plane_shuffle(uint32_t dim, uint32_t cubes) {
   size_t n = size_t(dim) * cubes;
-  add_case(case_name({"plane_shuffle", dtype_name<T>(), "dim" + std::to_string(dim), nn(n)}), kernels<PlaneShuffle<T>>(),
-           [=](Client& client, std::mt19937_64& rng) {
+  add_case(case_name({"plane_shuffle", dtype_name<T>(), "dim" + std::to_string(dim), nn(n)}),
+           kernels<PlaneShuffle<T>>(), [=](Client& client, std::mt19937_64& rng) {
              auto x = random_values<T>(rng, n, -1000, 1000);
              Handle hx = client.upload(x), ho = poisoned_elems<T>(client, n * kShuffles);
              launch<PlaneShuffle<T>>(client, CubeCount{cubes}, CubeDim{dim}, 1, hx, ho);
              std::vector<T> e(n * kShuffles);
              for_each_plane(n, dim, [&](size_t p0, size_t count) {
                for (size_t l = 0; l < count; ++l) {
-                 int64_t src[kShuffles] = {5, int64_t(l * 7 + 3) % 32, int64_t(l ^ 5), int64_t(l) - 3, int64_t(l) + 3,
-                                           int64_t(l + 37) % 32};
+                 int64_t src[kShuffles] = {
+                     5, int64_t(l * 7 + 3) % 32, int64_t(l ^ 5), int64_t(l) - 3, int64_t(l) + 3, int64_t(l + 37) % 32};
                  for (uint32_t k = 0; k < kShuffles; ++k) {
                    int64_t s = src[k];
                    // Outside the plane, or past the end of a partial plane: the unit keeps its value.

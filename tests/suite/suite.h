@@ -30,8 +30,8 @@ struct Case {
   std::string name;                  // unique; letters, digits and '_' (it ends up in the test name)
   std::vector<std::string> kernels;  // the K::name of every kernel the case launches
   RunFn run;
-  std::string bug;     // non-empty: a known kiln bug (see the // BUG: comment at the case); skipped
-  std::string bug_on;  // the runtime ("cpu", "cuda") the bug shows on; empty: every device
+  std::string bug;      // non-empty: a known kiln bug (see the // BUG: comment at the case); skipped
+  std::string bug_on;   // the runtime ("cpu", "cuda") the bug shows on; empty: every device
   std::string only_on;  // non-empty: the one runtime the case means something on (add_case_on)
   // Whether the bug skips this case on a device of runtime `runtime`.
   bool skipped_on(std::string_view runtime) const { return !bug.empty() && (bug_on.empty() || bug_on == runtime); }
@@ -83,8 +83,8 @@ CaseResult run_case(size_t index, const Device& device);
 #define KILN_SUITE_CONCAT_(a, b) a##b
 #define KILN_SUITE_CONCAT(a, b) KILN_SUITE_CONCAT_(a, b)
 // Opens a function body that registers cases when the program starts.
-#define KILN_SUITE_CASES(group)                                                                   \
-  static void KILN_SUITE_CONCAT(kiln_suite_register_, group)();                                   \
-  [[maybe_unused]] static const bool KILN_SUITE_CONCAT(kiln_suite_registered_, group) =           \
-      (KILN_SUITE_CONCAT(kiln_suite_register_, group)(), true);                                   \
+#define KILN_SUITE_CASES(group)                                                         \
+  static void KILN_SUITE_CONCAT(kiln_suite_register_, group)();                         \
+  [[maybe_unused]] static const bool KILN_SUITE_CONCAT(kiln_suite_registered_, group) = \
+      (KILN_SUITE_CONCAT(kiln_suite_register_, group)(), true);                         \
   static void KILN_SUITE_CONCAT(kiln_suite_register_, group)()

@@ -38,7 +38,8 @@ long double f16_value(uint16_t bits) {
   long double s = (bits & 0x8000) ? -1.0L : 1.0L;
   int exp = (bits >> 10) & 0x1f;
   int man = bits & 0x3ff;
-  if (exp == 0x1f) return man ? std::numeric_limits<long double>::quiet_NaN() : s * std::numeric_limits<long double>::infinity();
+  if (exp == 0x1f)
+    return man ? std::numeric_limits<long double>::quiet_NaN() : s * std::numeric_limits<long double>::infinity();
   if (exp == 0) return s * std::ldexp(static_cast<long double>(man), -24);
   return s * std::ldexp(1.0L + man / 1024.0L, exp - 15);
 }

@@ -144,17 +144,26 @@ std::vector<T> random_any(std::mt19937_64& rng, size_t n) {
 template <class T>
 std::vector<T> special_values() {
   if constexpr (is_float_v<T>) {
-    long double mx = std::is_same_v<T, f16>    ? 65504.0L
-                     : std::is_same_v<T, bf16> ? (2.0L - std::ldexp(1.0L, -7)) * std::ldexp(1.0L, 127)
-                                               : static_cast<long double>(std::numeric_limits<
-                                                     std::conditional_t<is_half_v<T>, float, T>>::max());
-    long double tiny = std::is_same_v<T, f16>    ? std::ldexp(1.0L, -24)
-                       : std::is_same_v<T, bf16> ? std::ldexp(1.0L, -133)
-                                                 : static_cast<long double>(std::numeric_limits<
-                                                       std::conditional_t<is_half_v<T>, float, T>>::denorm_min());
+    long double mx =
+        std::is_same_v<T, f16> ? 65504.0L
+        : std::is_same_v<T, bf16>
+            ? (2.0L - std::ldexp(1.0L, -7)) * std::ldexp(1.0L, 127)
+            : static_cast<long double>(std::numeric_limits<std::conditional_t<is_half_v<T>, float, T>>::max());
+    long double tiny =
+        std::is_same_v<T, f16> ? std::ldexp(1.0L, -24)
+        : std::is_same_v<T, bf16>
+            ? std::ldexp(1.0L, -133)
+            : static_cast<long double>(std::numeric_limits<std::conditional_t<is_half_v<T>, float, T>>::denorm_min());
     long double inf = std::numeric_limits<long double>::infinity();
-    return {narrow<T>(std::numeric_limits<long double>::quiet_NaN()), narrow<T>(inf), narrow<T>(-inf),
-            narrow<T>(-0.0L), narrow<T>(0.0L), narrow<T>(tiny), narrow<T>(-mx), narrow<T>(mx), narrow<T>(1.0L),
+    return {narrow<T>(std::numeric_limits<long double>::quiet_NaN()),
+            narrow<T>(inf),
+            narrow<T>(-inf),
+            narrow<T>(-0.0L),
+            narrow<T>(0.0L),
+            narrow<T>(tiny),
+            narrow<T>(-mx),
+            narrow<T>(mx),
+            narrow<T>(1.0L),
             narrow<T>(-1.0L)};
   } else if constexpr (std::is_same_v<T, bool>) {
     return {false, true};
@@ -198,7 +207,6 @@ inline uint32_t cubes_for(size_t units, uint32_t per_cube) { return uint32_t((un
 uint64_t& comparison_count();
 // Counts a check made with a plain EXPECT (an error kind, a count).
 inline void note_check() { ++comparison_count(); }
-
 
 std::string format_long_double(long double v);
 

@@ -37,14 +37,16 @@ std::array<std::vector<host_t<O>>, NOut> run_map(Client& client, int width, uint
     ((in_handles[I] = upload_input<typename param_traits<std::tuple_element_t<I, detail::kernel_params_t<K>>>::scalar>(
           client, ins)),
      ...);
-  }(std::index_sequence_for<In...>{});
+  }
+  (std::index_sequence_for<In...>{});
   std::array<Handle, NOut> outs;
   for (auto& h : outs) h = poisoned_elems<O>(client, n);
   size_t units = n / size_t(width);
   CubeCount count{cubes_for(units, cube)};
   [&]<size_t... I, size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
     launch<K>(client, count, CubeDim{cube}, width, in_handles[I]..., outs[J]...);
-  }(std::make_index_sequence<sizeof...(In)>{}, std::make_index_sequence<NOut>{});
+  }
+  (std::make_index_sequence<sizeof...(In)>{}, std::make_index_sequence<NOut>{});
   std::array<std::vector<host_t<O>>, NOut> r;
   for (size_t k = 0; k < NOut; ++k) r[k] = client.read<host_t<O>>(outs[k]);
   return r;

@@ -1,6 +1,8 @@
 // Runs the kernel suite: every registered case on every device kiln::Device::all() reports, as
 // GoogleTest value-parameterized tests named Suite/KernelSuite.Run/<case>_<device>; and checks the
 // registry itself (how many kernels, and that every case runs on the CPU with no silent skips).
+#include "suite.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,8 +10,6 @@
 #include <map>
 #include <set>
 #include <stdexcept>
-
-#include "suite.h"
 
 namespace kiln::suite {
 
@@ -218,9 +218,10 @@ TEST(SuiteInventory, EveryCaseRanOnCpu) {
   EXPECT_TRUE(silent.empty()) << silent.size() << " cases compared nothing on the CPU:" << s;
   // A documented BUG is the exception: more than a handful means the suite has stopped testing.
   EXPECT_LE(bugs.size(), 10u) << "cases skipped for a documented BUG";
-  std::printf("kernel suite on the CPU: %zu passed (%llu comparisons), %zu failed, %zu skipped for a documented "
-              "BUG, %zu for another runtime only\n",
-              passed, static_cast<unsigned long long>(comparisons), failed.size(), bugs.size(), elsewhere);
+  std::printf(
+      "kernel suite on the CPU: %zu passed (%llu comparisons), %zu failed, %zu skipped for a documented "
+      "BUG, %zu for another runtime only\n",
+      passed, static_cast<unsigned long long>(comparisons), failed.size(), bugs.size(), elsewhere);
   for (const auto& b : bugs) std::printf("  BUG %s\n", b.c_str());
 }
 

@@ -100,7 +100,8 @@ void register_transpose(uint32_t rows, uint32_t cols) {
 
 template <class F>
 void register_matmul(uint32_t m, uint32_t n, uint32_t k) {
-  add_case(case_name({"matmul_tiled", dtype_name<F>(), std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)}),
+  add_case(case_name({"matmul_tiled", dtype_name<F>(),
+                      std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)}),
            kernels<MatmulTiled<F>>(), [=](Client& client, std::mt19937_64& rng) {
              auto a = random_values<F>(rng, size_t(m) * k, -1, 1), b = random_values<F>(rng, size_t(k) * n, -1, 1);
              Handle ha = client.upload(a), hb = client.upload(b), hc = poisoned_elems<F>(client, size_t(m) * n);

@@ -12,9 +12,8 @@ template <class F>
 struct Saxpy {
   static constexpr std::string_view name = "saxpy";
   void operator()(Scalar<float> a, Slice<const Vector<F>> x, Slice<Vector<F>> y) const {
-    If(absolute_pos() < x.len(), [&] {
-      y[absolute_pos()] = Vector<F>(cast<F>(a)) * x[absolute_pos()] + y[absolute_pos()];
-    });
+    If(absolute_pos() < x.len(),
+       [&] { y[absolute_pos()] = Vector<F>(cast<F>(a)) * x[absolute_pos()] + y[absolute_pos()]; });
   }
 };
 
@@ -27,9 +26,8 @@ struct VectorLanes {
     auto i = absolute_pos();
     If(i < x.len(), [&] {
       Vector<T> v = x[i];
-      Vector<T> r = [&]<size_t... L>(std::index_sequence<L...>) {
-        return vector_of<T>(v[W - 1 - int(L)]...);
-      }(std::make_index_sequence<W>{});
+      Vector<T> r = [&]<size_t... L>(std::index_sequence<L...>) { return vector_of<T>(v[W - 1 - int(L)]...); }
+      (std::make_index_sequence<W>{});
       y[i] = r.with_lane(W / 2, v[0] + v[W - 1]);
       s[i] = v[0] * v[W - 1];
     });
@@ -62,11 +60,10 @@ struct Builtins {
   static constexpr std::string_view name = "builtins";
   void operator()(Slice<uint32_t> out) const {
     auto base = absolute_pos() * kFields;
-    Expr<uint32_t> f[kFields] = {absolute_pos(), absolute_pos_x(), absolute_pos_y(), absolute_pos_z(),
-                                 unit_pos(),     unit_pos_x(),     unit_pos_y(),     unit_pos_z(),
-                                 cube_pos(),     cube_pos_x(),     cube_pos_y(),     cube_pos_z(),
-                                 cube_dim(),     cube_dim_x(),     cube_dim_y(),     cube_dim_z(),
-                                 cube_count(),   cube_count_x(),   cube_count_y(),   cube_count_z(),
+    Expr<uint32_t> f[kFields] = {absolute_pos(), absolute_pos_x(), absolute_pos_y(), absolute_pos_z(), unit_pos(),
+                                 unit_pos_x(),   unit_pos_y(),     unit_pos_z(),     cube_pos(),       cube_pos_x(),
+                                 cube_pos_y(),   cube_pos_z(),     cube_dim(),       cube_dim_x(),     cube_dim_y(),
+                                 cube_dim_z(),   cube_count(),     cube_count_x(),   cube_count_y(),   cube_count_z(),
                                  plane_dim(),    unit_pos_plane()};
     for (uint32_t k = 0; k < kFields; ++k) out[base + k] = f[k];
   }
@@ -143,8 +140,10 @@ void register_grid2d(uint32_t w, uint32_t h, uint32_t dx, uint32_t dy) {
            kernels<Grid2D<T>>(), [=](Client& client, std::mt19937_64& rng) {
              size_t n = size_t(w) * h;
              auto in = random_values<T>(rng, n, -100, 100);
-             Handle hin = client.upload(in), hout = poisoned_elems<T>(client, n), hw = poisoned_elems<uint32_t>(client, 4 * n);
-             launch<Grid2D<T>>(client, CubeCount{cubes_for(w, dx), cubes_for(h, dy)}, CubeDim{dx, dy}, 1, hin, hout, hw, w, h);
+             Handle hin = client.upload(in), hout = poisoned_elems<T>(client, n),
+                    hw = poisoned_elems<uint32_t>(client, 4 * n);
+             launch<Grid2D<T>>(client, CubeCount{cubes_for(w, dx), cubes_for(h, dy)}, CubeDim{dx, dy}, 1, hin, hout, hw,
+                               w, h);
              std::vector<T> eo(n);
              std::vector<uint32_t> ew(4 * n);
              for (uint32_t y = 0; y < h; ++y) {
@@ -166,31 +165,33 @@ void register_builtins(CubeCount c, CubeDim d) {
   auto s = [](uint32_t x, uint32_t y, uint32_t z) {
     return std::to_string(x) + "x" + std::to_string(y) + "x" + std::to_string(z);
   };
-  add_case(case_name({"builtins", "count" + s(c.x, c.y, c.z), "dim" + s(d.x, d.y, d.z)}), kernels<Builtins>(),
-           [=](Client& client, std::mt19937_64&) {
-             uint32_t per = d.x * d.y * d.z, cubes = c.x * c.y * c.z;
-             size_t total = size_t(per) * cubes;
-             Handle out = poisoned_elems<uint32_t>(client, total * kFields);
-             launch<Builtins>(client, c, d, 1, out);
-             std::vector<uint32_t> e(total * kFields);
-             for (uint32_t cz = 0; cz < c.z; ++cz)
-               for (uint32_t cy = 0; cy < c.y; ++cy)
-                 for (uint32_t cx = 0; cx < c.x; ++cx)
-                   for (uint32_t uz = 0; uz < d.z; ++uz)
-                     for (uint32_t uy = 0; uy < d.y; ++uy)
-                       for (uint32_t ux = 0; ux < d.x; ++ux) {
-                         uint32_t unit = ux + uy * d.x + uz * d.x * d.y;
-                         uint32_t cube = cx + cy * c.x + cz * c.x * c.y;
-                         uint32_t abs = cube * per + unit;
-                         uint32_t f[kFields] = {abs,  cx * d.x + ux, cy * d.y + uy, cz * d.z + uz, unit, ux,  uy,  uz,
-                                                cube, cx,            cy,            cz,            per,  d.x, d.y, d.z,
-                                                cubes, c.x,          c.y,           c.z,           32,   unit % 32};
-                         std::copy(f, f + kFields, e.begin() + std::ptrdiff_t(size_t(abs) * kFields));
-                       }
-             expect_equal("builtins per unit (abs, abs_xyz, unit, unit_xyz, cube, cube_xyz, dim, dim_xyz, count, "
-                          "count_xyz, plane_dim, unit_pos_plane)",
-                          e, client.read<uint32_t>(out));
-           });
+  add_case(
+      case_name({"builtins", "count" + s(c.x, c.y, c.z), "dim" + s(d.x, d.y, d.z)}), kernels<Builtins>(),
+      [=](Client& client, std::mt19937_64&) {
+        uint32_t per = d.x * d.y * d.z, cubes = c.x * c.y * c.z;
+        size_t total = size_t(per) * cubes;
+        Handle out = poisoned_elems<uint32_t>(client, total * kFields);
+        launch<Builtins>(client, c, d, 1, out);
+        std::vector<uint32_t> e(total * kFields);
+        for (uint32_t cz = 0; cz < c.z; ++cz)
+          for (uint32_t cy = 0; cy < c.y; ++cy)
+            for (uint32_t cx = 0; cx < c.x; ++cx)
+              for (uint32_t uz = 0; uz < d.z; ++uz)
+                for (uint32_t uy = 0; uy < d.y; ++uy)
+                  for (uint32_t ux = 0; ux < d.x; ++ux) {
+                    uint32_t unit = ux + uy * d.x + uz * d.x * d.y;
+                    uint32_t cube = cx + cy * c.x + cz * c.x * c.y;
+                    uint32_t abs = cube * per + unit;
+                    uint32_t f[kFields] = {
+                        abs, cx * d.x + ux, cy * d.y + uy, cz * d.z + uz, unit, ux,    uy,  uz,  cube, cx, cy,
+                        cz,  per,           d.x,           d.y,           d.z,  cubes, c.x, c.y, c.z,  32, unit % 32};
+                    std::copy(f, f + kFields, e.begin() + std::ptrdiff_t(size_t(abs) * kFields));
+                  }
+        expect_equal(
+            "builtins per unit (abs, abs_xyz, unit, unit_xyz, cube, cube_xyz, dim, dim_xyz, count, "
+            "count_xyz, plane_dim, unit_pos_plane)",
+            e, client.read<uint32_t>(out));
+      });
 }
 
 KILN_SUITE_CASES(vector) {
@@ -225,15 +226,16 @@ KILN_SUITE_CASES(vector) {
       int8_t s8 = random_values<int8_t>(rng, 1, -128, 127)[0];
       Handle od = poisoned_elems<double>(client, n), ou = poisoned_elems<uint64_t>(client, n),
              oh = poisoned_elems<f16>(client, n), o8 = poisoned_elems<int8_t>(client, n);
-      launch<ScalarParams>(client, CubeCount{cubes_for(n, 128)}, CubeDim{128}, 1, hx, a, b, c, flag, h, s8, od, ou, oh, o8);
+      launch<ScalarParams>(client, CubeCount{cubes_for(n, 128)}, CubeDim{128}, 1, hx, a, b, c, flag, h, s8, od, ou, oh,
+                           o8);
       std::string r = " (round " + std::to_string(round) + ")";
       expect_near("x * b + a" + r, tabulate<double>(n, [&](size_t i) { return double(x[i]) * b + double(a); }),
                   client.read<double>(od), tol_arith<double>());
       expect_equal("x ^ c" + r, tabulate<uint64_t>(n, [&](size_t i) { return uint64_t(int64_t(x[i])) ^ c; }),
                    client.read<uint64_t>(ou));
-      expect_near("(flag ? h : -h) * (x % 8)" + r, tabulate<f16>(n, [&](size_t i) {
-                    return ref::mul(flag ? h : ref::neg(h), ref::cast<f16>(ref::rem(x[i], 8)));
-                  }),
+      expect_near("(flag ? h : -h) * (x % 8)" + r,
+                  tabulate<f16>(
+                      n, [&](size_t i) { return ref::mul(flag ? h : ref::neg(h), ref::cast<f16>(ref::rem(x[i], 8))); }),
                   client.read<f16>(oh), tol_arith<f16>());
       expect_equal("i8(x) + s8" + r, tabulate<int8_t>(n, [&](size_t i) { return ref::add(int8_t(x[i]), s8); }),
                    client.read<int8_t>(o8));

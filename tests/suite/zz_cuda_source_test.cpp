@@ -66,8 +66,8 @@ TEST(SuiteCudaSource, EveryKernelTheSuiteLaunchesCompilesWithNvrtc) {
   work();
   for (auto& w : workers) w.join();
   for (const std::string& f : failures) ADD_FAILURE() << f;
-  std::printf("[ cuda     ] %zu suite kernels (%zu distinct names) compiled with NVRTC for sm_90a\n",
-              compiled.load(), names.size());
+  std::printf("[ cuda     ] %zu suite kernels (%zu distinct names) compiled with NVRTC for sm_90a\n", compiled.load(),
+              names.size());
   EXPECT_EQ(compiled.load(), kernels.size());
 }
 

@@ -74,9 +74,8 @@ CUresult injected(const char* call) {
   return it == failures().end() ? kSuccess : it->second;
 }
 
-#define KILN_FAKE_ENTER(name)                        \
-  if (CUresult r_ = injected(name); r_ != kSuccess) \
-  return r_
+#define KILN_FAKE_ENTER(name) \
+  if (CUresult r_ = injected(name); r_ != kSuccess) return r_
 
 const char* error_name(CUresult r) {
   switch (r) {
@@ -146,17 +145,19 @@ CUresult cuDeviceGetName(char* s, int n, int) {
 }
 CUresult cuDeviceGetAttribute(int* v, int attribute, int) {
   switch (attribute) {
-    case 1: *v = 1024; break;               // max threads per block
-    case 2: case 3: *v = 1024; break;       // max block dims x, y
-    case 4: *v = 64; break;                 // max block dim z
-    case 5: *v = 0x7fffffff; break;         // max grid dim x
-    case 6: case 7: *v = 65535; break;      // max grid dims y, z
-    case 8: *v = 48 * 1024; break;          // shared memory per block
-    case 10: *v = 32; break;                // warp size
-    case 16: *v = 132; break;               // multiprocessors
-    case 75: *v = 9; break;                 // compute capability major
-    case 76: *v = 0; break;                 // minor
-    case 97: *v = 227 * 1024; break;        // shared memory per block, opt-in
+    case 1: *v = 1024; break;  // max threads per block
+    case 2:
+    case 3: *v = 1024; break;        // max block dims x, y
+    case 4: *v = 64; break;          // max block dim z
+    case 5: *v = 0x7fffffff; break;  // max grid dim x
+    case 6:
+    case 7: *v = 65535; break;        // max grid dims y, z
+    case 8: *v = 48 * 1024; break;    // shared memory per block
+    case 10: *v = 32; break;          // warp size
+    case 16: *v = 132; break;         // multiprocessors
+    case 75: *v = 9; break;           // compute capability major
+    case 76: *v = 0; break;           // minor
+    case 97: *v = 227 * 1024; break;  // shared memory per block, opt-in
     default: *v = 0; break;
   }
   return kSuccess;

@@ -18,7 +18,8 @@
 namespace kiln::test {
 
 // A kernel already through the pass pipeline; lens[i] is what `len` of buffer i answers.
-inline std::vector<std::vector<unsigned char>> run_kernel_on_cpu(const ir::Kernel& k, std::vector<std::vector<unsigned char>> bufs,
+inline std::vector<std::vector<unsigned char>> run_kernel_on_cpu(const ir::Kernel& k,
+                                                                 std::vector<std::vector<unsigned char>> bufs,
                                                                  const std::vector<uint32_t>& lens, uint32_t cubes) {
   auto cpu = cpu::make_cpu_backend();
   auto stream = cpu->create_stream();
@@ -40,7 +41,8 @@ inline std::vector<std::vector<unsigned char>> run_kernel_on_cpu(const ir::Kerne
   return bufs;
 }
 
-inline std::vector<std::vector<unsigned char>> run_ir_on_cpu(const std::string& text, std::vector<std::vector<unsigned char>> bufs,
+inline std::vector<std::vector<unsigned char>> run_ir_on_cpu(const std::string& text,
+                                                             std::vector<std::vector<unsigned char>> bufs,
                                                              const std::vector<uint32_t>& lens, uint32_t cubes) {
   ir::Kernel k = ir::parse(text);
   ir::verify(k, "test");

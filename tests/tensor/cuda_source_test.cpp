@@ -43,11 +43,15 @@ void record_every_op() {
       (void)lt(v, v), (void)le(v, 1), (void)gt(v, v), (void)ge(v, v), (void)ne(v, 1);
       (void)abs(v), (void)relu(v);
       if (t != DType::U8) (void)neg(v);
-      if (ir::is_float(t)) (void)exp(v), (void)log(v), (void)sqrt(v), (void)tanh(v), (void)erf(v), (void)sigmoid(v), (void)gelu(v), (void)pow(v, v);
+      if (ir::is_float(t))
+        (void)exp(v), (void)log(v), (void)sqrt(v), (void)tanh(v), (void)erf(v), (void)sigmoid(v), (void)gelu(v),
+            (void)pow(v, v);
     }
     if (t != DType::Bool) {
       for (const Tensor& v : views) {
-        (void)sum(v, {0}), (void)prod(v, {}, true), (void)amax(v, {-1}), (void)amin(v, v.rank() > 1 ? std::vector<int64_t>{0, v.rank() - 1} : std::vector<int64_t>{0}), (void)argmax(v, 0), (void)argmin(v, -1);
+        (void)sum(v, {0}), (void)prod(v, {}, true), (void)amax(v, {-1}),
+            (void)amin(v, v.rank() > 1 ? std::vector<int64_t>{0, v.rank() - 1} : std::vector<int64_t>{0}),
+            (void)argmax(v, 0), (void)argmin(v, -1);
         if (ir::is_float(t)) (void)mean(v, {-1}), (void)softmax(v, -1), (void)log_softmax(v, 0), (void)layer_norm(v);
       }
       // Long reductions split over cubes: parts, then their combination.
@@ -55,7 +59,8 @@ void record_every_op() {
       (void)sum(big, {1}), (void)prod(big, {}), (void)amax(big, {1}), (void)amin(big, {});
       Tensor tall = upload(c, t, random_host(t, {20000, 2}, 5));
       (void)sum(tall, {0}), (void)amax(tall, {0});  // strided elements
-      (void)argmax(big, 1), (void)argmin(tall, 0), (void)argmax(big.narrow(1, 0, 5000), 1);  // parts, and one cube a row
+      (void)argmax(big, 1), (void)argmin(tall, 0),
+          (void)argmax(big.narrow(1, 0, 5000), 1);  // parts, and one cube a row
       if (ir::is_float(t)) (void)mean(big, {1}), (void)mean(big.slice(1, 0, 3000), {1});
       if (ir::is_float(t)) {
         Tensor w = upload(c, t, random_host(t, {4}, 3));
@@ -67,7 +72,10 @@ void record_every_op() {
     for (DType it : {DType::I32, DType::I64}) {
       Tensor idx = upload(c, it, HostTensor{{2}, {1, 0}});
       (void)select(x, 1, idx), (void)gather(x, 0, upload(c, it, HostTensor{{1, 1, 1}, {2}}));
-      if (t != DType::Bool) (void)select_assign(x, 2, idx, x.narrow(2, 0, 2)), (void)scatter(x, 0, upload(c, it, HostTensor{{1, 1, 1}, {2}}), x.narrow(0, 0, 1).narrow(1, 0, 1).narrow(2, 0, 1));
+      if (t != DType::Bool)
+        (void)select_assign(x, 2, idx, x.narrow(2, 0, 2)),
+            (void)scatter(x, 0, upload(c, it, HostTensor{{1, 1, 1}, {2}}),
+                          x.narrow(0, 0, 1).narrow(1, 0, 1).narrow(2, 0, 1));
     }
     Tensor m = upload(c, t == DType::Bool ? DType::F32 : t, random_host(DType::F32, {2, 3, 4}, 2));
     (void)matmul(m, m.transpose());
@@ -105,7 +113,8 @@ void record_every_op() {
 }
 
 TEST(TensorCudaSource, EveryKernelCompilesWithNvrtc) {
-  if (!cuda::nvrtc_available()) GTEST_SKIP() << "skipped: NVRTC was not found, so the tensor kernels' CUDA sources were not compiled";
+  if (!cuda::nvrtc_available())
+    GTEST_SKIP() << "skipped: NVRTC was not found, so the tensor kernels' CUDA sources were not compiled";
   record_every_op();
   size_t compiled = 0;
   for (const KernelRef& ref : tensor::recorded_kernels()) {
@@ -129,7 +138,8 @@ TEST(TensorCudaSource, EveryKernelCompilesWithNvrtc) {
   // 2 layouts x (4 block shapes of f16 and bf16, 3 of f32 and f64), and batched: 2 layouts x (1
   // block shape of f16 and bf16 at 64 rows, 2 of f32 and f64).
   EXPECT_EQ(tiles, 28u + 12u);
-  std::printf("[ cuda     ] %zu tensor kernels and %zu tile products compiled with NVRTC for sm_90a\n", compiled, tiles);
+  std::printf("[ cuda     ] %zu tensor kernels and %zu tile products compiled with NVRTC for sm_90a\n", compiled,
+              tiles);
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ std::vector<Chain> chains() {
       {"exp(w) + a + b (the first op's operand decides the layout)", 3,
        [](const Tensor& a, const Tensor& w, const Tensor& b) { return exp(w) + a + b; }},
       {"a * a + a (one input used thrice)", 2, [](const Tensor& a, const Tensor&, const Tensor&) { return a * a + a; }},
-      {"cast(a > 0) * b", 3, [](const Tensor& a, const Tensor&, const Tensor& b) { return cast(gt(a, 0), b.dtype()) * b; }},
+      {"cast(a > 0) * b", 3,
+       [](const Tensor& a, const Tensor&, const Tensor& b) { return cast(gt(a, 0), b.dtype()) * b; }},
   };
 }
 
@@ -63,7 +64,8 @@ TEST(TensorFusion, ChainsAreOneKernelWithTheEagerBits) {
       };
       for (const Layout& l : layouts) {
         for (const Chain& chain : chains()) {
-          const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " " + chain.name + ", " + l.name;
+          const std::string what =
+              dev.name() + " " + std::string(ir::scalar_name(t)) + " " + chain.name + ", " + l.name;
           TensorData eager;
           Strides eager_strides;
           {
@@ -96,7 +98,8 @@ TEST(TensorFusion, GeluChainAgainstTheHost) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
     FusionMode on(true);
-    HostTensor ha = random_host(DType::F32, {33, 130}, 5), hw = random_host(DType::F32, {130}, 6), hb = random_host(DType::F32, {130}, 7);
+    HostTensor ha = random_host(DType::F32, {33, 130}, 5), hw = random_host(DType::F32, {130}, 6),
+               hb = random_host(DType::F32, {130}, 7);
     Tensor a = upload(c, DType::F32, ha), w = upload(c, DType::F32, hw), b = upload(c, DType::F32, hb);
     const uint64_t named = launches_of(c, "tensor_fused_mul_add_gelu");
     Tensor y = gelu(a * w + b);
@@ -539,7 +542,8 @@ TEST(TensorFusion, IntegerChainsAndWideChains) {
     Tensor acc = many[0];
     for (size_t k = 1; k < many.size(); ++k) acc = acc + many[k];
     EXPECT_EQ(acc.to_data().bytes, want_sum.bytes) << dev.name();
-    EXPECT_EQ(launches(c) - wide, 2u) << dev.name() << ": 20 inputs, a kernel's 16 parameters: the first 14, then the rest";
+    EXPECT_EQ(launches(c) - wide, 2u) << dev.name()
+                                      << ": 20 inputs, a kernel's 16 parameters: the first 14, then the rest";
   }
 }
 

@@ -34,13 +34,15 @@ TEST(TensorIndexing, GatherAndSelectMatchTheHost) {
       // select (index_select) along dim 0 and -1, with repeats.
       HostTensor rows{{3}, {2, 0, 2}};
       want.clear();
-      for (double r : rows.v) for (int j = 0; j < 4; ++j) want.push_back(h.v[size_t(int(r) * 4 + j)]);
+      for (double r : rows.v)
+        for (int j = 0; j < 4; ++j) want.push_back(h.v[size_t(int(r) * 4 + j)]);
       Tensor s = select(t, 0, upload(c, it, rows));
       EXPECT_EQ(s.shape(), (Shape{3, 4}));
       expect_values(s, want, 0, dev.name() + " select dim 0");
       HostTensor cols{{2}, {3, 1}};
       want.clear();
-      for (int i = 0; i < 3; ++i) for (double col : cols.v) want.push_back(h.v[size_t(i * 4 + int(col))]);
+      for (int i = 0; i < 3; ++i)
+        for (double col : cols.v) want.push_back(h.v[size_t(i * 4 + int(col))]);
       expect_values(index_select(t, -1, upload(c, it, cols)), want, 0, dev.name() + " index_select dim -1");
     }
   }
@@ -64,7 +66,8 @@ TEST(TensorIndexing, ScatterAndSelectAssignAddTheirValues) {
     HostTensor rows{{3}, {2, 0, 0}};
     HostTensor add = random_host(DType::F64, {3, 4}, 13);
     want = h.v;
-    for (int k = 0; k < 3; ++k) for (int j = 0; j < 4; ++j) want[size_t(int(rows.v[size_t(k)]) * 4 + j)] += add.v[size_t(k * 4 + j)];
+    for (int k = 0; k < 3; ++k)
+      for (int j = 0; j < 4; ++j) want[size_t(int(rows.v[size_t(k)]) * 4 + j)] += add.v[size_t(k * 4 + j)];
     expect_values(select_assign(t, 0, upload(c, DType::I32, rows), upload(c, DType::F64, add)), want, 1e-15,
                   dev.name() + " select_assign dim 0");
   }
@@ -83,7 +86,9 @@ TEST(TensorIndexing, AnIndexOutOfRangeIsAnErrorOnEveryDeviceAndNothingIsWritten)
           (void)r.to_data();  // on a GPU the error comes at the next read or sync
         },
         "tensor.index_out_of_range");
-    EXPECT_NE(std::string(e.what()).find("select_assign: index 2 is out of range for dim 1 of size 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("select_assign: index 2 is out of range for dim 1 of size 2"),
+              std::string::npos)
+        << e.what();
     expect_values(zeros, std::vector<double>(6, 0), 0, dev.name() + " the destination is unchanged");
     // Reported once: the client goes on, and a good op works.
     expect_values(select_assign(zeros, 1, upload(c, DType::I64, HostTensor{{1}, {1}}), ones), {0, 1, 0, 1, 0, 1}, 0,
@@ -91,11 +96,17 @@ TEST(TensorIndexing, AnIndexOutOfRangeIsAnErrorOnEveryDeviceAndNothingIsWritten)
     // Negative indices, and each op.
     Tensor neg = upload(c, DType::I32, HostTensor{{1}, {-1}});
     e = expect_error([&] { (void)select(zeros, 0, neg).to_data(); }, "tensor.index_out_of_range");
-    EXPECT_NE(std::string(e.what()).find("select: index -1 is out of range for dim 0 of size 3"), std::string::npos) << e.what();
-    expect_error([&] { (void)gather(zeros, 0, upload(c, DType::I64, HostTensor{{1, 2}, {0, 3}})).to_data(); }, "tensor.index_out_of_range");
+    EXPECT_NE(std::string(e.what()).find("select: index -1 is out of range for dim 0 of size 3"), std::string::npos)
+        << e.what();
     expect_error(
         [&] {
-          (void)scatter(zeros, 1, upload(c, DType::I64, HostTensor{{1, 1}, {5}}), upload(c, DType::F32, HostTensor{{1, 1}, {1}}));
+          (void)gather(zeros, 0, upload(c, DType::I64, HostTensor{{1, 2}, {0, 3}})).to_data();
+        },
+        "tensor.index_out_of_range");
+    expect_error(
+        [&] {
+          (void)scatter(zeros, 1, upload(c, DType::I64, HostTensor{{1, 1}, {5}}),
+                        upload(c, DType::F32, HostTensor{{1, 1}, {1}}));
           c.sync();
         },
         "tensor.index_out_of_range");
@@ -105,7 +116,8 @@ TEST(TensorIndexing, AnIndexOutOfRangeIsAnErrorOnEveryDeviceAndNothingIsWritten)
 
 // An error waiting to be reported does not stop later ops: each is judged by its own indices.
 TEST(TensorIndexing, LaterOpsAreJudgedByTheirOwnIndices) {
-  if (devices().size() == 1) GTEST_SKIP() << "needs a GPU: on the CPU an index error is reported at once, so none waits";
+  if (devices().size() == 1)
+    GTEST_SKIP() << "needs a GPU: on the CPU an index error is reported at once, so none waits";
   for (const Device& dev : devices()) {
     if (dev.kind() == DeviceKind::Cpu) continue;
     Client c = dev.client();
@@ -115,7 +127,8 @@ TEST(TensorIndexing, LaterOpsAreJudgedByTheirOwnIndices) {
     Tensor b = select(t, 0, good);
     Tensor e = select(t, 1, upload(c, DType::I64, HostTensor{{1}, {-3}}));
     Error err = expect_error([&] { c.sync(); }, "tensor.index_out_of_range");
-    EXPECT_NE(std::string(err.what()).find("select: index 7 is out of range for dim 0 of size 3"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("select: index 7 is out of range for dim 0 of size 3"), std::string::npos)
+        << err.what();
     EXPECT_NE(std::string(err.what()).find("and 1 later index op(s)"), std::string::npos) << err.what();
     expect_values(b, {5, 6, 1, 2}, 0, dev.name() + " the good op between two bad ones");
   }
@@ -128,10 +141,17 @@ TEST(TensorIndexing, HostSideRefusals) {
   expect_error([&] { (void)select(t, 2, Tensor::from_data<int64_t>(c, {0}, {1})); }, "tensor.bad_dim");
   expect_error([&] { (void)select(t, 0, Tensor::from_data<int64_t>(c, {0, 1}, {1, 2})); }, "tensor.shape_mismatch");
   expect_error([&] { (void)gather(t, 0, Tensor::from_data<int64_t>(c, {0, 1}, {2})); }, "tensor.shape_mismatch");
-  expect_error([&] { (void)scatter(t, 0, Tensor::from_data<int64_t>(c, {0}, {1, 1}), Tensor::from_data<double>(c, {1}, {1, 1})); },
-               "tensor.dtype_mismatch");
-  expect_error([&] { (void)select_assign(t, 0, Tensor::from_data<int64_t>(c, {0}, {1}), Tensor::from_data<float>(c, {1, 2, 3}, {1, 3})); },
-               "tensor.shape_mismatch");
+  expect_error(
+      [&] {
+        (void)scatter(t, 0, Tensor::from_data<int64_t>(c, {0}, {1, 1}), Tensor::from_data<double>(c, {1}, {1, 1}));
+      },
+      "tensor.dtype_mismatch");
+  expect_error(
+      [&] {
+        (void)select_assign(t, 0, Tensor::from_data<int64_t>(c, {0}, {1}),
+                            Tensor::from_data<float>(c, {1, 2, 3}, {1, 3}));
+      },
+      "tensor.shape_mismatch");
   // A code no site registered, written into the word by hand.
   std::vector<uint32_t> bogus(8, 0);
   bogus[0] = 1u << 30;

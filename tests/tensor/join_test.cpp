@@ -11,7 +11,8 @@ TEST(TensorJoin, CatAndStackMatchTheHost) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
     for (DType t : {DType::F32, DType::BF16, DType::I64, DType::Bool}) {
-      HostTensor a = random_host(t, {2, 3}, seed++, 0, 1), b = random_host(t, {4, 3}, seed++, 0, 1), e = random_host(t, {3, 2}, seed++, 0, 1);
+      HostTensor a = random_host(t, {2, 3}, seed++, 0, 1), b = random_host(t, {4, 3}, seed++, 0, 1),
+                 e = random_host(t, {3, 2}, seed++, 0, 1);
       Tensor ta = upload(c, t, a), tb = upload(c, t, b), te = upload(c, t, e).transpose();  // [2, 3], strided
       HostTensor he = host_view(upload(c, t, e), e, upload(c, t, e).transpose());
       // cat along dim 0: rows of a, then b.
@@ -50,7 +51,8 @@ TEST(TensorJoin, AssignWritesIntoAViewAndBroadcasts) {
     Tensor x = upload(c, DType::F32, HostTensor{{3, 4}, std::vector<double>(12, 0)});
     assign(x.slice(1, 1, 3), upload(c, DType::F32, HostTensor{{3, 1}, {7, 8, 9}}));
     expect_values(x, {0, 7, 7, 0, 0, 8, 8, 0, 0, 9, 9, 0}, 0, dev.name() + " assign a column into a slice");
-    assign(x.transpose().slice(0, 3, 4), upload(c, DType::I32, HostTensor{{1, 3}, {1, 2, 3}}));  // i32 into f32, converted
+    assign(x.transpose().slice(0, 3, 4),
+           upload(c, DType::I32, HostTensor{{1, 3}, {1, 2, 3}}));  // i32 into f32, converted
     expect_values(x, {0, 7, 7, 1, 0, 8, 8, 2, 0, 9, 9, 3}, 0, dev.name() + " assign through a transposed view");
   }
 }

@@ -1,7 +1,6 @@
 // matmul against a host reference: element types, transposed and sliced operands (read through
 // their strides, no copy), batches that broadcast, and an rhs shared by the whole batch.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -71,7 +70,8 @@ struct Operands {
   HostTensor want;
 };
 Operands operands(const Client& c, DType t, const MatmulCase& mc, uint32_t& seed, double range) {
-  HostTensor ha = random_host(t, mc.a_base, seed++, -range, range), hb = random_host(t, mc.b_base, seed++, -range, range);
+  HostTensor ha = random_host(t, mc.a_base, seed++, -range, range),
+             hb = random_host(t, mc.b_base, seed++, -range, range);
   Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
   Tensor va = mc.a_view(ba), vb = mc.b_view(bb);
   return {va, vb, host_matmul(t, host_view(ba, ha, va), host_view(bb, hb, vb))};
@@ -85,7 +85,10 @@ TEST(TensorMatmul, MatchesTheHostOverTypesViewsAndBatches) {
       {"transposed rhs", {5, 7}, {3, 7}, same, tr},
       {"transposed lhs", {7, 5}, {7, 3}, tr, same},
       {"both transposed", {7, 5}, {3, 7}, tr, tr},
-      {"sliced", {9, 11}, {12, 4}, [](const Tensor& t) { return t.slice(0, 1, 6).slice(1, 2, 9); },
+      {"sliced",
+       {9, 11},
+       {12, 4},
+       [](const Tensor& t) { return t.slice(0, 1, 6).slice(1, 2, 9); },
        [](const Tensor& t) { return t.slice(0, 3, 10); }},
       {"batched", {3, 4, 6}, {3, 6, 5}, same, same},
       {"rhs shared by the batch", {2, 3, 4, 6}, {6, 5}, same, same},
@@ -105,7 +108,8 @@ TEST(TensorMatmul, MatchesTheHostOverTypesViewsAndBatches) {
         EXPECT_EQ(c.stats().launches - before, 1u) << "one kernel, no copy: " << mc.name;
         EXPECT_EQ(got.shape(), want.shape) << mc.name;
         // f16/bf16 sum in f32 and round once; allow the k-long sum's rounding.
-        expect_values(got, want.v, tolerance(t) * 2, dev.name() + " matmul " + std::string(ir::scalar_name(t)) + " " + mc.name);
+        expect_values(got, want.v, tolerance(t) * 2,
+                      dev.name() + " matmul " + std::string(ir::scalar_name(t)) + " " + mc.name);
       }
     }
   }
@@ -180,7 +184,8 @@ TEST(TensorMatmul, StackedBatchesRunInOneLaunch) {
         std::vector<std::string> variants = matmul_variants(va, vb);
         ASSERT_GE(variants.size(), 2u) << mc.name;
         for (const std::string& v : variants) {
-          const std::string what = dev.name() + " matmul " + std::string(ir::scalar_name(t)) + " " + mc.name + " by " + v;
+          const std::string what =
+              dev.name() + " matmul " + std::string(ir::scalar_name(t)) + " " + mc.name + " by " + v;
           uint64_t before = c.stats().launches;
           Tensor got = matmul(va, vb, v);
           EXPECT_EQ(c.stats().launches - before, 1u) << what;
@@ -198,7 +203,8 @@ TEST(TensorMatmul, OnlyTheNaiveKernelTakesWhatTheTilesCannot) {
   EXPECT_EQ(matmul_variants(ones(DType::F32, {5, 7}), ones(DType::F32, {7, 3})), naive) << "small";
   EXPECT_EQ(matmul_variants(ones(DType::I32, {32, 32}), ones(DType::I32, {32, 32})), naive) << "integers";
   // Columns 1..33 of a [40, 40]: neither dense rows nor dense columns.
-  EXPECT_EQ(matmul_variants(ones(DType::F32, {40, 40}).slice(1, 1, 33), ones(DType::F32, {32, 32})), naive) << "strided";
+  EXPECT_EQ(matmul_variants(ones(DType::F32, {40, 40}).slice(1, 1, 33), ones(DType::F32, {32, 32})), naive)
+      << "strided";
   // Rows starting at element 20 (80 bytes) ... 16-byte aligned; at 17 floats, not.
   Tensor flat = ones(DType::F32, {17 + 32 * 32});
   EXPECT_EQ(matmul_variants(flat.slice(0, 17, 17 + 32 * 32).reshape({32, 32}), ones(DType::F32, {32, 32})), naive)
@@ -216,7 +222,8 @@ TEST(TensorMatmul, AnUnknownVariantIsRefusedWithTheOnesThereAre) {
   // Checked before anything is skipped: an empty product or an inner size of 0.
   Tensor none = upload(c, DType::F32, random_host(DType::F32, {0, 32}, 2));
   expect_error([&] { (void)matmul(none, a, "tile 8x8 k8 s9"); }, "tensor.bad_variant");
-  Tensor thin = upload(c, DType::F32, random_host(DType::F32, {32, 0}, 3)), flat = upload(c, DType::F32, random_host(DType::F32, {0, 32}, 4));
+  Tensor thin = upload(c, DType::F32, random_host(DType::F32, {32, 0}, 3)),
+         flat = upload(c, DType::F32, random_host(DType::F32, {0, 32}, 4));
   expect_error([&] { (void)matmul(thin, flat, "tile 8x8 k8 s9"); }, "tensor.bad_variant");
   expect_values(matmul(thin, flat, "naive"), std::vector<double>(32 * 32, 0.0), 0, "k = 0 gives zeros");
 }
@@ -262,7 +269,8 @@ TEST(TensorMatmul, AutotunedOnceThenRemembered) {
   for (const auto& f : fs::directory_iterator(dir / "autotune")) {
     std::ifstream in(f.path());
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    found = found || text.find("\"matmul bf16 batch 1 m 64 n 64 k 128 lhs rows rhs rows, 2 variants") != std::string::npos;
+    found =
+        found || text.find("\"matmul bf16 batch 1 m 64 n 64 k 128 lhs rows rhs rows, 2 variants") != std::string::npos;
   }
   EXPECT_TRUE(found) << "a result file under " << dir;
   autotune::reset();

@@ -50,19 +50,29 @@ struct BinaryCase {
 
 std::vector<BinaryCase> binary_cases() {
   return {
-      {"add", [](Operand a, Operand b) { return add(std::move(a), std::move(b)); }, [](double x, double y) { return x + y; }, false, false},
-      {"sub", [](Operand a, Operand b) { return sub(std::move(a), std::move(b)); }, [](double x, double y) { return x - y; }, false, false},
-      {"mul", [](Operand a, Operand b) { return mul(std::move(a), std::move(b)); }, [](double x, double y) { return x * y; }, false, false},
-      {"div", [](Operand a, Operand b) { return div(std::move(a), std::move(b)); }, [](double x, double y) { return x / y; }, true, true},
-      {"div_int", [](Operand a, Operand b) { return div(std::move(a), std::move(b)); }, [](double x, double y) { return std::trunc(x / y); }, false, true},
-      {"rem", [](Operand a, Operand b) { return rem(std::move(a), std::move(b)); }, [](double x, double y) { return std::fmod(x, y); }, false, true},
-      {"pow", [](Operand a, Operand b) { return pow(std::move(a), std::move(b)); }, [](double x, double y) { return std::pow(x, y); }, true, true},
-      {"max", [](Operand a, Operand b) { return max(std::move(a), std::move(b)); }, [](double x, double y) { return std::max(x, y); }, false, false},
-      {"min", [](Operand a, Operand b) { return min(std::move(a), std::move(b)); }, [](double x, double y) { return std::min(x, y); }, false, false},
+      {"add", [](Operand a, Operand b) { return add(std::move(a), std::move(b)); },
+       [](double x, double y) { return x + y; }, false, false},
+      {"sub", [](Operand a, Operand b) { return sub(std::move(a), std::move(b)); },
+       [](double x, double y) { return x - y; }, false, false},
+      {"mul", [](Operand a, Operand b) { return mul(std::move(a), std::move(b)); },
+       [](double x, double y) { return x * y; }, false, false},
+      {"div", [](Operand a, Operand b) { return div(std::move(a), std::move(b)); },
+       [](double x, double y) { return x / y; }, true, true},
+      {"div_int", [](Operand a, Operand b) { return div(std::move(a), std::move(b)); },
+       [](double x, double y) { return std::trunc(x / y); }, false, true},
+      {"rem", [](Operand a, Operand b) { return rem(std::move(a), std::move(b)); },
+       [](double x, double y) { return std::fmod(x, y); }, false, true},
+      {"pow", [](Operand a, Operand b) { return pow(std::move(a), std::move(b)); },
+       [](double x, double y) { return std::pow(x, y); }, true, true},
+      {"max", [](Operand a, Operand b) { return max(std::move(a), std::move(b)); },
+       [](double x, double y) { return std::max(x, y); }, false, false},
+      {"min", [](Operand a, Operand b) { return min(std::move(a), std::move(b)); },
+       [](double x, double y) { return std::min(x, y); }, false, false},
   };
 }
 
-const std::vector<DType> kNumberTypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8};
+const std::vector<DType> kNumberTypes = {DType::F32, DType::F64, DType::F16, DType::BF16,
+                                         DType::I32, DType::I64, DType::U8};
 
 // Broadcast shapes and views, each as (lhs, rhs) made from fresh uploads.
 struct Layout {
@@ -78,10 +88,26 @@ std::vector<Layout> layouts() {
       {"broadcast", {4, 1, 5}, {3, 5}, same, same},
       {"rank0 rhs", {3, 4}, {}, same, same},
       {"transposed lhs", {7, 6}, {6, 7}, [](const Tensor& t) { return t.transpose(); }, same},
-      {"both transposed", {7, 6}, {7, 6}, [](const Tensor& t) { return t.transpose(); }, [](const Tensor& t) { return t.transpose(); }},
+      {"both transposed",
+       {7, 6},
+       {7, 6},
+       [](const Tensor& t) { return t.transpose(); },
+       [](const Tensor& t) { return t.transpose(); }},
       {"sliced rhs (offset)", {6, 7}, {9, 10}, same, [](const Tensor& t) { return t.slice(0, 2, 8).slice(1, 3, 10); }},
-      {"expanded rhs", {5, 6}, {1, 6}, same, [](const Tensor& t) { return t.expand({5, 6}); }},
-      {"permuted rank 3", {2, 3, 4}, {4, 2, 3}, same, [](const Tensor& t) { return t.permute({1, 2, 0}); }},
+      {"expanded rhs",
+       {5, 6},
+       {1, 6},
+       same,
+       [](const Tensor& t) {
+         return t.expand({5, 6});
+       }},
+      {"permuted rank 3",
+       {2, 3, 4},
+       {4, 2, 3},
+       same,
+       [](const Tensor& t) {
+         return t.permute({1, 2, 0});
+       }},
       {"ragged 129", {129}, {129}, same, same},
   };
 }
@@ -97,7 +123,8 @@ TEST(TensorOps, BinaryOpsMatchTheHostOverTypesShapesAndViews) {
         if (std::string(op.name) == "div_int" && is_float) continue;
         if (t == DType::U8 && (std::string(op.name) == "sub")) continue;  // wraps; not a host double
         for (const Layout& l : layouts()) {
-          const double lo = op.positive ? 1 : (t == DType::U8 ? 0 : -4), hi = op.positive ? 6 : (t == DType::U8 ? 10 : 4);
+          const double lo = op.positive ? 1 : (t == DType::U8 ? 0 : -4),
+                       hi = op.positive ? 6 : (t == DType::U8 ? 10 : 4);
           HostTensor ha = random_host(t, l.a_base, seed++, lo, hi), hb = random_host(t, l.b_base, seed++, lo, hi);
           Tensor ba = upload(c, t, ha), bb = upload(c, t, hb);
           Tensor va = l.a_view(ba), vb = l.b_view(bb);
@@ -181,7 +208,8 @@ TEST(TensorOps, ComparisonOperatorsGiveBoolTensors) {
       for (bool fused : {true, false}) {
         FusionMode mode(fused);
         for (const Case& k : cases) {
-          const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + (fused ? " fused " : " eager ") + k.name;
+          const std::string what =
+              dev.name() + " " + std::string(ir::scalar_name(t)) + (fused ? " fused " : " eager ") + k.name;
           std::vector<double> want(ha.v.size());
           for (size_t i = 0; i < want.size(); ++i) {
             const double other = k.number ? 1.0 : hb.v[i % 5];
@@ -236,8 +264,16 @@ TEST(TensorOps, WhereMatchesTheHost) {
     }
     Tensor x = upload(c, DType::F32, HostTensor{{2}, {1, 2}});
     expect_error([&] { (void)where(x, x, x); }, "tensor.dtype_mismatch");
-    expect_error([&] { (void)where(gt(x, 1), x, upload(c, DType::F64, HostTensor{{2}, {1, 2}})); }, "tensor.dtype_mismatch");
-    Error e = expect_error([&] { (void)where(gt(x, 1), x, upload(c, DType::F32, HostTensor{{3}, {1, 2, 3}})); }, "tensor.shape_mismatch");
+    expect_error(
+        [&] {
+          (void)where(gt(x, 1), x, upload(c, DType::F64, HostTensor{{2}, {1, 2}}));
+        },
+        "tensor.dtype_mismatch");
+    Error e = expect_error(
+        [&] {
+          (void)where(gt(x, 1), x, upload(c, DType::F32, HostTensor{{3}, {1, 2, 3}}));
+        },
+        "tensor.shape_mismatch");
     EXPECT_NE(std::string(e.what()).find("[2]"), std::string::npos) << e.what();
     expect_error([&] { (void)where(gt(x, 1), 1, 2); }, "tensor.undefined");
   }
@@ -259,9 +295,11 @@ TEST(TensorOps, UnaryOpsMatchTheHost) {
       {"sqrt", [](Operand a) { return sqrt(std::move(a)); }, [](double x) { return std::sqrt(x); }, 0, 8},
       {"tanh", [](Operand a) { return tanh(std::move(a)); }, [](double x) { return std::tanh(x); }, -4, 4},
       {"erf", [](Operand a) { return erf(std::move(a)); }, [](double x) { return std::erf(x); }, -3, 3},
-      {"sigmoid", [](Operand a) { return sigmoid(std::move(a)); }, [](double x) { return 1 / (1 + std::exp(-x)); }, -6, 6},
+      {"sigmoid", [](Operand a) { return sigmoid(std::move(a)); }, [](double x) { return 1 / (1 + std::exp(-x)); }, -6,
+       6},
       {"relu", [](Operand a) { return relu(std::move(a)); }, [](double x) { return std::max(x, 0.0); }, -4, 4},
-      {"gelu", [](Operand a) { return gelu(std::move(a)); }, [](double x) { return x / 2 * (1 + std::erf(x / std::sqrt(2.0))); }, -4, 4},
+      {"gelu", [](Operand a) { return gelu(std::move(a)); },
+       [](double x) { return x / 2 * (1 + std::erf(x / std::sqrt(2.0))); }, -4, 4},
   };
   uint32_t seed = 100;
   for (const Device& dev : devices()) {
@@ -288,7 +326,8 @@ TEST(TensorOps, UnaryOpsMatchTheHost) {
 }
 
 TEST(TensorOps, CastConvertsEveryPair) {
-  const std::vector<DType> types = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool};
+  const std::vector<DType> types = {DType::F32, DType::F64, DType::F16, DType::BF16,
+                                    DType::I32, DType::I64, DType::U8,  DType::Bool};
   for (const Device& dev : devices()) {
     Client c = dev.client();
     for (DType from : types) {
@@ -301,8 +340,9 @@ TEST(TensorOps, CastConvertsEveryPair) {
         want = values(data_of(to, {int64_t(want.size())}, want));
         Tensor y = cast(x, to);
         EXPECT_EQ(y.dtype(), to);
-        expect_values(y, want, tolerance(to), dev.name() + " cast " + std::string(ir::scalar_name(from)) + " -> " +
-                                                  std::string(ir::scalar_name(to)));
+        expect_values(
+            y, want, tolerance(to),
+            dev.name() + " cast " + std::string(ir::scalar_name(from)) + " -> " + std::string(ir::scalar_name(to)));
       }
     }
   }
@@ -313,80 +353,82 @@ uint64_t launch_count(const Client& c) { return c.stats().launches; }
 
 TEST(TensorInPlace, AGivenOperandTakesTheResultWhenItCan) {
   for (bool fused : {true, false})
-  for (const Device& dev : devices()) {
-    FusionMode mode(fused);
-    SCOPED_TRACE(dev.name() + (fused ? ", fused" : ", fusion off"));
-    Client c = dev.client();
-    HostTensor ha = random_host(DType::F32, {4, 5}, 1), hb = random_host(DType::F32, {4, 5}, 2), hr = random_host(DType::F32, {5}, 3);
-    std::vector<double> sum;
-    for (size_t i = 0; i < ha.v.size(); ++i) sum.push_back(double(float(ha.v[i] + hb.v[i])));
+    for (const Device& dev : devices()) {
+      FusionMode mode(fused);
+      SCOPED_TRACE(dev.name() + (fused ? ", fused" : ", fusion off"));
+      Client c = dev.client();
+      HostTensor ha = random_host(DType::F32, {4, 5}, 1), hb = random_host(DType::F32, {4, 5}, 2),
+                 hr = random_host(DType::F32, {5}, 3);
+      std::vector<double> sum;
+      for (size_t i = 0; i < ha.v.size(); ++i) sum.push_back(double(float(ha.v[i] + hb.v[i])));
 
-    // Left given and sole owner: into it.
-    Tensor a = upload(c, DType::F32, ha), b = upload(c, DType::F32, hb);
-    uint64_t a_mem = a.handle().memory_id();
-    Tensor r = std::move(a) + b;
-    EXPECT_EQ(r.handle().memory_id(), a_mem);
-    expect_values(r, sum, 0, "into lhs");
+      // Left given and sole owner: into it.
+      Tensor a = upload(c, DType::F32, ha), b = upload(c, DType::F32, hb);
+      uint64_t a_mem = a.handle().memory_id();
+      Tensor r = std::move(a) + b;
+      EXPECT_EQ(r.handle().memory_id(), a_mem);
+      expect_values(r, sum, 0, "into lhs");
 
-    // Left lent, right given: into the right one.
-    a = upload(c, DType::F32, ha);
-    b = upload(c, DType::F32, hb);
-    uint64_t b_mem = b.handle().memory_id();
-    r = a + std::move(b);
-    EXPECT_EQ(r.handle().memory_id(), b_mem);
-    expect_values(r, sum, 0, "into rhs");
+      // Left lent, right given: into the right one.
+      a = upload(c, DType::F32, ha);
+      b = upload(c, DType::F32, hb);
+      uint64_t b_mem = b.handle().memory_id();
+      r = a + std::move(b);
+      EXPECT_EQ(r.handle().memory_id(), b_mem);
+      expect_values(r, sum, 0, "into rhs");
 
-    // Given but shared (a view is alive): new memory.
-    a = upload(c, DType::F32, ha);
-    Tensor view = a.slice(0, 0, 2);
-    a_mem = a.handle().memory_id();
-    r = std::move(a) + upload(c, DType::F32, hb);
-    EXPECT_NE(r.handle().memory_id(), a_mem);
-    expect_values(r, sum, 0, "shared lhs");
+      // Given but shared (a view is alive): new memory.
+      a = upload(c, DType::F32, ha);
+      Tensor view = a.slice(0, 0, 2);
+      a_mem = a.handle().memory_id();
+      r = std::move(a) + upload(c, DType::F32, hb);
+      EXPECT_NE(r.handle().memory_id(), a_mem);
+      expect_values(r, sum, 0, "shared lhs");
 
-    // Given but smaller than the result (it broadcasts): the other one, or new memory.
-    Tensor row = upload(c, DType::F32, hr);
-    uint64_t row_mem = row.handle().memory_id();
-    r = std::move(row) + upload(c, DType::F32, ha);
-    EXPECT_NE(r.handle().memory_id(), row_mem);
+      // Given but smaller than the result (it broadcasts): the other one, or new memory.
+      Tensor row = upload(c, DType::F32, hr);
+      uint64_t row_mem = row.handle().memory_id();
+      r = std::move(row) + upload(c, DType::F32, ha);
+      EXPECT_NE(r.handle().memory_id(), row_mem);
 
-    // Given but overlapping itself (expanded): new memory, and the operand is untouched.
-    Tensor col = upload(c, DType::F32, HostTensor{{4, 1}, {1, 2, 3, 4}});
-    Tensor keep = col;
-    uint64_t col_mem = col.handle().memory_id();
-    keep = Tensor();  // col is the sole owner again
-    r = std::move(col).expand({4, 5}) + upload(c, DType::F32, hb);
-    EXPECT_NE(r.handle().memory_id(), col_mem);
+      // Given but overlapping itself (expanded): new memory, and the operand is untouched.
+      Tensor col = upload(c, DType::F32, HostTensor{{4, 1}, {1, 2, 3, 4}});
+      Tensor keep = col;
+      uint64_t col_mem = col.handle().memory_id();
+      keep = Tensor();  // col is the sole owner again
+      r = std::move(col).expand({4, 5}) + upload(c, DType::F32, hb);
+      EXPECT_NE(r.handle().memory_id(), col_mem);
 
-    // Given with another element type than the result (a comparison): new memory.
-    a = upload(c, DType::F32, ha);
-    a_mem = a.handle().memory_id();
-    r = lt(std::move(a), 0.0);
-    EXPECT_NE(r.handle().memory_id(), a_mem);
+      // Given with another element type than the result (a comparison): new memory.
+      a = upload(c, DType::F32, ha);
+      a_mem = a.handle().memory_id();
+      r = lt(std::move(a), 0.0);
+      EXPECT_NE(r.handle().memory_id(), a_mem);
 
-    // Unary ops too: exp(std::move(x)) writes into x.
-    Tensor x = upload(c, DType::F32, ha);
-    uint64_t x_mem = x.handle().memory_id();
-    uint64_t before = launch_count(c);
-    Tensor e = exp(std::move(x));
-    EXPECT_EQ(e.handle().memory_id(), x_mem);
-    EXPECT_EQ(launch_count(c) - before, 1u);
+      // Unary ops too: exp(std::move(x)) writes into x.
+      Tensor x = upload(c, DType::F32, ha);
+      uint64_t x_mem = x.handle().memory_id();
+      uint64_t before = launch_count(c);
+      Tensor e = exp(std::move(x));
+      EXPECT_EQ(e.handle().memory_id(), x_mem);
+      EXPECT_EQ(launch_count(c) - before, 1u);
 
-    // Given, empty and expanded (stride 0 beside a dim of 0: row-major by the rule, yet it reaches
-    // its one position twice over): new memory, which a later assign may write.
-    Tensor empty = Tensor::empty(c, {1, 0}, DType::F32).expand({2, 0});
-    const uint64_t empty_mem = empty.handle().memory_id();
-    Tensor z = std::move(empty) + 1;
-    EXPECT_NE(z.handle().memory_id(), empty_mem);
-    EXPECT_EQ(z.shape(), (Shape{2, 0}));
-    assign(z, upload(c, DType::F32, HostTensor{{2, 0}, {}}));
-  }
+      // Given, empty and expanded (stride 0 beside a dim of 0: row-major by the rule, yet it reaches
+      // its one position twice over): new memory, which a later assign may write.
+      Tensor empty = Tensor::empty(c, {1, 0}, DType::F32).expand({2, 0});
+      const uint64_t empty_mem = empty.handle().memory_id();
+      Tensor z = std::move(empty) + 1;
+      EXPECT_NE(z.handle().memory_id(), empty_mem);
+      EXPECT_EQ(z.shape(), (Shape{2, 0}));
+      assign(z, upload(c, DType::F32, HostTensor{{2, 0}, {}}));
+    }
 }
 
 TEST(TensorOps, NewMemoryFollowsTheOperandsMemoryOrder) {
   for (const Device& dev : devices()) {
     Client c = dev.client();
-    Tensor a = upload(c, DType::F32, random_host(DType::F32, {2, 3, 4}, 1)).permute({2, 0, 1});  // [4, 2, 3], strides [1, 12, 4]
+    Tensor a = upload(c, DType::F32, random_host(DType::F32, {2, 3, 4}, 1))
+                   .permute({2, 0, 1});  // [4, 2, 3], strides [1, 12, 4]
     Tensor b = upload(c, DType::F32, random_host(DType::F32, {2, 3, 4}, 2)).permute({2, 0, 1});
     Tensor r = a + b;
     EXPECT_EQ(r.strides(), a.strides()) << "the result is laid out as its operands";
@@ -461,7 +503,8 @@ TEST(TensorOps, NewMemoryIsVotedByBytesATieKeepsRowMajor) {
       HostTensor hv = v_pair.second;
       std::vector<double> want(hv.v.size());
       for (size_t i = 0; i < want.size(); ++i) want[i] = hc.v[i] != 0 ? hv.v[i] : 2.0;
-      cases.push_back({"where(row-major bool, transposed " + tn + ", 2)", [cond, v] { return where(cond, v, 2); }, want, kTransposed});
+      cases.push_back({"where(row-major bool, transposed " + tn + ", 2)", [cond, v] { return where(cond, v, 2); }, want,
+                       kTransposed});
       auto ct_pair = tr(DType::Bool);
       Tensor ct = ct_pair.first;
       HostTensor hct = ct_pair.second;
@@ -469,7 +512,8 @@ TEST(TensorOps, NewMemoryIsVotedByBytesATieKeepsRowMajor) {
       Tensor w = w_pair.first;
       HostTensor hw = w_pair.second;
       for (size_t i = 0; i < want.size(); ++i) want[i] = hct.v[i] != 0 ? hw.v[i] : 2.0;
-      cases.push_back({"where(transposed bool, row-major " + tn + ", 2)", [ct, w] { return where(ct, w, 2); }, want, kRowMajor});
+      cases.push_back(
+          {"where(transposed bool, row-major " + tn + ", 2)", [ct, w] { return where(ct, w, 2); }, want, kRowMajor});
     }
     {
       // Three operands in three orders: the two f32 values tie (4 bytes an element each) above the
@@ -488,11 +532,11 @@ TEST(TensorOps, NewMemoryIsVotedByBytesATieKeepsRowMajor) {
       HostTensor hb0 = b0_pair.second;
       std::vector<double> want(ha1.v.size());
       for (size_t i = 0; i < want.size(); ++i) want[i] = hc2.v[i] != 0 ? ha1.v[i] : hb0.v[i];
-      cases.push_back({"where(reversed bool, swapped f32, row-major f32)", [c2, a1, b0] { return where(c2, a1, b0); }, want,
-                       Strides{12, 4, 1}});
+      cases.push_back({"where(reversed bool, swapped f32, row-major f32)", [c2, a1, b0] { return where(c2, a1, b0); },
+                       want, Strides{12, 4, 1}});
       for (size_t i = 0; i < want.size(); ++i) want[i] = hc1.v[i] != 0 ? ha1.v[i] : hb0.v[i];
-      cases.push_back({"where(swapped bool, swapped f32, row-major f32)", [c1, a1, b0] { return where(c1, a1, b0); }, want,
-                       Strides{12, 1, 3}});
+      cases.push_back({"where(swapped bool, swapped f32, row-major f32)", [c1, a1, b0] { return where(c1, a1, b0); },
+                       want, Strides{12, 1, 3}});
     }
     {
       // Operands not of the result's shape do not vote: a broadcast row, an expanded column.
@@ -504,7 +548,11 @@ TEST(TensorOps, NewMemoryIsVotedByBytesATieKeepsRowMajor) {
       std::vector<double> want(ht.v.size());
       for (size_t i = 0; i < want.size(); ++i) want[i] = double(float(ht.v[i] + hrow.v[i % 5]));
       cases.push_back({"t + a broadcast row", [t, row] { return t + row; }, want, kTransposed});
-      cases.push_back({"an expanded row + t", [t, row] { return row.reshape({1, 5}).expand({4, 5}) + t; }, want, kTransposed});
+      cases.push_back({"an expanded row + t",
+                       [t, row] {
+                         return row.reshape({1, 5}).expand({4, 5}) + t;
+                       },
+                       want, kTransposed});
     }
     for (const Case& k : cases) {
       Strides eager_strides;
@@ -531,30 +579,30 @@ namespace {
 // kernel narrows its width or its handle, and every element still comes out right.
 TEST(TensorOps, ContiguousViewsOffVectorBoundaries) {
   for (bool fused : {true, false})
-  for (const Device& dev : devices()) {
-    FusionMode mode(fused);
-    Client c = dev.client();
-    for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8}) {
-      HostTensor h = random_host(t, {1001}, 77, 0, 9), g = random_host(t, {1001}, 78, 0, 9);
-      Tensor a = upload(c, t, h), b = upload(c, t, g);
-      for (auto [start, end] : {std::pair{1, 1001}, std::pair{2, 998}, std::pair{0, 996}, std::pair{3, 4}}) {
-        std::vector<double> want;
-        for (int i = start; i < end; ++i) want.push_back(h.v[size_t(i)] + g.v[size_t(i)]);
-        want = values(data_of(t, {int64_t(want.size())}, want));
-        const std::string what = dev.name() + (fused ? " fused " : " eager ") + std::string(ir::scalar_name(t)) + " [" +
-                                 std::to_string(start) + ", " + std::to_string(end) + ")";
-        expect_values(a.slice(0, start, end) + b.slice(0, start, end), want, tolerance(t), what);
-        // In place into a slice given by move (its handle shows more than the walked elements).
-        Tensor x = upload(c, t, h);
-        Tensor part = x.slice(0, start, end);
-        x = Tensor();  // part is the sole owner now
-        const uint64_t part_mem = part.handle().memory_id();
-        Tensor r = std::move(part) + b.slice(0, start, end);
-        expect_values(r, want, tolerance(t), what + " in place");
-        EXPECT_EQ(r.handle().memory_id(), part_mem) << what;
+    for (const Device& dev : devices()) {
+      FusionMode mode(fused);
+      Client c = dev.client();
+      for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+        HostTensor h = random_host(t, {1001}, 77, 0, 9), g = random_host(t, {1001}, 78, 0, 9);
+        Tensor a = upload(c, t, h), b = upload(c, t, g);
+        for (auto [start, end] : {std::pair{1, 1001}, std::pair{2, 998}, std::pair{0, 996}, std::pair{3, 4}}) {
+          std::vector<double> want;
+          for (int i = start; i < end; ++i) want.push_back(h.v[size_t(i)] + g.v[size_t(i)]);
+          want = values(data_of(t, {int64_t(want.size())}, want));
+          const std::string what = dev.name() + (fused ? " fused " : " eager ") + std::string(ir::scalar_name(t)) +
+                                   " [" + std::to_string(start) + ", " + std::to_string(end) + ")";
+          expect_values(a.slice(0, start, end) + b.slice(0, start, end), want, tolerance(t), what);
+          // In place into a slice given by move (its handle shows more than the walked elements).
+          Tensor x = upload(c, t, h);
+          Tensor part = x.slice(0, start, end);
+          x = Tensor();  // part is the sole owner now
+          const uint64_t part_mem = part.handle().memory_id();
+          Tensor r = std::move(part) + b.slice(0, start, end);
+          expect_values(r, want, tolerance(t), what + " in place");
+          EXPECT_EQ(r.handle().memory_id(), part_mem) << what;
+        }
       }
     }
-  }
 }
 
 // A walk that cannot fold into one dim but steps through its innermost dim by 1 in every tensor
@@ -581,8 +629,8 @@ TEST(TensorOps, RowBroadcastsWalkInVectorsWhereTheyCan) {
           want = values(data_of(t, {int64_t(want.size())}, want));
           for (bool fused : {false, true}) {
             fusion::set_enabled(fused);
-            const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " cols " + std::to_string(cols) +
-                                     " start " + std::to_string(start) + (fused ? " fused" : "");
+            const std::string what = dev.name() + " " + std::string(ir::scalar_name(t)) + " cols " +
+                                     std::to_string(cols) + " start " + std::to_string(start) + (fused ? " fused" : "");
             Tensor r = t == DType::U8 ? a + w : a + w * 2;
             expect_values(r, want, tolerance(t) * 2, what);
           }

@@ -24,12 +24,14 @@ TEST(TensorRandom, UniformIsSplitmixOfSeedAndIndexOnEveryDevice) {
       const int bits = t == DType::F64 ? 53 : t == DType::F32 ? 24 : 8;
       Tensor u = uniform(c, {7, 33}, t, -2.0, 3.0, 1234);
       std::vector<double> want;
-      for (uint64_t i = 0; i < 7 * 33; ++i) want.push_back(-2.0 + 5.0 * std::ldexp(double(mix(1234, i) >> (64 - bits)), -bits));
+      for (uint64_t i = 0; i < 7 * 33; ++i)
+        want.push_back(-2.0 + 5.0 * std::ldexp(double(mix(1234, i) >> (64 - bits)), -bits));
       want = values(data_of(t, {int64_t(want.size())}, want));
       expect_values(u, want, 0, dev.name() + " uniform " + std::string(ir::scalar_name(t)));
     }
     // Another seed, other numbers.
-    std::vector<double> a = values(uniform(c, {64}, DType::F32, 0, 1, 1).to_data()), b = values(uniform(c, {64}, DType::F32, 0, 1, 2).to_data());
+    std::vector<double> a = values(uniform(c, {64}, DType::F32, 0, 1, 1).to_data()),
+                        b = values(uniform(c, {64}, DType::F32, 0, 1, 2).to_data());
     EXPECT_NE(a, b);
   }
 }
@@ -40,7 +42,8 @@ TEST(TensorRandom, NormalMatchesTheHostAndItsMoments) {
     Tensor n = normal(c, {100}, DType::F64, 1.5, 2.0, 99);
     std::vector<double> want;
     for (uint64_t i = 0; i < 100; ++i) {
-      double u1 = 1.0 - std::ldexp(double(mix(99, i) >> 11), -53), u2 = std::ldexp(double(mix(99, i ^ ~0ull) >> 11), -53);
+      double u1 = 1.0 - std::ldexp(double(mix(99, i) >> 11), -53),
+             u2 = std::ldexp(double(mix(99, i ^ ~0ull) >> 11), -53);
       want.push_back(1.5 + 2.0 * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
     }
     expect_values(n, want, 1e-13, dev.name() + " normal f64");

@@ -40,10 +40,21 @@ HostTensor host_reduce(Op op, const HostTensor& h, const std::vector<int64_t>& d
   for (const auto& g : groups) {
     double r = 0;
     switch (op) {
-      case Op::Sum: for (double x : g) r += x; break;
-      case Op::Mean: for (double x : g) r += x; r /= double(g.size()); break;
-      case Op::Prod: r = 1; for (double x : g) r *= x; break;
-      case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin: {
+      case Op::Sum:
+        for (double x : g) r += x;
+        break;
+      case Op::Mean:
+        for (double x : g) r += x;
+        r /= double(g.size());
+        break;
+      case Op::Prod:
+        r = 1;
+        for (double x : g) r *= x;
+        break;
+      case Op::Max:
+      case Op::Min:
+      case Op::ArgMax:
+      case Op::ArgMin: {
         const bool larger = op == Op::Max || op == Op::ArgMax;
         size_t best = 0;
         for (size_t i = 1; i < g.size(); ++i) {
@@ -81,7 +92,8 @@ TEST(TensorReduce, MatchesTheHostOverTypesDimsAndViews) {
     std::vector<int64_t> dims;  // as given
     std::vector<int64_t> sorted;
   };
-  const std::vector<Case> cases = {{{1}, {1}}, {{-1}, {2}}, {{0}, {0}}, {{0, 2}, {0, 2}}, {{}, {0, 1, 2}}, {{2, 1}, {1, 2}}};
+  const std::vector<Case> cases = {{{1}, {1}},       {{-1}, {2}},     {{0}, {0}},
+                                   {{0, 2}, {0, 2}}, {{}, {0, 1, 2}}, {{2, 1}, {1, 2}}};
   uint32_t seed = 300;
   for (const Device& dev : devices()) {
     Client c = dev.client();
@@ -105,7 +117,8 @@ TEST(TensorReduce, MatchesTheHostOverTypesDimsAndViews) {
               HostTensor want = host_reduce(op, h, sorted, keepdim);
               Tensor got = run(op, v, cs.dims, keepdim);
               const std::string what = dev.name() + " " + name(op) + " " + std::string(ir::scalar_name(t)) + " dims " +
-                                       to_string(cs.dims) + (keepdim ? " keepdim" : "") + (transposed ? " strided" : "");
+                                       to_string(cs.dims) + (keepdim ? " keepdim" : "") +
+                                       (transposed ? " strided" : "");
               EXPECT_EQ(got.shape(), want.shape) << what;
               const bool arg = op == Op::ArgMax || op == Op::ArgMin;
               if (arg || (!ir::is_float(t) && (op == Op::Sum || op == Op::Prod))) {
@@ -133,9 +146,9 @@ TEST(TensorReduce, LongReductionsSplitOverCubes) {
     uint64_t launches;
   };
   const std::vector<Case> cases = {{{3, 70000}, {1}, false, 2},  // 8 parts per output, then their combination
-                                   {{200000}, {}, false, 2},      // 24 parts
-                                   {{2, 5000}, {-1}, false, 1},   // one cube per output
-                                   {{3, 9000}, {1}, true, 1}};    // strided elements
+                                   {{200000}, {}, false, 2},     // 24 parts
+                                   {{2, 5000}, {-1}, false, 1},  // one cube per output
+                                   {{3, 9000}, {1}, true, 1}};   // strided elements
   uint32_t seed = 700;
   for (const Device& dev : devices()) {
     Client c = dev.client();
@@ -146,7 +159,12 @@ TEST(TensorReduce, LongReductionsSplitOverCubes) {
           // Positions along one dim (integers tie often: the first position wins).
           if ((op == Op::ArgMax || op == Op::ArgMin) && cs.dims.size() != 1) continue;
           // Products of +-1 stay exact; sums of integers too.
-          const double lo = op == Op::Prod ? -1 : t == DType::U8 ? 0 : -4, hi = op == Op::Prod ? 1 : t == DType::U8 ? 200 : 4;
+          const double lo = op == Op::Prod   ? -1
+                            : t == DType::U8 ? 0
+                                             : -4,
+                       hi = op == Op::Prod   ? 1
+                            : t == DType::U8 ? 200
+                                             : 4;
           Shape stored(cs.shape.rbegin(), cs.shape.rend());
           HostTensor base = random_host(t, cs.transposed ? stored : cs.shape, seed++, lo, hi);
           if (op == Op::Prod) {
@@ -164,13 +182,13 @@ TEST(TensorReduce, LongReductionsSplitOverCubes) {
           const uint64_t before = c.stats().launches;
           Tensor got = run(op, v, cs.dims, false);
           const uint64_t launches = c.stats().launches - before;
-          const std::string what = dev.name() + " " + name(op) + " " + std::string(ir::scalar_name(t)) + " " + to_string(cs.shape) +
-                                   (cs.transposed ? " strided" : "");
+          const std::string what = dev.name() + " " + name(op) + " " + std::string(ir::scalar_name(t)) + " " +
+                                   to_string(cs.shape) + (cs.transposed ? " strided" : "");
           // Sums of n values: the parts' rounding grows as sqrt(n) ulps of the sum of magnitudes.
           const bool arg = op == Op::ArgMax || op == Op::ArgMin;
           double tol = arg || !ir::is_float(t) || op == Op::Max || op == Op::Min || op == Op::Prod ? 0
-                       : t == DType::F64                                                 ? 1e-13
-                                                                                         : 2e-5;
+                       : t == DType::F64                                                           ? 1e-13
+                                                                                                   : 2e-5;
           if (ir::is_float(t) && !arg) want.v = values(data_of(t, want.shape, want.v));
           if (t == DType::BF16 && (op == Op::Sum || op == Op::Mean)) tol = 1.6e-2;
           expect_values(got, want.v, tol, what);
@@ -249,7 +267,8 @@ TEST(TensorReduce, EmptyReductions) {
   expect_values(mean(e, {1}), {NAN, NAN, NAN}, 0, "mean of nothing");
   EXPECT_EQ(sum(e, {0}).shape(), (Shape{0}));
   Error err = expect_error([&] { (void)amax(e, {1}); }, "tensor.empty_reduction");
-  EXPECT_NE(std::string(err.what()).find("amax: the reduced dims of [3, 0] hold no element"), std::string::npos) << err.what();
+  EXPECT_NE(std::string(err.what()).find("amax: the reduced dims of [3, 0] hold no element"), std::string::npos)
+      << err.what();
   expect_error([&] { (void)argmin(e, 1); }, "tensor.empty_reduction");
 }
 

@@ -99,7 +99,9 @@ inline HostTensor random_host(DType t, const Shape& shape, uint32_t seed, double
   return HostTensor{shape, random_values(t, size_t(n), seed, lo, hi)};
 }
 
-inline Tensor upload(const Client& c, DType t, const HostTensor& h) { return Tensor::from_data(c, data_of(t, h.shape, h.v)); }
+inline Tensor upload(const Client& c, DType t, const HostTensor& h) {
+  return Tensor::from_data(c, data_of(t, h.shape, h.v));
+}
 
 // The row-major values of `view`, a view of `base` (whose host values are `host`), read through
 // the view's shape, strides and start offset on the host.

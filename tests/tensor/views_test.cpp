@@ -74,7 +74,8 @@ TEST(TensorViews, SliceWithAStep) {
         want = values(data_of(t, {int64_t(want.size())}, want));
         for (bool fused : {true, false}) {
           FusionMode mode(fused);
-          expect_values(*v * 2 + 1, want, tolerance(t), what + (fused ? " fused" : " eager") + " v * 2 + 1 over " + to_string(v->shape()));
+          expect_values(*v * 2 + 1, want, tolerance(t),
+                        what + (fused ? " fused" : " eager") + " v * 2 + 1 over " + to_string(v->shape()));
         }
         // A reduction along the stepped dim.
         std::vector<double> row_sums(size_t(v->shape()[0]), 0);
@@ -109,11 +110,13 @@ TEST(TensorViews, BoolTensorsReadAsVectorBool) {
       for (size_t i = 0; i < 3; ++i) transposed.push_back(bits[i * 4 + j]);
     }
     EXPECT_EQ(b.transpose().to_vector<bool>(), transposed) << dev.name() << " a transposed view";
-    EXPECT_EQ(b.slice(1, 1, 4, 2).to_vector<bool>(), (std::vector<bool>{false, true, true, false, false, false})) << dev.name();
+    EXPECT_EQ(b.slice(1, 1, 4, 2).to_vector<bool>(), (std::vector<bool>{false, true, true, false, false, false}))
+        << dev.name();
     // A comparison's result, as the ops make bool tensors.
     Tensor x = Tensor::from_data<float>(c, {1, -2, 3, -4, 5, 0}, {2, 3});
     EXPECT_EQ(gt(x, 0).to_vector<bool>(), (std::vector<bool>{true, false, true, false, true, false})) << dev.name();
-    EXPECT_EQ(gt(x.transpose(), 0).to_vector<bool>(), (std::vector<bool>{true, false, false, true, true, false})) << dev.name();
+    EXPECT_EQ(gt(x.transpose(), 0).to_vector<bool>(), (std::vector<bool>{true, false, false, true, true, false}))
+        << dev.name();
     expect_error([&] { (void)x.to_vector<bool>(); }, "tensor.dtype_mismatch");
     expect_error([&] { (void)b.to_vector<uint8_t>(); }, "tensor.dtype_mismatch");
   }
@@ -168,8 +171,10 @@ TEST(TensorPrint, AsPyTorchPrintsIt) {
             "        [1850., 1851., 1852.,  ..., 1897., 1898., 1899.],\n"
             "        [1900., 1901., 1902.,  ..., 1947., 1948., 1949.],\n"
             "        [1950., 1951., 1952.,  ..., 1997., 1998., 1999.]])");
-  EXPECT_EQ(Tensor::from_data<float>(c, counting, {2000}).to_string(), "tensor([   0.,    1.,    2.,  ..., 1997., 1998., 1999.])");
-  EXPECT_EQ(Tensor::from_data<float>(c, std::vector<float>(1000, 0.5f), {1000}).to_string().size(), 8u + 1000 * 6 + 999 * 2 + 2)
+  EXPECT_EQ(Tensor::from_data<float>(c, counting, {2000}).to_string(),
+            "tensor([   0.,    1.,    2.,  ..., 1997., 1998., 1999.])");
+  EXPECT_EQ(Tensor::from_data<float>(c, std::vector<float>(1000, 0.5f), {1000}).to_string().size(),
+            8u + 1000 * 6 + 999 * 2 + 2)
       << "1000 elements print whole";
   EXPECT_EQ(Tensor::from_data<f16>(c, {f16(0.1), f16(1.0), f16(-2.5)}, {3}).to_data().to_string(), "[0.1, 1.0, -2.5]");
   EXPECT_EQ(Tensor::from_data<bf16>(c, {bf16(0.1), bf16(3.0)}, {2}).to_data().to_string(), "[0.1, 3.0]");
@@ -180,7 +185,8 @@ TEST(TensorErrors, EachKindSaysWhatIsWrong) {
   Tensor a = Tensor::from_data<float>(c, std::vector<float>(6, 1.f), {2, 3});
   Tensor b = Tensor::from_data<float>(c, std::vector<float>(8, 1.f), {2, 4});
   Error e = expect_error([&] { (void)(a + b); }, "tensor.shape_mismatch");
-  EXPECT_NE(std::string(e.what()).find("add: shapes [2, 3] and [2, 4] do not broadcast"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("add: shapes [2, 3] and [2, 4] do not broadcast"), std::string::npos)
+      << e.what();
   Tensor d = Tensor::from_data<double>(c, std::vector<double>(6, 1.0), {2, 3});
   e = expect_error([&] { (void)(a * d); }, "tensor.dtype_mismatch");
   EXPECT_NE(std::string(e.what()).find("mul: operands are f32 and f64"), std::string::npos) << e.what();
@@ -190,7 +196,11 @@ TEST(TensorErrors, EachKindSaysWhatIsWrong) {
   expect_error([&] { (void)Tensor::from_data<uint16_t>(c, {1, 2}, {2}); }, "tensor.unsupported_dtype");
   e = expect_error([&] { (void)neg(Tensor::from_data<uint8_t>(c, {1, 2}, {2})); }, "tensor.unsupported_dtype");
   EXPECT_NE(std::string(e.what()).find("neg takes signed numbers"), std::string::npos) << e.what();
-  expect_error([&] { (void)(Tensor::from_data(c, std::vector<bool>{true, false}, {2}) + 1); }, "tensor.unsupported_dtype");
+  expect_error(
+      [&] {
+        (void)(Tensor::from_data(c, std::vector<bool>{true, false}, {2}) + 1);
+      },
+      "tensor.unsupported_dtype");
   expect_error([&] { (void)Tensor::from_data<float>(c, {1, 2, 3}, {2, 2}); }, "tensor.shape_mismatch");
   expect_error([&] { (void)a.swap_dims(0, 2); }, "tensor.bad_dim");
   expect_error([&] { (void)a.permute({0, 0}); }, "tensor.bad_dim");
@@ -223,7 +233,8 @@ TEST(TensorDevices, ToDeviceKeepsTheValues) {
     Tensor t = upload(c, DType::BF16, h).transpose();
     Tensor there = t.to_device(dev.client());
     EXPECT_EQ(there.shape(), (Shape{5, 3}));
-    expect_values(there, host_view(upload(c, DType::BF16, h), h, upload(c, DType::BF16, h).transpose()).v, 0, dev.name());
+    expect_values(there, host_view(upload(c, DType::BF16, h), h, upload(c, DType::BF16, h).transpose()).v, 0,
+                  dev.name());
   }
 }
 

@@ -118,9 +118,10 @@ TEST(TileAddressed, BoundedLoadsReadOnlyTheExtentAndPad) {
 TEST(TileAddressed, ScatterAddCountsAHistogram) {
   const int64_t n = 1000;
   const int32_t bins = 37;
-  Traced t = trace("histogram", In<int32_t>(cells({n}, {256})), Shared<int32_t>(), [](Param<int32_t> bin, Param<int32_t> hist) {
-    atomic_add(hist, load_cell(bin), full<int32_t>({256}, 1), cell_extent(bin));
-  });
+  Traced t = trace("histogram", In<int32_t>(cells({n}, {256})), Shared<int32_t>(),
+                   [](Param<int32_t> bin, Param<int32_t> hist) {
+                     atomic_add(hist, load_cell(bin), full<int32_t>({256}, 1), cell_extent(bin));
+                   });
   for (const Device& dev : devices()) {
     Client c = dev.client();
     const uint32_t seed = fresh_seed();
@@ -141,8 +142,8 @@ TEST(TileAddressed, ScatterAddCountsAHistogram) {
 TEST(TileAddressed, ScatterMaxAndMinCompareByTheElementType) {
   const int64_t n = 512;
   const int32_t slots = 16;
-  Traced t = trace("extremes", In<int32_t>(cells({n}, {128})), In<uint32_t>(cells({n}, {128})), In<int32_t>(cells({n}, {128})),
-                   Shared<uint32_t>(), Shared<int32_t>(),
+  Traced t = trace("extremes", In<int32_t>(cells({n}, {128})), In<uint32_t>(cells({n}, {128})),
+                   In<int32_t>(cells({n}, {128})), Shared<uint32_t>(), Shared<int32_t>(),
                    [](Param<int32_t> at, Param<uint32_t> u, Param<int32_t> s, Param<uint32_t> hi, Param<int32_t> lo) {
                      Tile<int32_t> where = load_cell(at);
                      atomic_max(hi, where, load_cell(u));
@@ -199,9 +200,8 @@ TEST(TileAddressed, AtomicAddAtAnOffsetSumsColumns) {
 // f32 atomic adds: the order of the adds is the device's, so the sums compare with a tolerance.
 TEST(TileAddressed, FloatAtomicAddIsCloseToTheSum) {
   const int64_t n = 4096;
-  Traced t = trace("total", In<float>(cells({n}, {512})), Shared<float>(), [](Param<float> x, Param<float> total) {
-    atomic_add(total, Index(0), load_cell(x), {0});
-  });
+  Traced t = trace("total", In<float>(cells({n}, {512})), Shared<float>(),
+                   [](Param<float> x, Param<float> total) { atomic_add(total, Index(0), load_cell(x), {0}); });
   for (const Device& dev : devices()) {
     Client c = dev.client();
     const uint32_t seed = fresh_seed();
@@ -220,7 +220,9 @@ TEST(TileAddressed, FloatAtomicAddIsCloseToTheSum) {
 TEST(TileAddressed, ScatterPermutes) {
   const int64_t n = 300;
   Traced t = trace("permute", In<int32_t>(cells({n}, {128})), In<double>(cells({n}, {128})), Shared<double>(),
-                   [](Param<int32_t> to, Param<double> x, Param<double> out) { scatter(out, load_cell(to), load_cell(x), cell_extent(x)); });
+                   [](Param<int32_t> to, Param<double> x, Param<double> out) {
+                     scatter(out, load_cell(to), load_cell(x), cell_extent(x));
+                   });
   for (const Device& dev : devices()) {
     Client c = dev.client();
     const uint32_t seed = fresh_seed();
@@ -229,7 +231,8 @@ TEST(TileAddressed, ScatterPermutes) {
     std::shuffle(perm.begin(), perm.end(), std::mt19937(seed));
     std::vector<double> xs = testing::random_values(size_t(n), seed + 1);
     std::vector<double> poison(size_t(n) + 1, kPoison);
-    Handle hp = c.upload(perm), hx = c.upload(std::span<const double>(xs)), ho = c.upload(std::span<const double>(poison));
+    Handle hp = c.upload(perm), hx = c.upload(std::span<const double>(xs)),
+           ho = c.upload(std::span<const double>(poison));
     t.entry.launch(c, {hp, hx, ho}, Grid{3, 1, 1});
     std::vector<double> want = poison;
     for (size_t i = 0; i < size_t(n); ++i) want[size_t(perm[i])] = xs[i];

@@ -19,7 +19,8 @@ namespace kiln::tile {
 namespace {
 
 TEST(TileCudaSource, EveryTileProgramCompilesWithNvrtc) {
-  if (!cuda::nvrtc_available()) GTEST_SKIP() << "skipped: NVRTC was not found, so tile programs' CUDA sources were not compiled";
+  if (!cuda::nvrtc_available())
+    GTEST_SKIP() << "skipped: NVRTC was not found, so tile programs' CUDA sources were not compiled";
   size_t compiled = 0;
   for (const auto& [name, make] : testing::programs()) {
     Traced t = make();
@@ -91,7 +92,8 @@ TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
                    [](Param<bf16> a, Param<bf16> b, Param<float> c) {
                      tile::Var<float> acc = zeros<float>({128, 1});
                      For(d_range(0, 256 / 32).prefetch_stages(3), [&](Index k) {
-                       acc = acc.get() + reduce_sum(mma(load_at(a, {k}), load_at(b, {k}), zeros<float>({128, 128})), {.dim = 1, .keepdims = true});
+                       acc = acc.get() + reduce_sum(mma(load_at(a, {k}), load_at(b, {k}), zeros<float>({128, 128})),
+                                                    {.dim = 1, .keepdims = true});
                      });
                      store_cell(c, acc);
                    });
@@ -107,16 +109,16 @@ TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
 // as columns: kiln_mma_sync<..., true>, mma.sync strides [lda, ldb, 1].
 TEST(TileCudaSource, ATransposedFactorIsPipelinedAsStored) {
   Traced t = trace("x_wt", In<bf16>(cells({256, 256}, {128, 32}).along({0, free_axis})),
-                   In<bf16>(cells({256, 256}, {128, 32}).along({1, free_axis})), Out<float>(cells({256, 256}, {128, 128})),
-                   [](Param<bf16> x, Param<bf16> w, Param<float> c) {
+                   In<bf16>(cells({256, 256}, {128, 32}).along({1, free_axis})),
+                   Out<float>(cells({256, 256}, {128, 128})), [](Param<bf16> x, Param<bf16> w, Param<float> c) {
                      tile::Var<float> acc = zeros<float>({128, 128});
-                     For(d_range(0, 256 / 32).prefetch_stages(3), [&](Index k) {
-                       acc = mma(load_at(x, {k}), load_at(w, {k}).transpose(), acc.get());
-                     });
+                     For(d_range(0, 256 / 32).prefetch_stages(3),
+                         [&](Index k) { acc = mma(load_at(x, {k}), load_at(w, {k}).transpose(), acc.get()); });
                      store_cell(c, acc);
                    });
   Lowered l = lower_for_sm90(t);
-  EXPECT_NE(l.source.find("kiln_mma_sync<128, 128, 32, 2, 2, 40, 40, true>"), std::string::npos) << l.source.substr(0, 6000);
+  EXPECT_NE(l.source.find("kiln_mma_sync<128, 128, 32, 2, 2, 40, 40, true>"), std::string::npos)
+      << l.source.substr(0, 6000);
   int64_t rings = 0, copies = 0;
   for (const ir::Op& op : l.kernel.body.ops) {
     if (op.kind != ir::OpKind::SharedAlloc || op.type.scalar != ir::Scalar::BF16) continue;

@@ -24,10 +24,12 @@ std::vector<float> draw(size_t n, uint32_t seed, float lo = -3, float hi = 3) {
   return v;
 }
 
-void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol, const std::string& what) {
+void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol,
+                     const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_LE(std::abs(got[i] - want[i]), tol * std::max(1.0f, std::abs(want[i]))) << what << " at " << i << ": " << got[i] << " vs " << want[i];
+    ASSERT_LE(std::abs(got[i] - want[i]), tol * std::max(1.0f, std::abs(want[i])))
+        << what << " at " << i << ": " << got[i] << " vs " << want[i];
   }
 }
 
@@ -36,15 +38,17 @@ void expect_near_all(const std::vector<float>& got, const std::vector<float>& wa
 TEST(TileOps, PaddingAtRaggedEdges) {
   for (int64_t n : {1, 7, 127, 129, 1000}) {
     int64_t cells_n = (n + 127) / 128;
-    Traced t = trace("min_max", In<float>(cells({n}, {128}).pad(Pad::pos_inf)), In<float>(cells({n}, {128}).pad(Pad::neg_inf)),
-                     Out<float>(cells({cells_n * 2}, {2})), [](Param<float> lo, Param<float> hi, Param<float> out) {
-                       Tile<float> mn = reduce_min(load_cell(lo), {.keepdims = true});  // [1]
-                       Tile<float> mx = reduce_max(load_cell(hi), {.keepdims = true});
-                       Tile<float> pair = where(full<bool>({2}, false) == full<bool>({2}, false), broadcast(mn, {2}), broadcast(mx, {2}));
-                       store_sub(out, broadcast(mn, {1}), {Index(0)});
-                       store_sub(out, broadcast(mx, {1}), {Index(1)});
-                       (void)pair;
-                     });
+    Traced t =
+        trace("min_max", In<float>(cells({n}, {128}).pad(Pad::pos_inf)), In<float>(cells({n}, {128}).pad(Pad::neg_inf)),
+              Out<float>(cells({cells_n * 2}, {2})), [](Param<float> lo, Param<float> hi, Param<float> out) {
+                Tile<float> mn = reduce_min(load_cell(lo), {.keepdims = true});  // [1]
+                Tile<float> mx = reduce_max(load_cell(hi), {.keepdims = true});
+                Tile<float> pair =
+                    where(full<bool>({2}, false) == full<bool>({2}, false), broadcast(mn, {2}), broadcast(mx, {2}));
+                store_sub(out, broadcast(mn, {1}), {Index(0)});
+                store_sub(out, broadcast(mx, {1}), {Index(1)});
+                (void)pair;
+              });
     for (const Device& dev : devices()) {
       Client c = dev.client();
       std::vector<float> xs = draw(size_t(n), 3);
@@ -53,7 +57,8 @@ TEST(TileOps, PaddingAtRaggedEdges) {
       std::vector<float> got = c.read<float>(o), want;
       for (int64_t cell = 0; cell < cells_n; ++cell) {
         float mn = INFINITY, mx = -INFINITY;
-        for (int64_t i = cell * 128; i < std::min(n, cell * 128 + 128); ++i) mn = std::min(mn, xs[size_t(i)]), mx = std::max(mx, xs[size_t(i)]);
+        for (int64_t i = cell * 128; i < std::min(n, cell * 128 + 128); ++i)
+          mn = std::min(mn, xs[size_t(i)]), mx = std::max(mx, xs[size_t(i)]);
         want.push_back(mn);
         want.push_back(mx);
       }
@@ -68,11 +73,11 @@ TEST(TileOps, ElementwiseCastsWhereMathAndDynDim) {
   Cells rows = cells({dyn_dim, 64}, {16, 64});
   Traced t = trace("mix", In<float>(rows), Out<float>(rows), Out<float>(cells({dyn_dim}, {64}).along({0})),
                    [](Param<float> x, Param<float> y, Param<float> colsum) {
-                     Tile<float> v = load_cell(x);                               // [16, 64]
-                     Tile<float> h = v.to<f16>().to<float>();                    // rounded to f16
+                     Tile<float> v = load_cell(x);             // [16, 64]
+                     Tile<float> h = v.to<f16>().to<float>();  // rounded to f16
                      Tile<float> w = where(v > 0.0, sqrt(abs(v)), tanh(v) * 2.0);
                      store_cell(y, w + h - v + broadcast(full<float>({1, 64}, 0.5), {16, 64}));
-                     store_cell(colsum, reduce_sum(v, {.dim = 0}));             // [64]
+                     store_cell(colsum, reduce_sum(v, {.dim = 0}));  // [64]
                    });
   for (const Device& dev : devices()) {
     Client c = dev.client();
@@ -103,12 +108,12 @@ TEST(TileOps, ElementwiseCastsWhereMathAndDynDim) {
 // A second view of one input (retile) and a read at a computed address (load with strides): the
 // block's 32 x 32 cell through the cells, and the same elements transposed through the pointer.
 TEST(TileOps, RetileAndLoadAtAnOffset) {
-  Traced t = trace("views", In<float>(cells({64, 64}, {32, 32})), Shared<float>(), Out<float>(cells({64, 64}, {32, 32})),
-                   [](Param<float> x, Param<float> raw, Param<float> out) {
-                     Param<float> rows = retile(x, {64 * 64}, {1024});           // the same buffer as 1-D cells
+  Traced t = trace("views", In<float>(cells({64, 64}, {32, 32})), Shared<float>(),
+                   Out<float>(cells({64, 64}, {32, 32})), [](Param<float> x, Param<float> raw, Param<float> out) {
+                     Param<float> rows = retile(x, {64 * 64}, {1024});  // the same buffer as 1-D cells
                      Tile<float> flat = load_at(rows, {block_id(0) * 2 + block_id(1)});
                      Tile<float> cell = load_cell(x);
-                     Index at = block_id(1) * (32 * 64) + block_id(0) * 32;      // cell (j, i), read transposed
+                     Index at = block_id(1) * (32 * 64) + block_id(0) * 32;  // cell (j, i), read transposed
                      Tile<float> swapped = load(raw, at, {32, 32}, {1, 64});
                      store_cell(out, cell + swapped.transpose() * 0.0 + reduce_sum(flat) * 0.0);
                    });

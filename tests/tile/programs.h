@@ -32,8 +32,9 @@ inline std::vector<double> random_values(size_t n, uint32_t seed, double lo = -4
 
 inline Traced vadd_program(int64_t n) {
   Cells g = cells({n}, {128});
-  return trace("vadd", In<double>(g), In<double>(g), Out<double>(g),
-               [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+  return trace(
+      "vadd", In<double>(g), In<double>(g), Out<double>(g),
+      [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
 }
 
 inline Traced softmax_program() {
@@ -56,7 +57,9 @@ inline Traced row_softmax_program(int64_t rows) {
 
 inline Traced col_sum_program() {
   return trace("col_sum", In<double>(cells({16, 32}, {16, 32})), Out<double>(cells({1, 32}, {1, 32})),
-               [](Param<double> x, Param<double> out) { store_cell(out, reduce_sum(load_cell(x), {.dim = 0, .keepdims = true})); });
+               [](Param<double> x, Param<double> out) {
+                 store_cell(out, reduce_sum(load_cell(x), {.dim = 0, .keepdims = true}));
+               });
 }
 
 inline Traced row_range_program() {
@@ -69,27 +72,30 @@ inline Traced row_range_program() {
 
 // transpose_program with its typed entry (launch(client, x, out, grid) takes Buffer<double>s).
 inline auto transpose_program_typed() {
-  return trace("transpose", In<double>(cells({128, 64}, {32, 32})), Shared<double>(), [](Param<double> x, Param<double> out) {
-    Tile<double> t = load_cell(x);
-    Index at = block_id(1) * (32 * 128) + block_id(0) * 32;
-    store(out, at, t, {1, 128});
-  });
+  return trace("transpose", In<double>(cells({128, 64}, {32, 32})), Shared<double>(),
+               [](Param<double> x, Param<double> out) {
+                 Tile<double> t = load_cell(x);
+                 Index at = block_id(1) * (32 * 128) + block_id(0) * 32;
+                 store(out, at, t, {1, 128});
+               });
 }
 
 inline Traced transpose_program() { return transpose_program_typed(); }
 
 // A histogram of 1000 bin numbers (0 to 36) into a Shared of counts: a scatter with atomic adds.
 inline Traced histogram_program() {
-  return trace("histogram", In<int32_t>(cells({1000}, {256})), Shared<int32_t>(), [](Param<int32_t> bin, Param<int32_t> hist) {
-    atomic_add(hist, load_cell(bin), full<int32_t>({256}, 1), cell_extent(bin));
-  });
+  return trace("histogram", In<int32_t>(cells({1000}, {256})), Shared<int32_t>(),
+               [](Param<int32_t> bin, Param<int32_t> hist) {
+                 atomic_add(hist, load_cell(bin), full<int32_t>({256}, 1), cell_extent(bin));
+               });
 }
 
 // Column sums of f32 by atomic adds at an offset (stride 0 down the rows), bounded by the extent.
 inline Traced col_atomic_program() {
-  return trace("col_atomic", In<float>(cells({96, 40}, {32, 16})), Shared<float>(), [](Param<float> x, Param<float> sums) {
-    atomic_add(sums, block_id(1) * 16, load_cell(x), {0, 1}, cell_extent(x));
-  });
+  return trace("col_atomic", In<float>(cells({96, 40}, {32, 16})), Shared<float>(),
+               [](Param<float> x, Param<float> sums) {
+                 atomic_add(sums, block_id(1) * 16, load_cell(x), {0, 1}, cell_extent(x));
+               });
 }
 
 // atomic max and min at offsets, and a plain scatter.

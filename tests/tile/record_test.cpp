@@ -36,13 +36,17 @@ TEST(TileRecord, VaddRecordsViewsLoadsAddAndStore) {
 
 TEST(TileRecord, SeedRejections) {
   Cells g = cells({256}, {128});
-  auto try_record = [&](auto body) {
-    return refusal([&] { trace("k", In<double>(g), Out<double>(g), body); });
-  };
-  EXPECT_EQ(try_record([](Param<double> x, Param<double> out) { store_cell(out, load_cell(x) + constant<double>(1.0)); }),
-            "recorded");
+  auto try_record = [&](auto body) { return refusal([&] { trace("k", In<double>(g), Out<double>(g), body); }); };
+  EXPECT_EQ(
+      try_record([](Param<double> x, Param<double> out) { store_cell(out, load_cell(x) + constant<double>(1.0)); }),
+      "recorded");
   std::string kind;
-  EXPECT_EQ(refusal([&] { trace("k", In<double>(g), Out<double>(g), [](Param<double> x, Param<double>) { store_cell(x, load_cell(x)); }); }, &kind),
+  EXPECT_EQ(refusal(
+                [&] {
+                  trace("k", In<double>(g), Out<double>(g),
+                        [](Param<double> x, Param<double>) { store_cell(x, load_cell(x)); });
+                },
+                &kind),
             "kernel `k`: op #4 `store_cell`: parameter 0 is an In, and nothing writes an In");
   EXPECT_EQ(kind, "record.in_written");
   EXPECT_EQ(try_record([](Param<double> x, Param<double> out) {

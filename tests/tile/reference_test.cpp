@@ -79,7 +79,11 @@ TEST(TileReference, LaunchChecksComeBeforeTheReference) {
     FakeDevice fake(counting);
     expect_error([&] { t.entry.launch(c, {a, b, out}); }, "launch.short_buffer");
   }
-  Error g = expect_error([&] { launch_reference(counting, t.entry, c, {a, b, out}, Grid{9, 1, 1}); }, "launch.grid_mismatch");
+  Error g = expect_error(
+      [&] {
+        launch_reference(counting, t.entry, c, {a, b, out}, Grid{9, 1, 1});
+      },
+      "launch.grid_mismatch");
   EXPECT_EQ(g.message(), "kernel `vadd`: the Out cells make the grid [8, 1, 1], and the launch gives [9, 1, 1]");
   expect_error([&] { check(counting, t.entry, c, {a, b, out}); }, "launch.short_buffer");
   EXPECT_EQ(calls, 0);
@@ -97,9 +101,16 @@ TEST(TileReference, AReferenceForAnotherBufferCountIsRefused) {
   std::vector<double> xs = random_values(1000, 6), poison(1000, -3.0);
   Handle a = c.upload(xs), b = c.upload(xs), out = c.upload(poison);
   const std::string message =
-      "kernel `vadd` takes 3 buffer(s), and its reference was registered for 2: register it with the kernel's count, or "
+      "kernel `vadd` takes 3 buffer(s), and its reference was registered for 2: register it with the kernel's count, "
+      "or "
       "check that this is the kernel it is for";
-  EXPECT_EQ(expect_error([&] { launch_reference(two, t.entry, c, {a, b, out}); }, "reference.arity").message(), message);
+  EXPECT_EQ(expect_error(
+                [&] {
+                  launch_reference(two, t.entry, c, {a, b, out});
+                },
+                "reference.arity")
+                .message(),
+            message);
   {
     FakeDevice fake(two);
     EXPECT_EQ(expect_error([&] { t.entry.launch(c, {a, b, out}); }, "reference.arity").message(), message);
@@ -117,8 +128,9 @@ TEST(TileReference, AReferenceForAnotherBufferCountIsRefused) {
 TEST(TileReference, DynDimExtentFollowsTheGrid) {
   Client c = Device::cpu().client();
   Cells g = cells({dyn_dim}, {128});
-  Traced t = trace("vadd", In<double>(g), In<double>(g), Out<double>(g),
-                   [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+  Traced t =
+      trace("vadd", In<double>(g), In<double>(g), Out<double>(g),
+            [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
   std::vector<double> xs = random_values(1025, 4), ys = random_values(1025, 5);
   Handle a = c.upload(xs), b = c.upload(ys), out = c.upload(std::vector<double>(1025, -1.0));
   launch_reference(reference_kernels(), t.entry, c, {a, b, out}, Grid{8, 1, 1});
@@ -156,9 +168,10 @@ TEST(TileReference, MissingReference) {
   Traced t = testing::col_sum_program();
   Handle x = c.upload(random_values(16 * 32, 6)), out = c.upload(std::vector<double>(32, 5.0));
   Error e = expect_error([&] { launch_reference(reference_kernels(), t.entry, c, {x, out}); }, "reference.missing");
-  EXPECT_EQ(e.message(),
-            "kernel `col_sum`: no reference is registered under this name (registered: flash_attn, flash_attn_bf16, matmul, "
-            "row_softmax, softmax, transpose, vadd)");
+  EXPECT_EQ(
+      e.message(),
+      "kernel `col_sum`: no reference is registered under this name (registered: flash_attn, flash_attn_bf16, matmul, "
+      "row_softmax, softmax, transpose, vadd)");
   Error none = expect_error([&] { check(References{}, t.entry, c, {x, out}); }, "reference.missing");
   EXPECT_EQ(none.message(), "kernel `col_sum`: no reference is registered under this name (none are registered)");
   EXPECT_EQ(c.read<double>(out), std::vector<double>(32, 5.0));
@@ -303,9 +316,10 @@ TEST(TileReference, CheckCatchesAWrongReference) {
     EXPECT_EQ(o.device_value, 17.5);
     EXPECT_EQ(o.reference_value, 18.5);
     EXPECT_EQ(o.max_abs_error, 1.0);
-    EXPECT_EQ(r.text(), "kernel `vadd` on " + dev.name() +
-                            ": argument 2 (Out) f64, 1000 element(s): FAIL, 1 mismatch(es), first at index 17: device 17.5, "
-                            "reference 18.5; max abs error 1, max rel error 0.0541 (tolerance 1e-12 + 1e-12 x |reference|)\n");
+    EXPECT_EQ(r.text(),
+              "kernel `vadd` on " + dev.name() +
+                  ": argument 2 (Out) f64, 1000 element(s): FAIL, 1 mismatch(es), first at index 17: device 17.5, "
+                  "reference 18.5; max abs error 1, max rel error 0.0541 (tolerance 1e-12 + 1e-12 x |reference|)\n");
     std::vector<double> got = c.read<double>(out);
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], xs[i] + ys[i]) << i;
     // Inside a FakeDevice scope too, the check runs the kernel, not the reference.

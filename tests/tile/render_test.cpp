@@ -95,11 +95,12 @@ TEST(TileRender, ReadsPrintWhereTheyAreFirstNeededWhateverOrderTheyWereRecordedI
 // A read never moves past a write recorded after it.
 TEST(TileRender, AReadStaysBeforeALaterWrite) {
   Cells g = cells({256}, {128});
-  Traced t = trace("k", In<double>(g), Out<double>(g), Shared<double>(), [](Param<double> x, Param<double> out, Param<double> s) {
-    Tile<double> early = load(s, block_id(0) * 128, {128});
-    store(s, block_id(0) * 128, load_cell(x));
-    store_cell(out, early);
-  });
+  Traced t = trace("k", In<double>(g), Out<double>(g), Shared<double>(),
+                   [](Param<double> x, Param<double> out, Param<double> s) {
+                     Tile<double> early = load(s, block_id(0) * 128, {128});
+                     store(s, block_id(0) * 128, load_cell(x));
+                     store_cell(out, early);
+                   });
   std::string text = render(*t.program);
   size_t load_at = text.find("load_ptr_tko"), store_at = text.find("store_ptr_tko");
   ASSERT_NE(load_at, std::string::npos) << text;
@@ -119,9 +120,9 @@ TEST(TileRender, SoftmaxPrintsItsPaddingValue) {
   for (const std::string& l : grep(text, "= make_partition_view")) {
     if (l.find("neg_inf") != std::string::npos) found.push_back(l);
   }
-  EXPECT_EQ(found, std::vector<std::string>{
-                       "%3 = make_partition_view %2 : partition_view<tile=(4), padding_value = neg_inf, "
-                       "tensor_view<3xf64, strides=[1]>, dim_map=[0]>"})
+  EXPECT_EQ(found,
+            std::vector<std::string>{"%3 = make_partition_view %2 : partition_view<tile=(4), padding_value = neg_inf, "
+                                     "tensor_view<3xf64, strides=[1]>, dim_map=[0]>"})
       << text;
   EXPECT_EQ(grep(text, "= reduce ").size(), 2u) << text;
   EXPECT_EQ(grep(text, "combiner=maxf").size(), 1u) << text;
@@ -149,7 +150,8 @@ TEST(TileRender, MatmulLoopsWithIterValuesAndMmaf) {
   std::string text = render(*matmul().program);
   std::vector<std::string> picked;
   for (const std::string& l : lines(text)) {
-    if (l.find("= for ") != std::string::npos || l.find("= mmaf ") != std::string::npos || l.rfind("continue ", 0) == 0) {
+    if (l.find("= for ") != std::string::npos || l.find("= mmaf ") != std::string::npos ||
+        l.rfind("continue ", 0) == 0) {
       picked.push_back(l);
     }
   }
@@ -181,9 +183,8 @@ std::string render_kernel(auto body) {
 }
 
 TEST(TileRender, Casts) {
-  std::string text = render_kernel([](Param<float> x, Param<float> out) {
-    store_cell(out, load_cell(x).to<double>().to<float>());
-  });
+  std::string text =
+      render_kernel([](Param<float> x, Param<float> out) { store_cell(out, load_cell(x).to<double>().to<float>()); });
   EXPECT_EQ(grep(text, "ftof ").size(), 2u) << text;
   EXPECT_EQ(grep(text, " : tile<32x32xf32> -> tile<32x32xf64>").size(), 1u) << text;
 }
@@ -274,10 +275,12 @@ TEST(TileRender, StoreSubCutsTheCellIntoParts) {
 
 TEST(TileRender, DynDimExtentsComeFromTheGrid) {
   Cells g = cells({dyn_dim}, {128});
-  Traced t = trace("k", In<double>(g), Out<double>(g), [](Param<double> x, Param<double> out) { store_cell(out, load_cell(x)); });
+  Traced t = trace("k", In<double>(g), Out<double>(g),
+                   [](Param<double> x, Param<double> out) { store_cell(out, load_cell(x)); });
   std::string text = render(*t.program);
   EXPECT_EQ(grep(text, "get_num_tile_blocks : tile<i32>").size(), 1u) << text;  // once, for both views
-  EXPECT_EQ(grep(text, "shape = [%6], strides = [1] : tile<i32> -> tensor_view<?xf64, strides=[1]>").size(), 1u) << text;
+  EXPECT_EQ(grep(text, "shape = [%6], strides = [1] : tile<i32> -> tensor_view<?xf64, strides=[1]>").size(), 1u)
+      << text;
   EXPECT_EQ(grep(text, "tile<i32> -> tensor_view<?xf64, strides=[1]>").size(), 2u) << text;
 }
 

@@ -23,8 +23,9 @@ TEST(TileRun, VaddRaggedSizes) {
     Client c = dev.client();
     for (int64_t n : {1, 7, 127, 128, 129, 1000}) {
       Cells g = cells({n}, {128});
-      Traced t = trace("vadd", In<double>(g), In<double>(g), Out<double>(g),
-                       [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+      Traced t = trace(
+          "vadd", In<double>(g), In<double>(g), Out<double>(g),
+          [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
       std::vector<double> a = random_values(size_t(n), 1), b = random_values(size_t(n), 2);
       // One element past the extent: the kernel must leave it alone.
       std::vector<double> poison(size_t(n) + 1, kPoison);
@@ -32,7 +33,8 @@ TEST(TileRun, VaddRaggedSizes) {
       Handle ho = c.upload(std::span<const double>(poison));
       t.entry.launch(c, {ha, hb, ho});
       std::vector<double> out = c.read<double>(ho);
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[size_t(i)], a[size_t(i)] + b[size_t(i)]) << dev.name() << " n=" << n << " i=" << i;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(out[size_t(i)], a[size_t(i)] + b[size_t(i)]) << dev.name() << " n=" << n << " i=" << i;
       EXPECT_EQ(out[size_t(n)], kPoison) << dev.name() << " n=" << n;
     }
   }
@@ -45,7 +47,8 @@ namespace kiln::tile {
 namespace {
 
 // Relative error of a float result against a double reference, in units of the type's epsilon.
-void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol, const std::string& what) {
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol,
+                  const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     double err = std::abs(got[i] - want[i]) / std::max(1.0, std::abs(want[i]));
@@ -67,7 +70,8 @@ TEST(TileRun, SoftmaxPadsNegInfAndLeavesTheTail) {
     t.entry.launch(c, {hx, ho});
     std::vector<double> out = c.read<double>(ho);
     double m = 3, s = std::exp(1 - m) + std::exp(2 - m) + std::exp(3 - m);
-    expect_close({out[0], out[1], out[2]}, {std::exp(1 - m) / s, std::exp(2 - m) / s, std::exp(3 - m) / s}, 4e-16, dev.name());
+    expect_close({out[0], out[1], out[2]}, {std::exp(1 - m) / s, std::exp(2 - m) / s, std::exp(3 - m) / s}, 4e-16,
+                 dev.name());
     EXPECT_EQ(out[3], 9.0) << dev.name();
   }
 }
@@ -108,28 +112,32 @@ TEST(TileRun, ReductionsAlongEachDimension) {
     std::vector<double> xs = random_values(16 * 32, 11);
     Handle hx = c.upload(std::span<const double>(xs));
     {
-      Traced t = trace("col_sum", In<double>(g), Out<double>(cells({1, 32}, {1, 32})), [](Param<double> x, Param<double> out) {
-        store_cell(out, reduce_sum(load_cell(x), {.dim = 0, .keepdims = true}));
-      });
+      Traced t =
+          trace("col_sum", In<double>(g), Out<double>(cells({1, 32}, {1, 32})), [](Param<double> x, Param<double> out) {
+            store_cell(out, reduce_sum(load_cell(x), {.dim = 0, .keepdims = true}));
+          });
       std::vector<double> poison(32, kPoison);
       Handle ho = c.upload(std::span<const double>(poison));
       t.entry.launch(c, {hx, ho});
       std::vector<double> want(32, 0.0);
-      for (int i = 0; i < 16; ++i) for (int j = 0; j < 32; ++j) want[size_t(j)] += xs[size_t(i * 32 + j)];
+      for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 32; ++j) want[size_t(j)] += xs[size_t(i * 32 + j)];
       expect_close(c.read<double>(ho), want, 1e-14, dev.name() + " col_sum");
     }
     {
-      Traced t = trace("row_range", In<double>(g), Out<double>(cells({16}, {16})), [](Param<double> x, Param<double> out) {
-        Tile<double> v = load_cell(x);
-        store_cell(out, reduce_max(v) - reduce_min(v, {.dim = 1}));
-      });
+      Traced t =
+          trace("row_range", In<double>(g), Out<double>(cells({16}, {16})), [](Param<double> x, Param<double> out) {
+            Tile<double> v = load_cell(x);
+            store_cell(out, reduce_max(v) - reduce_min(v, {.dim = 1}));
+          });
       std::vector<double> poison(16, kPoison);
       Handle ho = c.upload(std::span<const double>(poison));
       t.entry.launch(c, {hx, ho});
       std::vector<double> want(16);
       for (int i = 0; i < 16; ++i) {
         double hi = -INFINITY, lo = INFINITY;
-        for (int j = 0; j < 32; ++j) hi = std::max(hi, xs[size_t(i * 32 + j)]), lo = std::min(lo, xs[size_t(i * 32 + j)]);
+        for (int j = 0; j < 32; ++j)
+          hi = std::max(hi, xs[size_t(i * 32 + j)]), lo = std::min(lo, xs[size_t(i * 32 + j)]);
         want[size_t(i)] = hi - lo;
       }
       expect_close(c.read<double>(ho), want, 0, dev.name() + " row_range");
@@ -151,7 +159,8 @@ TEST(TileRun, TransposeThroughShared) {
     Handle hx = c.upload(std::span<const double>(xs)), ho = c.upload(std::span<const double>(poison));
     t.entry.launch(c, {hx, ho}, Grid{4, 2, 1});
     std::vector<double> out = c.read<double>(ho), want(xs.size());
-    for (int i = 0; i < 128; ++i) for (int j = 0; j < 64; ++j) want[size_t(j * 128 + i)] = xs[size_t(i * 64 + j)];
+    for (int i = 0; i < 128; ++i)
+      for (int j = 0; j < 64; ++j) want[size_t(j * 128 + i)] = xs[size_t(i * 64 + j)];
     expect_close(out, want, 0, dev.name());
   }
 }
@@ -163,12 +172,14 @@ TEST(TileRun, MatmulOverAFreeAxis) {
     store_cell(c, acc);
   };
   Traced t = trace("matmul", In<double>(cells({256, 256}, {64, 32}).along({0, free_axis})),
-                   In<double>(cells({256, 256}, {32, 64}).along({free_axis, 1})), Out<double>(cells({256, 256}, {64, 64})), matmul);
+                   In<double>(cells({256, 256}, {32, 64}).along({free_axis, 1})),
+                   Out<double>(cells({256, 256}, {64, 64})), matmul);
   for (const Device& dev : devices()) {
     Client c = dev.client();
     std::vector<double> as = random_values(256 * 256, 21, -1, 1), bs = random_values(256 * 256, 22, -1, 1);
     std::vector<double> poison(256 * 256, kPoison);
-    Handle ha = c.upload(std::span<const double>(as)), hb = c.upload(std::span<const double>(bs)), hc = c.upload(std::span<const double>(poison));
+    Handle ha = c.upload(std::span<const double>(as)), hb = c.upload(std::span<const double>(bs)),
+           hc = c.upload(std::span<const double>(poison));
     t.entry.launch(c, {ha, hb, hc});
     std::vector<double> out = c.read<double>(hc), want(out.size(), 0.0);
     for (int i = 0; i < 256; ++i)
@@ -233,10 +244,11 @@ template <class T, class Acc>
 void ragged_grid_matmul(int64_t gx, int64_t gy, int64_t tile_mn, int64_t tile_k, int64_t stages, double tolerance) {
   const int64_t m = gx * tile_mn, n = gy * tile_mn, k = 4 * tile_k;
   Traced t = trace("ragged_grid_matmul", In<T>(cells({m, k}, {tile_mn, tile_k}).along({0, free_axis})),
-                   In<T>(cells({k, n}, {tile_k, tile_mn}).along({free_axis, 1})), Out<Acc>(cells({m, n}, {tile_mn, tile_mn})),
-                   [&](Param<T> a, Param<T> b, Param<Acc> c) {
+                   In<T>(cells({k, n}, {tile_k, tile_mn}).along({free_axis, 1})),
+                   Out<Acc>(cells({m, n}, {tile_mn, tile_mn})), [&](Param<T> a, Param<T> b, Param<Acc> c) {
                      tile::Var<Acc> acc = zeros(c);
-                     For(d_range(0, 4).prefetch_stages(stages), [&](Index i) { acc = mma(load_at(a, {i}), load_at(b, {i}), acc); });
+                     For(d_range(0, 4).prefetch_stages(stages),
+                         [&](Index i) { acc = mma(load_at(a, {i}), load_at(b, {i}), acc); });
                      store_cell(c, acc);
                    });
   for (const Device& dev : devices()) {
@@ -246,7 +258,8 @@ void ragged_grid_matmul(int64_t gx, int64_t gy, int64_t tile_mn, int64_t tile_k,
     for (double v : as) an.push_back(T(float(v)));
     for (double v : bs) bn.push_back(T(float(v)));
     std::vector<Acc> poison(size_t(m * n), Acc(NAN));
-    Handle ha = c.upload(std::span<const T>(an)), hb = c.upload(std::span<const T>(bn)), hc = c.upload(std::span<const Acc>(poison));
+    Handle ha = c.upload(std::span<const T>(an)), hb = c.upload(std::span<const T>(bn)),
+           hc = c.upload(std::span<const Acc>(poison));
     t.entry.launch(c, {ha, hb, hc});
     std::vector<Acc> out = c.read<Acc>(hc);
     double worst = 0;

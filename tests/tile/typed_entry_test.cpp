@@ -20,8 +20,9 @@ using testing::devices;
 
 TEST(TileTypedEntry, BuffersLaunchOnEveryDevice) {
   Cells g = cells({1000}, {128});
-  auto vadd = trace("vadd", In<float>(g), In<float>(g), Out<float>(g),
-                    [](Param<float> a, Param<float> b, Param<float> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+  auto vadd =
+      trace("vadd", In<float>(g), In<float>(g), Out<float>(g),
+            [](Param<float> a, Param<float> b, Param<float> out) { store_cell(out, load_cell(a) + load_cell(b)); });
   static_assert(std::is_same_v<decltype(vadd.entry), TypedEntry<float, float, float>>);
   for (const Device& dev : devices()) {
     Client c = dev.client();
@@ -69,10 +70,12 @@ TEST(TileTypedEntry, TracedStillTakesHandles) {
 // The launch checks that types cannot make (sizes, the grid) still run, and a refused launch
 // changes nothing.
 TEST(TileTypedEntry, LaunchChecksStillRun) {
-  auto vadd = trace("vadd", In<double>(cells({1000}, {128})), In<double>(cells({1000}, {128})), Out<double>(cells({1000}, {128})),
-                    [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
+  auto vadd = trace(
+      "vadd", In<double>(cells({1000}, {128})), In<double>(cells({1000}, {128})), Out<double>(cells({1000}, {128})),
+      [](Param<double> a, Param<double> b, Param<double> out) { store_cell(out, load_cell(a) + load_cell(b)); });
   Client c = Device::cpu().client();
-  Buffer<double> a = c.upload_buffer(std::vector<double>(1000, 1.0)), short_b = c.upload_buffer(std::vector<double>(999, 2.0));
+  Buffer<double> a = c.upload_buffer(std::vector<double>(1000, 1.0)),
+                 short_b = c.upload_buffer(std::vector<double>(999, 2.0));
   Buffer<double> out = c.upload_buffer(std::vector<double>(1000, -1.0));
   EXPECT_EQ(expect_error([&] { vadd.entry.launch(c, a, short_b, out); }, "launch.short_buffer").message(),
             "kernel `vadd`: argument 1 (In) holds 999 element(s) and its cells reach 1000");
@@ -85,9 +88,10 @@ TEST(TileTypedEntry, LaunchChecksStillRun) {
 TEST(TileTypedEntry, BufferOfChecksTheElementType) {
   Client c = Device::cpu().client();
   Handle floats = c.upload(std::vector<float>(8, 1.0f));
-  EXPECT_EQ(expect_error([&] { (void)Buffer<double>::of(floats); }, "handle.type_mismatch").message(),
-            "Buffer<double>::of: the handle holds float elements; take it as Buffer<float>, or reinterpret the bytes with "
-            "view_as<double>()");
+  EXPECT_EQ(
+      expect_error([&] { (void)Buffer<double>::of(floats); }, "handle.type_mismatch").message(),
+      "Buffer<double>::of: the handle holds float elements; take it as Buffer<float>, or reinterpret the bytes with "
+      "view_as<double>()");
   EXPECT_EQ(expect_error([&] { (void)Buffer<float>::of(c.empty_bytes(32)); }, "handle.type_mismatch").message(),
             "Buffer<float>::of: the handle holds raw bytes; view_as<float>() them first");
   EXPECT_EQ(expect_error([&] { (void)Buffer<float>::of(Handle()); }, "handle.invalid").message(),

@@ -132,8 +132,9 @@ int bench(const Args& args) {
   std::string device_name, json;
   std::vector<std::string> peers;
   std::vector<std::string> only;  // empty: every benchmark
-  const std::vector<std::string> groups{"saxpy", "sum", "fast_math", "launch", "tile", "tensor", "tensor.add", "tensor.tiny",
-                                       "tensor.rows", "tensor.sum", "tensor.fused", "tensor.matmul"};
+  const std::vector<std::string> groups{"saxpy",       "sum",        "fast_math",    "launch",
+                                        "tile",        "tensor",     "tensor.add",   "tensor.tiny",
+                                        "tensor.rows", "tensor.sum", "tensor.fused", "tensor.matmul"};
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) usage_error(args[i] + " needs a value", usage);
@@ -146,13 +147,14 @@ int bench(const Args& args) {
       std::string g;
       while (std::getline(ss, g, ',')) {
         if (std::find(groups.begin(), groups.end(), g) == groups.end()) {
-          usage_error("--only: no benchmark group is named '" + g + "' (saxpy, sum, fast_math, launch, tile, tensor, or a part "
-                      "of tensor: tensor.add, tensor.tiny, tensor.rows, tensor.sum, tensor.fused, tensor.matmul)", usage);
+          usage_error("--only: no benchmark group is named '" + g +
+                          "' (saxpy, sum, fast_math, launch, tile, tensor, or a part "
+                          "of tensor: tensor.add, tensor.tiny, tensor.rows, tensor.sum, tensor.fused, tensor.matmul)",
+                      usage);
         }
         only.push_back(g);
       }
-    }
-    else if (args[i] == "--peers") {
+    } else if (args[i] == "--peers") {
       std::stringstream ss(value());
       std::string p;
       while (std::getline(ss, p, ',')) {
@@ -162,7 +164,8 @@ int bench(const Args& args) {
     else usage_error("unknown option " + args[i], usage);
   }
   // A cache folder of our own: the first-launch figure must miss, the child process must hit.
-  std::string cache_dir = (std::filesystem::temp_directory_path() / ("kiln-bench-" + std::to_string(::getpid()))).string();
+  std::string cache_dir =
+      (std::filesystem::temp_directory_path() / ("kiln-bench-" + std::to_string(::getpid()))).string();
   setenv("KILN_CACHE_DIR", cache_dir.c_str(), 1);
   Device device = device_name.empty() ? Device::default_device() : Device::parse(device_name);
   Client c = device.client();
@@ -222,7 +225,8 @@ int bench(const Args& args) {
       err_fast = std::max(err_fast, std::fabs(double(got_fast[i]) - want));
     }
     if (std::isnan(got_exact[0]) || std::isnan(got_fast[0])) err_exact = err_fast = NAN;
-    std::string size = std::to_string(n >> 10) + "K elements x " + std::to_string(MathHeavy<false>::kRounds) + " rounds";
+    std::string size =
+        std::to_string(n >> 10) + "K elements x " + std::to_string(MathHeavy<false>::kRounds) + " rounds";
     rows.push_back({"math_heavy f32 exact, " + size, "ms", exact_ms, "", NAN, false, NAN});
     // The CPU is exact either way: its ratio is noise, with no target.
     rows.push_back({"math_heavy f32 fast math, " + size, "ms", fast_ms, "exact", exact_ms, false, gpu ? 1.0 : NAN});
@@ -261,7 +265,8 @@ int bench(const Args& args) {
       double total = ms_since(t0), compile = nvrtc_compile_milliseconds() - nvrtc0;
       overhead.push_back(total - compile);
       nvrtc.push_back(compile);
-      if (std::getenv("KILN_BENCH_VERBOSE")) std::printf("fresh %d: first launch %.3f ms, NVRTC %.3f ms\n", k, total, compile);
+      if (std::getenv("KILN_BENCH_VERBOSE"))
+        std::printf("fresh %d: first launch %.3f ms, NVRTC %.3f ms\n", k, total, compile);
     }
     std::sort(overhead.begin(), overhead.end());
     std::sort(nvrtc.begin(), nvrtc.end());
@@ -293,7 +298,8 @@ int bench(const Args& args) {
   }
   if (wanted("tile")) tile_benchmarks(c, gpu, peer, rows);
   // The tensor group, or parts of it.
-  tensor_benchmarks(c, gpu, peer, rows, [&](const std::string& part) { return wanted("tensor") || wanted("tensor." + part); });
+  tensor_benchmarks(c, gpu, peer, rows,
+                    [&](const std::string& part) { return wanted("tensor") || wanted("tensor." + part); });
   std::error_code ec;
   std::filesystem::remove_all(cache_dir, ec);
 
@@ -312,12 +318,16 @@ int bench(const Args& args) {
     // Errors are small numbers: those print in scientific notation.
     bool tiny = r.kiln != 0 && std::fabs(r.kiln) < 0.01;
     char target[32], figure[32];
-    std::snprintf(target, sizeof target, r.target < 0.01 ? "%s%.0e" : "%s%.2f", r.higher_is_better ? ">=" : "<=", r.target);
+    std::snprintf(target, sizeof target, r.target < 0.01 ? "%s%.0e" : "%s%.2f",
+                  r.higher_is_better ? ">=" : "<=", r.target);
     if (std::isnan(r.target)) target[0] = 0;
     std::snprintf(figure, sizeof figure, tiny ? "%8.1e" : "%8.2f", r.kiln);
-    std::printf("%-62s %s %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), figure, r.unit.c_str(),
-                r.peer_name.c_str(), r.peer, ratio, target,
-                unjudged ? "(no peer figure)" : std::isnan(r.target) ? "" : ok ? "met" : "MISSED");
+    std::printf("%-62s %s %-3s %14s %12.2f %8.3f %8s %s\n", r.what.c_str(), figure, r.unit.c_str(), r.peer_name.c_str(),
+                r.peer, ratio, target,
+                unjudged               ? "(no peer figure)"
+                : std::isnan(r.target) ? ""
+                : ok                   ? "met"
+                                       : "MISSED");
     auto num = [](double v) {
       if (std::isnan(v)) return std::string("null");
       char b[32];
@@ -326,8 +336,11 @@ int bench(const Args& args) {
     };
     js += "    {\"what\": \"" + r.what + "\", \"unit\": \"" + r.unit + "\", \"kiln\": " + num(r.kiln) +
           ", \"peer\": \"" + r.peer_name + "\", \"peer_value\": " + num(r.peer) + ", \"ratio\": " + num(ratio) +
-          ", \"target\": \"" + target + "\", \"met\": " + (unjudged && !std::isnan(r.target) ? "null" : ok ? "true" : "false") + "}" +
-          (i + 1 < rows.size() ? "," : "") + "\n";
+          ", \"target\": \"" + target + "\", \"met\": " +
+          (unjudged && !std::isnan(r.target) ? "null"
+           : ok                              ? "true"
+                                             : "false") +
+          "}" + (i + 1 < rows.size() ? "," : "") + "\n";
   }
   js += "  ],\n  \"peers\": {";
   bool first = true;

@@ -60,8 +60,8 @@ inline double peer_of(const std::map<std::string, double>& peer, const std::stri
 
 // The largest relative error over `samples` elements of c = a x b (n x n, bf16, row-major)
 // against products of the same bf16 values summed in double.
-inline double matmul_error(const std::vector<bf16>& a, const std::vector<bf16>& b, const std::vector<bf16>& c, int64_t n,
-                           int64_t samples) {
+inline double matmul_error(const std::vector<bf16>& a, const std::vector<bf16>& b, const std::vector<bf16>& c,
+                           int64_t n, int64_t samples) {
   double worst = 0;
   for (int64_t s = 0; s < samples; ++s) {
     int64_t i = (s * 7919) % n, j = (s * 104729 + 13) % n;

@@ -26,11 +26,12 @@ void add_f32(const Client& c, bool gpu, const std::map<std::string, double>& pee
   Tensor z = x + y;
   std::vector<float> got = z.to_vector<float>();
   double worst = 0;
-  for (int64_t i = 0; i < n; i += 4099) worst = std::max(worst, double(std::fabs(got[size_t(i)] - (xs[size_t(i)] + ys[size_t(i)]))));
+  for (int64_t i = 0; i < n; i += 4099)
+    worst = std::max(worst, double(std::fabs(got[size_t(i)] - (xs[size_t(i)] + ys[size_t(i)]))));
   z = Tensor();
   double ms = median_ms(c, 5, gpu ? 10 : 1, [&] { (x + y).eval(); });
-  rows.push_back({"tensor add f32, 1 GiB operands (x + y, new memory)", "GB/s", 3.0 * 4 * double(n) / ms / 1e6, "pytorch",
-                  peer_of(peer, "add_f32_GBps"), true, 1.0});
+  rows.push_back({"tensor add f32, 1 GiB operands (x + y, new memory)", "GB/s", 3.0 * 4 * double(n) / ms / 1e6,
+                  "pytorch", peer_of(peer, "add_f32_GBps"), true, 1.0});
   rows.push_back({"tensor add f32, max abs error", "", worst, "", NAN, false, 0.0});
 }
 
@@ -52,14 +53,14 @@ void tiny_op(const Client& c, const std::map<std::string, double>& peer, std::ve
       rows.push_back({"tensor tiny op host time, default (fused)", "us", us, "pytorch",
                       peer_of(peer, "torch_tiny_op_us"), false, 0.5});
     } else {
-      rows.push_back({"tensor tiny op host time, fusion off", "us", us, "pytorch",
-                      peer_of(peer, "torch_tiny_op_us"), false, NAN});
-      rows.push_back({"tensor tiny op host time, fusion off", "us", us, "cuLaunchKernel",
-                      peer_of(peer, "culaunch_us"), false, 1.3});
+      rows.push_back(
+          {"tensor tiny op host time, fusion off", "us", us, "pytorch", peer_of(peer, "torch_tiny_op_us"), false, NAN});
+      rows.push_back({"tensor tiny op host time, fusion off", "us", us, "cuLaunchKernel", peer_of(peer, "culaunch_us"),
+                      false, 1.3});
     }
     const float want = float(reps * (loops + 1)), got = z.to_vector<float>()[0];
-    rows.push_back({std::string("tensor tiny op, result error") + (fused ? ", fused" : ", fusion off"), "", double(std::fabs(got - want)), "",
-                    NAN, false, 0.0});
+    rows.push_back({std::string("tensor tiny op, result error") + (fused ? ", fused" : ", fusion off"), "",
+                    double(std::fabs(got - want)), "", NAN, false, 0.0});
   }
   fusion::set_enabled(std::nullopt);
 }
@@ -70,7 +71,8 @@ void gelu_chain(const Client& c, bool gpu, const std::map<std::string, double>& 
   const int64_t n_rows = gpu ? 32768 : 64, cols = 4096;
   std::vector<float> as = random_floats(size_t(n_rows * cols), 71), ws = random_floats(size_t(cols), 72),
                      bs = random_floats(size_t(cols), 73);
-  Tensor a = Tensor::from_data(c, as, {n_rows, cols}), w = Tensor::from_data(c, ws, {cols}), b = Tensor::from_data(c, bs, {cols});
+  Tensor a = Tensor::from_data(c, as, {n_rows, cols}), w = Tensor::from_data(c, ws, {cols}),
+         b = Tensor::from_data(c, bs, {cols});
   const std::string size = std::to_string(n_rows) + " x " + std::to_string(cols);
   const double bytes = 2.0 * 4.0 * double(n_rows * cols);
   const uint64_t before = c.stats().launches;
@@ -121,8 +123,10 @@ void rows_f32(const Client& c, bool gpu, const std::map<std::string, double>& pe
     }
   }
   double ms = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = softmax(x, -1); });
-  rows.push_back({"tensor softmax f32, " + size, "GB/s", bytes / ms / 1e6, "triton", peer_of(peer, "triton_softmax_GBps"), true, 1.0});
-  rows.push_back({"tensor softmax f32, " + size, "GB/s", bytes / ms / 1e6, "pytorch", peer_of(peer, "softmax_f32_32768x4096_GBps"), true, NAN});
+  rows.push_back({"tensor softmax f32, " + size, "GB/s", bytes / ms / 1e6, "triton",
+                  peer_of(peer, "triton_softmax_GBps"), true, 1.0});
+  rows.push_back({"tensor softmax f32, " + size, "GB/s", bytes / ms / 1e6, "pytorch",
+                  peer_of(peer, "softmax_f32_32768x4096_GBps"), true, NAN});
   rows.push_back({"tensor softmax, max relative error", "", worst_softmax, "", NAN, false, 1e-5});
   // The same elements as the rows of x.transpose() (4096 rows of 32768 on the GPU, a row's
   // neighbours 16 KiB apart): strided rows, read by tiles. Held against the contiguous softmax
@@ -162,13 +166,15 @@ void rows_f32(const Client& c, bool gpu, const std::map<std::string, double>& pe
     const double worst_few = worst_of(softmax(xf, -1), few, 9);
     const double few_bytes = 2.0 * 4.0 * double(few * t_cols);
     const double ms_f = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = softmax(xf, -1); });
-    rows.push_back({"tensor softmax f32 of x[:, :" + std::to_string(few) + "].transpose(), " + std::to_string(few) + " x " +
-                        std::to_string(t_cols) + " (few strided rows)",
+    rows.push_back({"tensor softmax f32 of x[:, :" + std::to_string(few) + "].transpose(), " + std::to_string(few) +
+                        " x " + std::to_string(t_cols) + " (few strided rows)",
                     "GB/s", few_bytes / ms_f / 1e6, "softmax " + size, bytes / ms / 1e6, true, NAN});
-    rows.push_back({"tensor softmax of x[:, :" + std::to_string(few) + "].transpose(), max relative error", "", worst_few, "", NAN, false, 1e-5});
+    rows.push_back({"tensor softmax of x[:, :" + std::to_string(few) + "].transpose(), max relative error", "",
+                    worst_few, "", NAN, false, 1e-5});
   }
   ms = median_ms(c, 5, gpu ? 20 : 1, [&] { Tensor r = layer_norm(x); });
-  rows.push_back({"tensor layer_norm f32, " + size, "GB/s", bytes / ms / 1e6, "pytorch", peer_of(peer, "layer_norm_f32_32768x4096_GBps"), true, 1.0});
+  rows.push_back({"tensor layer_norm f32, " + size, "GB/s", bytes / ms / 1e6, "pytorch",
+                  peer_of(peer, "layer_norm_f32_32768x4096_GBps"), true, 1.0});
   rows.push_back({"tensor layer_norm, max abs error", "", worst_norm, "", NAN, false, 1e-4});
 }
 
@@ -180,8 +186,10 @@ void sum_f32(const Client& c, bool gpu, const std::map<std::string, double>& pee
   for (float v : xs) want += v;
   double got = double(sum(x).to_vector<float>()[0]);
   double ms = median_ms(c, 5, gpu ? 10 : 1, [&] { Tensor r = sum(x); });
-  rows.push_back({"tensor sum f32, 1 GiB", "GB/s", 4.0 * double(n) / ms / 1e6, "pytorch", peer_of(peer, "sum_f32_GBps"), true, 1.0});
-  rows.push_back({"tensor sum f32, abs error / sqrt(n)", "", std::fabs(got - want) / std::sqrt(double(n)), "", NAN, false, 1e-3});
+  rows.push_back({"tensor sum f32, 1 GiB", "GB/s", 4.0 * double(n) / ms / 1e6, "pytorch", peer_of(peer, "sum_f32_GBps"),
+                  true, 1.0});
+  rows.push_back(
+      {"tensor sum f32, abs error / sqrt(n)", "", std::fabs(got - want) / std::sqrt(double(n)), "", NAN, false, 1e-3});
 }
 
 // matmul through the tensor API: autotune picks the kernel. The first call tunes (forced, so that
@@ -215,8 +223,9 @@ void matmul_bf16(const Client& c, bool gpu, const std::map<std::string, double>&
                   peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true, NAN});
   rows.push_back({"tensor matmul bf16, max rel. error (16 samples)", "", worst, "", NAN, false, 1e-2});
   rows.push_back({"tensor matmul bf16 " + size + ": autotune, cold", "s", cold_s, "", NAN, false, NAN});
-  rows.push_back({std::string("tensor matmul bf16 ") + size + ": first call, stored result" + (from_file ? "" : " NOT READ"),
-                  "ms", stored_ms, "", NAN, false, NAN});
+  rows.push_back(
+      {std::string("tensor matmul bf16 ") + size + ": first call, stored result" + (from_file ? "" : " NOT READ"), "ms",
+       stored_ms, "", NAN, false, NAN});
   rows.push_back({"tensor matmul bf16 " + size + ": one call", "ms", ms, "", NAN, false, NAN});
   // x @ w^T, as a linear layer multiplies: the rhs is a transposed view (no copy).
   Tensor wt = tb.transpose();

@@ -72,7 +72,8 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
   for (int64_t n : gpu ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{256}) {
     std::vector<float> af = random_floats(size_t(n * n), 11), bf = random_floats(size_t(n * n), 12);
     std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
-    Handle ha = c.upload(std::span<const bf16>(a)), hb = c.upload(std::span<const bf16>(b)), hc = c.empty<bf16>(size_t(n * n));
+    Handle ha = c.upload(std::span<const bf16>(a)), hb = c.upload(std::span<const bf16>(b)),
+           hc = c.empty<bf16>(size_t(n * n));
     // The prefetch_stages sweep (1 to 4) at 4096 (and on the CPU), with K steps of 32 and 64 on
     // 128 x 128 blocks, then the 128 x 256 and 256 x 128 blocks; the four best of those at 8192.
     // The best of each size is its headline, as autotune would pick.
@@ -91,10 +92,12 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
       double err = matmul_error(a, b, c.read<bf16>(hc), n, 64);
       double ms = median_ms(c, 3, gpu ? 10 : 1, run);
       double tflops = 2.0 * double(n) * double(n) * double(n) / ms / 1e9;
-      std::string what = "tile matmul bf16 " + std::to_string(n) + "^3, " + std::to_string(shape.bm) + " x " + std::to_string(shape.bn) +
-                         " blocks, k step " + std::to_string(shape.bk) + ", prefetch_stages " + std::to_string(shape.stages);
+      std::string what = "tile matmul bf16 " + std::to_string(n) + "^3, " + std::to_string(shape.bm) + " x " +
+                         std::to_string(shape.bn) + " blocks, k step " + std::to_string(shape.bk) +
+                         ", prefetch_stages " + std::to_string(shape.stages);
       if (tflops > best) best = tflops, best_row = rows.size();
-      rows.push_back({what, "TFLOP/s", tflops, "cublas", peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"), true, NAN});
+      rows.push_back({what, "TFLOP/s", tflops, "cublas", peer_of(peer, "matmul_bf16_" + std::to_string(n) + "_TFLOPs"),
+                      true, NAN});
       rows.push_back({what + ", max rel. error (64 samples)", "", err, "", NAN, false, 1e-2});
     }
     if (rows.size() > first_row) rows[best_row].target = 0.5;
@@ -108,25 +111,26 @@ Traced flash_attention(int64_t bh, int64_t seq, int64_t dim) {
   const uint32_t d = uint32_t(dim);
   Cells rows = cells({bh * seq, dim}, {64, dim});
   Cells keys = cells({bh * seq, dim}, {64, dim}).along({free_axis, 1});
-  return trace("tile_flash_attention_bf16", In<bf16>(rows), In<bf16>(keys), In<bf16>(keys), Out<bf16>(rows),
-               [seq, d](Param<bf16> q, Param<bf16> k, Param<bf16> v, Param<bf16> out) {
-                 const double scale = 1.0 / std::sqrt(double(d));
-                 Index first = block_id(0) / int32_t(seq / 64) * int32_t(seq / 64);  // the head's first key block
-                 Tile<bf16> qt = load_cell(q);
-                 tile::Var<float> m = full<float>({64, 1}, -INFINITY);
-                 tile::Var<float> l = full<float>({64, 1}, 0.0);
-                 tile::Var<float> acc = full<float>({64, d}, 0.0);
-                 For(d_range(0, int32_t(seq / 64)).prefetch_stages(2), [&](Index j) {
-                   Tile<float> s = mma(qt, load_at(k, {first + j, Index(0)}).transpose(), zeros<float>({64, 64})) * scale;
-                   Tile<float> m_new = max(m.get(), reduce_max(s, {.keepdims = true}));
-                   Tile<float> p = exp(s - m_new);
-                   Tile<float> alpha = exp(m.get() - m_new);
-                   l = l.get() * alpha + reduce_sum(p, {.keepdims = true});
-                   acc = mma(p.to<bf16>(), load_at(v, {first + j, Index(0)}), acc.get() * alpha);
-                   m = m_new;
-                 });
-                 store_cell(out, (acc.get() / l.get()).to<bf16>());
-               });
+  return trace(
+      "tile_flash_attention_bf16", In<bf16>(rows), In<bf16>(keys), In<bf16>(keys), Out<bf16>(rows),
+      [seq, d](Param<bf16> q, Param<bf16> k, Param<bf16> v, Param<bf16> out) {
+        const double scale = 1.0 / std::sqrt(double(d));
+        Index first = block_id(0) / int32_t(seq / 64) * int32_t(seq / 64);  // the head's first key block
+        Tile<bf16> qt = load_cell(q);
+        tile::Var<float> m = full<float>({64, 1}, -INFINITY);
+        tile::Var<float> l = full<float>({64, 1}, 0.0);
+        tile::Var<float> acc = full<float>({64, d}, 0.0);
+        For(d_range(0, int32_t(seq / 64)).prefetch_stages(2), [&](Index j) {
+          Tile<float> s = mma(qt, load_at(k, {first + j, Index(0)}).transpose(), zeros<float>({64, 64})) * scale;
+          Tile<float> m_new = max(m.get(), reduce_max(s, {.keepdims = true}));
+          Tile<float> p = exp(s - m_new);
+          Tile<float> alpha = exp(m.get() - m_new);
+          l = l.get() * alpha + reduce_sum(p, {.keepdims = true});
+          acc = mma(p.to<bf16>(), load_at(v, {first + j, Index(0)}), acc.get() * alpha);
+          m = m_new;
+        });
+        store_cell(out, (acc.get() / l.get()).to<bf16>());
+      });
 }
 
 void attention(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
@@ -137,7 +141,8 @@ void attention(const Client& c, bool gpu, const std::map<std::string, double>& p
     return std::vector<bf16>(f.begin(), f.end());
   };
   std::vector<bf16> q = draw(21), k = draw(22), v = draw(23);
-  Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)), hv = c.upload(std::span<const bf16>(v));
+  Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)),
+         hv = c.upload(std::span<const bf16>(v));
   Handle ho = c.empty<bf16>(n);
   Traced t = flash_attention(b * h, seq, dim);
   auto run = [&] { t.entry.launch(c, {hq, hk, hv, ho}); };
@@ -152,7 +157,8 @@ void attention(const Client& c, bool gpu, const std::map<std::string, double>& p
       double m = -INFINITY, total = 0;
       for (int64_t j = 0; j < seq; ++j) {
         double dot = 0;
-        for (int64_t x = 0; x < dim; ++x) dot += double(float(q[size_t(row * dim + x)])) * double(float(k[size_t((head * seq + j) * dim + x)]));
+        for (int64_t x = 0; x < dim; ++x)
+          dot += double(float(q[size_t(row * dim + x)])) * double(float(k[size_t((head * seq + j) * dim + x)]));
         s[size_t(j)] = dot / std::sqrt(double(dim));
         m = std::max(m, s[size_t(j)]);
       }

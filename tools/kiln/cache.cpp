@@ -19,8 +19,7 @@ int cache(const Args& args) {
       std::printf("%10llu  %s\n", static_cast<unsigned long long>(e.bytes), e.file.c_str());
       total += e.bytes;
     }
-    std::printf("%zu entries, %llu bytes in %s\n", entries.size(), static_cast<unsigned long long>(total),
-                dir.c_str());
+    std::printf("%zu entries, %llu bytes in %s\n", entries.size(), static_cast<unsigned long long>(total), dir.c_str());
   } else if (args[0] == "clear") {
     std::printf("removed %zu entries from %s\n", clear_disk_cache(), dir.c_str());
   } else {

@@ -15,12 +15,12 @@ struct DeviceInfo {
   std::string name;          // "AMD EPYC ...", "NVIDIA H200"
   std::string architecture;  // "x86_64", "sm_90a"
   uint64_t memory_bytes = 0;
-  int multiprocessors = 0;   // SMs, or host threads for the CPU
+  int multiprocessors = 0;  // SMs, or host threads for the CPU
   // The defaults are kiln's own limits (ir::Target); a backend reports its device's where they differ.
   uint32_t max_cube_units = ir::Target::kMaxCubeUnits;
   std::array<uint32_t, 3> max_cube_dim = ir::Target::kMaxCubeDim;
   std::array<uint32_t, 3> max_cube_count{0x7fffffffu, 65535, 65535};  // CUDA's grid limits
-  uint32_t max_shared_bytes = ir::Target::kCudaStaticShared;  // per cube, as a kernel may use it
+  uint32_t max_shared_bytes = ir::Target::kCudaStaticShared;          // per cube, as a kernel may use it
   uint32_t plane_dim = ir::Target::kPlaneWidth;
 };
 

@@ -12,10 +12,10 @@ inline Expr<uint32_t> builtin(ir::OpKind kind, int axis = -1) {
 }
 }  // namespace detail
 
-#define KILN_BUILTIN(fn, kind)                                                     \
-  inline Expr<uint32_t> fn() { return detail::builtin(ir::OpKind::kind); }         \
-  inline Expr<uint32_t> fn##_x() { return detail::builtin(ir::OpKind::kind, 0); }  \
-  inline Expr<uint32_t> fn##_y() { return detail::builtin(ir::OpKind::kind, 1); }  \
+#define KILN_BUILTIN(fn, kind)                                                    \
+  inline Expr<uint32_t> fn() { return detail::builtin(ir::OpKind::kind); }        \
+  inline Expr<uint32_t> fn##_x() { return detail::builtin(ir::OpKind::kind, 0); } \
+  inline Expr<uint32_t> fn##_y() { return detail::builtin(ir::OpKind::kind, 1); } \
   inline Expr<uint32_t> fn##_z() { return detail::builtin(ir::OpKind::kind, 2); }
 // The unit's index in the whole launch: cube_pos() * cube_dim() + unit_pos().
 KILN_BUILTIN(absolute_pos, AbsolutePos)

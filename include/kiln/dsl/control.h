@@ -87,12 +87,16 @@ class Range {
   Range(dsl::ValueRef lo, dsl::ValueRef hi, dsl::ValueRef step) : lo_(lo), hi_(hi), step_(step) {}
 
   // Unroll by `n` (a C++ integer, or a constant proxy): n >= 1.
-  Range unroll(int64_t n) const { return with([&](dsl::LoopAttrs& a) { set("unroll", a.unroll, n); }); }
+  Range unroll(int64_t n) const {
+    return with([&](dsl::LoopAttrs& a) { set("unroll", a.unroll, n); });
+  }
   template <Proxy P>
   Range unroll(const P& n) const {
     return unroll(dsl::Tracer::current().loop_attribute("unroll", read_ref(n)));
   }
-  Range unroll_full() const { return with([](dsl::LoopAttrs& a) { a.unroll_full = true; }); }
+  Range unroll_full() const {
+    return with([](dsl::LoopAttrs& a) { a.unroll_full = true; });
+  }
   // Software-pipeline the loop's loads `n` iterations ahead: n >= 0.
   Range prefetch_stages(int64_t n) const {
     return with([&](dsl::LoopAttrs& a) { set("prefetch_stages", a.prefetch_stages, n); });
@@ -105,14 +109,18 @@ class Range {
   // Run the body on `w` consecutive iterations at a time (2, 4, 8 or 16): passes/vectorize makes
   // it a loop over vectors with wide loads and stores where the body allows, and logs why not
   // where it does not (KILN_LOG=compile); the results are the same either way (docs/ir.md).
-  Range vectorize(int64_t w) const { return with([&](dsl::LoopAttrs& a) { set("vectorize", a.vectorize, w); }); }
+  Range vectorize(int64_t w) const {
+    return with([&](dsl::LoopAttrs& a) { set("vectorize", a.vectorize, w); });
+  }
   template <Proxy P>
   Range vectorize(const P& w) const {
     return vectorize(dsl::Tracer::current().loop_attribute("vectorize", read_ref(w)));
   }
   // A promise that lo < hi when the loop starts, so that its first test can go. A checked launch
   // whose bounds break it fails with loop.zero_trips; in unchecked mode the promise is the caller's.
-  Range at_least_once() const { return with([](dsl::LoopAttrs& a) { a.at_least_once = true; }); }
+  Range at_least_once() const {
+    return with([](dsl::LoopAttrs& a) { a.at_least_once = true; });
+  }
 
   const dsl::ValueRef& lo() const { return lo_; }
   const dsl::ValueRef& hi() const { return hi_; }
@@ -140,7 +148,8 @@ template <class I>
 Range<I> make_range(const Operand<I>& lo, const Operand<I>& hi, const Operand<I>& step) {
   static_assert(std::is_integral_v<I> && !std::is_same_v<I, bool>, "range() takes integers");
   if (step.is_number() && !step.positive()) {
-    dsl::Tracer::current().fail("trace.loop_step", ir::OpKind::For, "the step " + step.text() + " must be greater than 0");
+    dsl::Tracer::current().fail("trace.loop_step", ir::OpKind::For,
+                                "the step " + step.text() + " must be greater than 0");
   }
   // One statement each: C++ leaves the order of function arguments unspecified, and the IR would
   // follow it.

@@ -26,6 +26,7 @@ class Vector;
 template <class P>
 struct proxy_traits {
   static constexpr bool is_proxy = false;
+  static constexpr bool is_vector = false;  // clang reads it for non-proxies too, in overload checks
 };
 
 template <class P>
@@ -55,11 +56,12 @@ class Operand : public Number<E> {
  public:
   // Number's constructors, each forwarded (GCC 12 does not keep consteval on an inherited one).
   template <class L>
-    requires(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>)
-  consteval Operand(L&& v) : Number<E>(static_cast<L&&>(v)) {}  // NOLINT: implicit on purpose
+  requires(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>) consteval Operand(L&& v)
+      : Number<E>(static_cast<L&&>(v)) {}  // NOLINT: implicit on purpose
   template <class L>
-    requires(fit_of<L, E> != NumberFit::none && !(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>))
-  Operand(L&& v) : Number<E>(static_cast<L&&>(v)) {}  // NOLINT
+  requires(fit_of<L, E> != NumberFit::none && !(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>))
+      Operand(L&& v)
+      : Number<E>(static_cast<L&&>(v)) {}        // NOLINT
   Operand(const Number<E>& n) : Number<E>(n) {}  // NOLINT
   template <Proxy P>
   Operand(const P& p) : proxy_(&p), read_(&read_proxy<P>) {  // NOLINT: implicit on purpose
@@ -94,8 +96,9 @@ class Expr {
   Expr(const L& value) : ref_(detail::made_from<T>(value).ref()) {}  // NOLINT: implicit on purpose
   // Any scalar proxy of the same element type (a slice element, a Var, a Scalar parameter).
   template <Proxy P>
-    requires(std::is_same_v<proxy_element_t<P>, T> && !proxy_is_vector<P> && !std::is_same_v<std::remove_cvref_t<P>, Expr>)
-  Expr(const P& p) : ref_(read_ref(p)) {}  // NOLINT
+  requires(std::is_same_v<proxy_element_t<P>, T> && !proxy_is_vector<P> &&
+           !std::is_same_v<std::remove_cvref_t<P>, Expr>) Expr(const P& p)
+      : ref_(read_ref(p)) {}  // NOLINT
   explicit Expr(dsl::ValueRef r) : ref_(r) {}
   Expr(const Expr& other) : ref_(other.ref_) {}
   // Rebinds the name, in the region it was made in (else Error{trace.rebind}: use Var<T>).
@@ -131,9 +134,9 @@ class Vector {
   template <detail::Literal L>
   Vector(const L& value) : ref_(detail::made_from<T>(value).ref()) {}  // NOLINT: a constant, broadcast
   template <Proxy P>
-    requires(std::is_same_v<proxy_element_t<P>, T> && !std::is_same_v<std::remove_cvref_t<P>, Vector> &&
-             !std::is_same_v<std::remove_cvref_t<P>, Expr<T>>)
-  Vector(const P& p) : ref_(read_ref(p)) {}  // NOLINT
+  requires(std::is_same_v<proxy_element_t<P>, T> && !std::is_same_v<std::remove_cvref_t<P>, Vector> &&
+           !std::is_same_v<std::remove_cvref_t<P>, Expr<T>>) Vector(const P& p)
+      : ref_(read_ref(p)) {}  // NOLINT
   explicit Vector(dsl::ValueRef r) : ref_(r) {}
   Vector(const Vector& other) : ref_(other.ref_) {}
   // Rebinds the name, in the region it was made in (else Error{trace.rebind}: use Var<T>).
@@ -197,7 +200,8 @@ template <class A, class B>
 concept ProxyPair = Proxy<A> && Proxy<B> && std::is_same_v<proxy_element_t<A>, proxy_element_t<B>>;
 
 template <class A, class B>
-using pair_result_t = result_proxy_t<proxy_element_t<A>, detail::vec<std::remove_cvref_t<A>> || detail::vec<std::remove_cvref_t<B>>>;
+using pair_result_t =
+    result_proxy_t<proxy_element_t<A>, detail::vec<std::remove_cvref_t<A>> || detail::vec<std::remove_cvref_t<B>>>;
 template <class A, class B>
 using pair_compare_t = result_proxy_t<bool, detail::vec<std::remove_cvref_t<A>> || detail::vec<std::remove_cvref_t<B>>>;
 // What an operation on the proxy A and a number gives.
@@ -213,8 +217,7 @@ R binary_refs(ir::OpKind kind, const dsl::ValueRef& ra, const dsl::ValueRef& rb)
   return R(dsl::Tracer::current().binary(kind, ra, rb));
 }
 template <class A, class B>
-  requires ProxyPair<A, B>
-pair_result_t<A, B> binary(ir::OpKind kind, const A& a, const B& b) {
+requires ProxyPair<A, B> pair_result_t<A, B> binary(ir::OpKind kind, const A& a, const B& b) {
   dsl::ValueRef ra = read_ref(a);
   return binary_refs<pair_result_t<A, B>>(kind, ra, read_ref(b));
 }
@@ -229,8 +232,7 @@ number_result_t<B> binary(ir::OpKind kind, const NumberFor<B>& a, const B& b) {
   return binary_refs<number_result_t<B>>(kind, ra, read_ref(b));
 }
 template <class A, class B>
-  requires ProxyPair<A, B>
-pair_compare_t<A, B> compare(ir::OpKind kind, const A& a, const B& b) {
+requires ProxyPair<A, B> pair_compare_t<A, B> compare(ir::OpKind kind, const A& a, const B& b) {
   dsl::ValueRef ra = read_ref(a);
   return binary_refs<pair_compare_t<A, B>>(kind, ra, read_ref(b));
 }
@@ -253,19 +255,16 @@ result_proxy_t<proxy_element_t<A>, proxy_is_vector<A>> unary(ir::OpKind kind, co
 // An operator or function `fn` of two operands, for (proxy, proxy), (proxy, number) and
 // (number, proxy); `how` is detail::binary or detail::compare, `R`/`NR` the result types. It stays
 // defined: math.h makes min, max, pow and copysign with it.
-#define KILN_PROXY_BINARY(fn, how, kind, R, NR)     \
-  template <class A, class B>                     \
-    requires ProxyPair<A, B>                      \
-  R<A, B> fn(const A& a, const B& b) {            \
-    return detail::how(ir::OpKind::kind, a, b);   \
-  }                                               \
-  template <Proxy A>                              \
-  NR<A> fn(const A& a, detail::NumberFor<A> b) {  \
-    return detail::how(ir::OpKind::kind, a, b);   \
-  }                                               \
-  template <Proxy B>                              \
-  NR<B> fn(detail::NumberFor<B> a, const B& b) {  \
-    return detail::how(ir::OpKind::kind, a, b);   \
+#define KILN_PROXY_BINARY(fn, how, kind, R, NR)                                                               \
+  template <class A, class B>                                                                                 \
+  requires ProxyPair<A, B> R<A, B> fn(const A& a, const B& b) { return detail::how(ir::OpKind::kind, a, b); } \
+  template <Proxy A>                                                                                          \
+  NR<A> fn(const A& a, detail::NumberFor<A> b) {                                                              \
+    return detail::how(ir::OpKind::kind, a, b);                                                               \
+  }                                                                                                           \
+  template <Proxy B>                                                                                          \
+  NR<B> fn(detail::NumberFor<B> a, const B& b) {                                                              \
+    return detail::how(ir::OpKind::kind, a, b);                                                               \
   }
 
 #define KILN_BINARY_OPERATOR(op, kind) KILN_PROXY_BINARY(operator op, binary, kind, pair_result_t, number_result_t)
@@ -285,23 +284,24 @@ KILN_BINARY_OPERATOR(>>, Shr)
 // short-circuit). Guard a load with If() when its index may be out of range in unchecked mode.
 namespace detail {
 template <class P>
-concept BoolProxy = Proxy<P> && std::is_same_v<proxy_element_t<P>, bool>;
-}
+concept BoolProxy = Proxy<P> && std::is_same_v < proxy_element_t<P>,
+bool > ;
+}  // namespace detail
 // The number beside a bool proxy is taken by its exact type: a C++ bool converts to bool without a
 // user-defined conversion, and a Number parameter would tie with the built-in `bool && bool`
 // (which reaches the proxy through its deleted operator bool).
-#define KILN_LOGIC_OPERATOR(op, kind)                                      \
-  template <detail::BoolProxy A, detail::BoolProxy B>                      \
-  pair_result_t<A, B> operator op(const A& a, const B& b) {                \
-    return detail::binary(ir::OpKind::kind, a, b);                         \
-  }                                                                        \
-  template <detail::BoolProxy A, detail::Literal L>                        \
-  number_result_t<A> operator op(const A& a, const L& b) {                 \
-    return detail::binary(ir::OpKind::kind, a, detail::Number<bool>(b));   \
-  }                                                                        \
-  template <detail::Literal L, detail::BoolProxy B>                        \
-  number_result_t<B> operator op(const L& a, const B& b) {                 \
-    return detail::binary(ir::OpKind::kind, detail::Number<bool>(a), b);   \
+#define KILN_LOGIC_OPERATOR(op, kind)                                    \
+  template <detail::BoolProxy A, detail::BoolProxy B>                    \
+  pair_result_t<A, B> operator op(const A& a, const B& b) {              \
+    return detail::binary(ir::OpKind::kind, a, b);                       \
+  }                                                                      \
+  template <detail::BoolProxy A, detail::Literal L>                      \
+  number_result_t<A> operator op(const A& a, const L& b) {               \
+    return detail::binary(ir::OpKind::kind, a, detail::Number<bool>(b)); \
+  }                                                                      \
+  template <detail::Literal L, detail::BoolProxy B>                      \
+  number_result_t<B> operator op(const L& a, const B& b) {               \
+    return detail::binary(ir::OpKind::kind, detail::Number<bool>(a), b); \
   }
 KILN_LOGIC_OPERATOR(&&, And)
 KILN_LOGIC_OPERATOR(||, Or)
@@ -331,28 +331,28 @@ auto operator~(const A& a) {
 }
 
 // Compound assignment rebinds an Expr or Vector to the new value (like `x = x + y`).
-#define KILN_COMPOUND(op, kind)                                                                \
-  template <class T, class B>                                                                  \
-    requires ProxyPair<Expr<T>, B> && (!detail::vec<std::remove_cvref_t<B>>)                   \
-  Expr<T>& operator op##=(Expr<T>& a, const B& b) {                                            \
-    a = detail::binary(ir::OpKind::kind, a, b);                                                \
-    return a;                                                                                  \
-  }                                                                                            \
-  template <class T>                                                                           \
-  Expr<T>& operator op##=(Expr<T>& a, detail::Number<std::type_identity_t<T>> b) {             \
-    a = detail::binary(ir::OpKind::kind, a, b);                                                \
-    return a;                                                                                  \
-  }                                                                                            \
-  template <class T, class B>                                                                  \
-    requires ProxyPair<Vector<T>, B>                                                           \
-  Vector<T>& operator op##=(Vector<T>& a, const B& b) {                                        \
-    a = detail::binary(ir::OpKind::kind, a, b);                                                \
-    return a;                                                                                  \
-  }                                                                                            \
-  template <class T>                                                                           \
-  Vector<T>& operator op##=(Vector<T>& a, detail::Number<std::type_identity_t<T>> b) {         \
-    a = detail::binary(ir::OpKind::kind, a, b);                                                \
-    return a;                                                                                  \
+#define KILN_COMPOUND(op, kind)                                                                                \
+  template <class T, class B>                                                                                  \
+  requires ProxyPair<Expr<T>, B> &&(!detail::vec<std::remove_cvref_t<B>>)Expr<T>& operator op##=(Expr<T>& a,   \
+                                                                                                 const B& b) { \
+    a = detail::binary(ir::OpKind::kind, a, b);                                                                \
+    return a;                                                                                                  \
+  }                                                                                                            \
+  template <class T>                                                                                           \
+  Expr<T>& operator op##=(Expr<T>& a, detail::Number<std::type_identity_t<T>> b) {                             \
+    a = detail::binary(ir::OpKind::kind, a, b);                                                                \
+    return a;                                                                                                  \
+  }                                                                                                            \
+  template <class T, class B>                                                                                  \
+  requires ProxyPair<Vector<T>, B> Vector<T>                                                                   \
+  &operator op##=(Vector<T>& a, const B& b) {                                                                  \
+    a = detail::binary(ir::OpKind::kind, a, b);                                                                \
+    return a;                                                                                                  \
+  }                                                                                                            \
+  template <class T>                                                                                           \
+  Vector<T>& operator op##=(Vector<T>& a, detail::Number<std::type_identity_t<T>> b) {                         \
+    a = detail::binary(ir::OpKind::kind, a, b);                                                                \
+    return a;                                                                                                  \
   }
 KILN_COMPOUND(+, Add)
 KILN_COMPOUND(-, Sub)

@@ -98,7 +98,9 @@ template <class K>
 using kernel_params_t = typename call_traits<decltype(&K::operator())>::args;
 
 template <class K>
-concept HasParamNames = requires { K::param_names; };
+concept HasParamNames = requires {
+  K::param_names;
+};
 
 // K::fast_math, or exact math when K does not say.
 template <class K>
@@ -117,7 +119,8 @@ constexpr int comptime_index() {
   int n = 0;
   [&]<size_t... J>(std::index_sequence<J...>) {
     ((n += param_traits<std::tuple_element_t<J, Tuple>>::kind == ParamKind::Comptime ? 1 : 0), ...);
-  }(std::make_index_sequence<I>{});
+  }
+  (std::make_index_sequence<I>{});
   return n;
 }
 
@@ -172,11 +175,15 @@ constexpr ir::Scalar comptime_scalar() {
   } else if constexpr (std::is_floating_point_v<T>) {
     return ir::Scalar::F64;
   } else if constexpr (std::is_signed_v<T>) {
-    return sizeof(T) == 1 ? ir::Scalar::I8 : sizeof(T) == 2 ? ir::Scalar::I16 : sizeof(T) == 4 ? ir::Scalar::I32
-                                                                                             : ir::Scalar::I64;
+    return sizeof(T) == 1   ? ir::Scalar::I8
+           : sizeof(T) == 2 ? ir::Scalar::I16
+           : sizeof(T) == 4 ? ir::Scalar::I32
+                            : ir::Scalar::I64;
   } else {
-    return sizeof(T) == 1 ? ir::Scalar::U8 : sizeof(T) == 2 ? ir::Scalar::U16 : sizeof(T) == 4 ? ir::Scalar::U32
-                                                                                             : ir::Scalar::U64;
+    return sizeof(T) == 1   ? ir::Scalar::U8
+           : sizeof(T) == 2 ? ir::Scalar::U16
+           : sizeof(T) == 4 ? ir::Scalar::U32
+                            : ir::Scalar::U64;
   }
 }
 
@@ -218,7 +225,8 @@ KernelSignature make_signature() {
   sig.fast_math = fast_math_of<K>();
   [&]<size_t... I>(std::index_sequence<I...>) {
     ((sig.params[I] = param_spec<K, std::tuple_element_t<I, Params>, I>()), ...);
-  }(std::make_index_sequence<n>{});
+  }
+  (std::make_index_sequence<n>{});
   return sig;
 }
 
@@ -261,7 +269,8 @@ ir::Kernel define(const KernelId& id) {
   ir::KernelFacts facts = k.facts;
   auto params = [&]<size_t... I>(std::index_sequence<I...>) {
     return std::tuple{detail::make_param<K, std::tuple_element_t<I, Params>, I>(t, id, facts)...};
-  }(std::make_index_sequence<std::tuple_size_v<Params>>{});
+  }
+  (std::make_index_sequence<std::tuple_size_v<Params>>{});
   k.facts.comptime = facts.comptime;
   std::apply(K{}, params);
   t.finish();

@@ -7,10 +7,10 @@
 
 namespace kiln {
 
-#define KILN_UNARY_FN(fn, kind)                     \
-  template <Proxy A>                                \
-  auto fn(const A& a) {                             \
-    return detail::unary(ir::OpKind::kind, a);      \
+#define KILN_UNARY_FN(fn, kind)                \
+  template <Proxy A>                           \
+  auto fn(const A& a) {                        \
+    return detail::unary(ir::OpKind::kind, a); \
   }
 KILN_UNARY_FN(abs, Abs)
 KILN_UNARY_FN(exp, Exp)
@@ -75,25 +75,25 @@ constexpr bool any_vector = (vec<std::remove_cvref_t<Ps>> || ...);
 // type); operands are read in order, one statement each (function arguments are evaluated in no
 // fixed order).
 template <class A, class B, class C>
-  requires ProxyPair<A, B> && ProxyPair<A, C>
+requires ProxyPair<A, B> && ProxyPair<A, C>
 auto fma(const A& a, const B& b, const C& c) {
   dsl::ValueRef ra = read_ref(a), rb = read_ref(b);
   return detail::fma_refs<proxy_element_t<A>, detail::any_vector<A, B, C>>(ra, rb, read_ref(c));
 }
 template <class A, class B>
-  requires ProxyPair<A, B>
+requires ProxyPair<A, B>
 auto fma(const A& a, const B& b, detail::NumberFor<A> c) {
   dsl::ValueRef ra = read_ref(a), rb = read_ref(b);
   return detail::fma_refs<proxy_element_t<A>, detail::any_vector<A, B>>(ra, rb, c.ref());
 }
 template <class A, class C>
-  requires ProxyPair<A, C>
+requires ProxyPair<A, C>
 auto fma(const A& a, detail::NumberFor<A> b, const C& c) {
   dsl::ValueRef ra = read_ref(a), rb = b.ref();
   return detail::fma_refs<proxy_element_t<A>, detail::any_vector<A, C>>(ra, rb, read_ref(c));
 }
 template <class B, class C>
-  requires ProxyPair<B, C>
+requires ProxyPair<B, C>
 auto fma(detail::NumberFor<B> a, const B& b, const C& c) {
   dsl::ValueRef ra = a.ref(), rb = read_ref(b);
   return detail::fma_refs<proxy_element_t<B>, detail::any_vector<B, C>>(ra, rb, read_ref(c));
@@ -123,7 +123,7 @@ result_proxy_t<E, V> select_refs(const dsl::ValueRef& c, const dsl::ValueRef& a,
 }
 }  // namespace detail
 template <Proxy C, class A, class B>
-  requires ProxyPair<A, B>
+requires ProxyPair<A, B>
 auto select(const C& cond, const A& a, const B& b) {
   dsl::ValueRef rc = read_ref(cond), ra = read_ref(a);
   return detail::select_refs<proxy_element_t<A>, detail::any_vector<C, A, B>>(rc, ra, read_ref(b));

@@ -94,11 +94,11 @@ class ElementRef {
   value_proxy operator=(detail::Number<scalar> v) { return assign(v.ref()); }
   value_proxy operator=(const ElementRef& other) { return assign(other.get().ref()); }
 
-#define KILN_ELEMENT_COMPOUND(op)                                                   \
-  template <Proxy V>                                                                \
-  value_proxy operator op##=(const V& v) {                                          \
-    return *this = get() op v;                                                      \
-  }                                                                                 \
+#define KILN_ELEMENT_COMPOUND(op)          \
+  template <Proxy V>                       \
+  value_proxy operator op##=(const V& v) { \
+    return *this = get() op v;             \
+  }                                        \
   value_proxy operator op##=(detail::Number<scalar> v) { return *this = get() op v; }
   KILN_ELEMENT_COMPOUND(+)
   KILN_ELEMENT_COMPOUND(-)
@@ -204,9 +204,8 @@ template <class T>
 class SharedArray : public ArrayBase<T> {
  public:
   explicit SharedArray(int64_t length)
-      : ArrayBase<T>(dsl::Tracer::current().alloc(ir::OpKind::SharedAlloc,
-                                                  detail::element_type<T>(dsl::Tracer::current().vector_width()),
-                                                  length)) {}
+      : ArrayBase<T>(dsl::Tracer::current().alloc(
+            ir::OpKind::SharedAlloc, detail::element_type<T>(dsl::Tracer::current().vector_width()), length)) {}
 };
 
 // A unit-private array of fixed length.
@@ -214,9 +213,8 @@ template <class T>
 class LocalArray : public ArrayBase<T> {
  public:
   explicit LocalArray(int64_t length)
-      : ArrayBase<T>(dsl::Tracer::current().alloc(ir::OpKind::LocalAlloc,
-                                                  detail::element_type<T>(dsl::Tracer::current().vector_width()),
-                                                  length)) {}
+      : ArrayBase<T>(dsl::Tracer::current().alloc(
+            ir::OpKind::LocalAlloc, detail::element_type<T>(dsl::Tracer::current().vector_width()), length)) {}
 };
 
 // All units of the cube meet here; shared memory written before is visible after.
@@ -257,10 +255,10 @@ Expr<typename array_element<T>::scalar> atomic(ir::OpKind kind, const ElementRef
 }  // namespace detail
 
 // The value is a proxy of the element's type or a C++ number as detail::Number takes it.
-#define KILN_ATOMIC(fn, kind)                                                  \
-  template <class T>                                                           \
-  auto fn(const ElementRef<T>& e, const detail::atomic_operand<T>& v) {        \
-    return detail::atomic(ir::OpKind::kind, e, v);                             \
+#define KILN_ATOMIC(fn, kind)                                           \
+  template <class T>                                                    \
+  auto fn(const ElementRef<T>& e, const detail::atomic_operand<T>& v) { \
+    return detail::atomic(ir::OpKind::kind, e, v);                      \
   }
 KILN_ATOMIC(atomic_add, AtomicAdd)
 KILN_ATOMIC(atomic_sub, AtomicSub)

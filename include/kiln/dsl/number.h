@@ -73,7 +73,7 @@ constexpr NumberFit number_fit() {
   } else {
     using Lim = std::numeric_limits<L>;
     return integer_fits<E>(Lim::min()) && integer_fits<E>(Lim::max()) ? NumberFit::always
-                                                                        : NumberFit::constant_in_range;
+                                                                      : NumberFit::constant_in_range;
   }
 }
 
@@ -91,13 +91,13 @@ constexpr bool never = false;
 // compile error: its name is the diagnostic.
 void integer_literal_out_of_range_of_the_proxy_type();
 
-#define KILN_FLOATING_INTO_INTEGER                                                                          \
+#define KILN_FLOATING_INTO_INTEGER                                                                        \
   "a floating-point value does not convert implicitly to an integer (or bool) proxy: the fraction would " \
   "go. Write an integer, or convert explicitly: cast<int32_t>(2.5) (cast<T> with the proxy's type)"
-#define KILN_BOOL_AND_NUMBER                                                                         \
+#define KILN_BOOL_AND_NUMBER                                                                       \
   "a C++ bool does not convert to a number proxy, nor a number to a bool proxy: write true/false " \
   "beside a bool proxy, a number beside a number one, or use select(c, 1, 0) / cast<T>()"
-#define KILN_RUNTIME_INTEGER                                                                               \
+#define KILN_RUNTIME_INTEGER                                                                          \
   "a run-time C++ integer whose type may not fit the proxy's element type (an int beside a uint32_t " \
   "proxy) does not convert implicitly: convert it explicitly (uint32_t(n)), or give it the proxy's type"
 
@@ -116,8 +116,7 @@ template <Element E>
 class Number {
  public:
   template <class L>
-    requires(fit_of<L, E> == NumberFit::always)
-  Number(L&& v) {  // NOLINT: implicit on purpose
+  requires(fit_of<L, E> == NumberFit::always) Number(L&& v) {  // NOLINT: implicit on purpose
     using B = std::remove_cvref_t<L>;
     if constexpr (FloatingLiteral<B>) {
       kind_ = Kind::Floating;
@@ -127,24 +126,20 @@ class Number {
     }
   }
   template <class L>
-    requires(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>)
-  consteval Number(L&& v) {  // NOLINT
+  requires(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>) consteval Number(L&& v) {  // NOLINT
     set_integer(v);
     if (!integer_fits<E>(v)) integer_literal_out_of_range_of_the_proxy_type();
   }
   template <class L>
-    requires(fit_of<L, E> == NumberFit::constant_in_range && mutable_variable<L>)
-  Number(L&&) {  // NOLINT
+  requires(fit_of<L, E> == NumberFit::constant_in_range && mutable_variable<L>) Number(L&&) {  // NOLINT
     static_assert(never<L>, KILN_RUNTIME_INTEGER);
   }
   template <class L>
-    requires(fit_of<L, E> == NumberFit::floating_into_integer)
-  Number(L&&) {  // NOLINT
+  requires(fit_of<L, E> == NumberFit::floating_into_integer) Number(L&&) {  // NOLINT
     static_assert(never<L>, KILN_FLOATING_INTO_INTEGER);
   }
   template <class L>
-    requires(fit_of<L, E> == NumberFit::bool_and_number)
-  Number(L&&) {  // NOLINT
+  requires(fit_of<L, E> == NumberFit::bool_and_number) Number(L&&) {  // NOLINT
     static_assert(never<L>, KILN_BOOL_AND_NUMBER);
   }
 
@@ -180,7 +175,9 @@ class Number {
   }
   bool positive() const { return kind_ == Kind::Signed ? i_ > 0 : kind_ == Kind::Unsigned ? u_ > 0 : f_ > 0; }
   std::string text() const {
-    return kind_ == Kind::Signed ? std::to_string(i_) : kind_ == Kind::Unsigned ? std::to_string(u_) : std::to_string(f_);
+    return kind_ == Kind::Signed     ? std::to_string(i_)
+           : kind_ == Kind::Unsigned ? std::to_string(u_)
+                                     : std::to_string(f_);
   }
 
  protected:
@@ -212,7 +209,7 @@ class Number {
 // which take a Number, also take constants in range.
 #define KILN_MADE_FROM_INTEGER                                                                              \
   "a proxy made from a C++ number (Expr<T> e = n, Var<T> v = n, an Expr<T> argument) takes a number whose " \
-  "type always fits T, as its value is not a constant there: write it in T's type (0u for uint32_t, "      \
+  "type always fits T, as its value is not a constant there: write it in T's type (0u for uint32_t, "       \
   "uint8_t(200)), or assign it after the declaration (`Var<uint8_t> v; v = 200;` checks the range)"
 template <Element T, class L>
 Number<T> made_from(const L& v) {

@@ -39,7 +39,7 @@ template <ComptimeValue T>
 class Comptime {
  public:
   using value_type = T;
-  constexpr Comptime(T v) : v_(v) {}  // NOLINT
+  constexpr Comptime(T v) : v_(v) {}           // NOLINT
   constexpr operator T() const { return v_; }  // NOLINT: a C++ value, for C++ control flow
   constexpr T get() const { return v_; }
 

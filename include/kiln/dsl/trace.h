@@ -170,10 +170,10 @@ class Tracer {
   Tracer* previous_;
   uint32_t serial_;
   std::vector<Frame> frames_;
-  std::vector<uint32_t> value_region_;  // by ir::Value: the serial of the region that defines it
-  std::vector<bool> region_open_;       // by region serial
-  std::vector<uint32_t> var_index_;     // by ir::Value of a var.decl: its index, else ~0
-  std::vector<size_t> var_decl_op_;     // by var index: the number of its var.decl op
+  std::vector<uint32_t> value_region_;                        // by ir::Value: the serial of the region that defines it
+  std::vector<bool> region_open_;                             // by region serial
+  std::vector<uint32_t> var_index_;                           // by ir::Value of a var.decl: its index, else ~0
+  std::vector<size_t> var_decl_op_;                           // by var index: the number of its var.decl op
   std::vector<std::pair<ir::Value, int64_t>> int_constants_;  // integer constants, for loop attributes
   struct IfRecord {
     ir::Region* parent;

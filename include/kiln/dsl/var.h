@@ -45,11 +45,11 @@ class Var {
   // goes through the proxy overload, which stores its value the same way.
   Var& operator=(Var& other) { return store(other.get().ref()); }
 
-#define KILN_VAR_COMPOUND(op)                                     \
-  template <Proxy P>                                              \
-  Var& operator op##=(const P& v) {                               \
-    return *this = get() op v;                                    \
-  }                                                               \
+#define KILN_VAR_COMPOUND(op)       \
+  template <Proxy P>                \
+  Var& operator op##=(const P& v) { \
+    return *this = get() op v;      \
+  }                                 \
   Var& operator op##=(detail::Number<scalar> v) { return *this = get() op v; }
   KILN_VAR_COMPOUND(+)
   KILN_VAR_COMPOUND(-)

@@ -23,32 +23,32 @@ enum class AttrType : uint8_t { Flag, Int, Number, String, Ints, Pad };
 
 // X(Enum, "text", Type). Attributes are kept sorted by key, so this order is the order the text
 // form prints them in.
-#define KILN_IR_ATTRS(X)                          \
-  X(Value, "value", Number)                       \
-  X(Axis, "axis", Int)                            \
-  X(Lane, "lane", Int)                            \
-  X(Dim, "dim", Int)                              \
-  X(Checked, "checked", Flag)                     \
-  X(Unroll, "unroll", Int)                        \
-  X(UnrollFull, "unroll_full", Flag)              \
-  X(PrefetchStages, "prefetch_stages", Int)       \
-  X(Format, "format", String)                     \
-  X(FastMath, "fast_math", Flag)                  \
-  X(Planes, "planes", Ints)                         \
-  X(Extent, "extent", Ints)                       \
-  X(Tile, "tile", Ints)                           \
-  X(Along, "along", Ints)                         \
-  X(Pad, "pad", Pad)                              \
-  X(Strides, "strides", Ints)                     \
-  X(Shape, "shape", Ints)                         \
-  X(Keepdims, "keepdims", Flag)                   \
-  X(Pending, "pending", Int)                      \
-  X(Overlay, "overlay", Int)                      \
-  X(Pitches, "pitches", Ints)                     \
-  X(BColumns, "b_columns", Flag)                  \
-  X(Vectorize, "vectorize", Int)                  \
-  X(AtLeastOnce, "at_least_once", Flag)           \
-  X(Lanes, "lanes", Int)                          \
+#define KILN_IR_ATTRS(X)                    \
+  X(Value, "value", Number)                 \
+  X(Axis, "axis", Int)                      \
+  X(Lane, "lane", Int)                      \
+  X(Dim, "dim", Int)                        \
+  X(Checked, "checked", Flag)               \
+  X(Unroll, "unroll", Int)                  \
+  X(UnrollFull, "unroll_full", Flag)        \
+  X(PrefetchStages, "prefetch_stages", Int) \
+  X(Format, "format", String)               \
+  X(FastMath, "fast_math", Flag)            \
+  X(Planes, "planes", Ints)                 \
+  X(Extent, "extent", Ints)                 \
+  X(Tile, "tile", Ints)                     \
+  X(Along, "along", Ints)                   \
+  X(Pad, "pad", Pad)                        \
+  X(Strides, "strides", Ints)               \
+  X(Shape, "shape", Ints)                   \
+  X(Keepdims, "keepdims", Flag)             \
+  X(Pending, "pending", Int)                \
+  X(Overlay, "overlay", Int)                \
+  X(Pitches, "pitches", Ints)               \
+  X(BColumns, "b_columns", Flag)            \
+  X(Vectorize, "vectorize", Int)            \
+  X(AtLeastOnce, "at_least_once", Flag)     \
+  X(Lanes, "lanes", Int)                    \
   X(Loop, "loop", Int)
 
 enum class AttrKey : uint8_t {

@@ -46,8 +46,8 @@ struct Region {
 // - break carries the loop's results, continue what its body yields.
 struct Op {
   OpKind kind = OpKind::Const;
-  Value result = kNoValue;  // the first result; kNoValue when the op has none
-  Type type;                // the first result's type (none without a result)
+  Value result = kNoValue;          // the first result; kNoValue when the op has none
+  Type type;                        // the first result's type (none without a result)
   std::vector<Value> more_results;  // results after the first
   std::vector<Value> operands;
   std::vector<Attr> attrs;  // kept sorted by key, so that equal ops compare equal

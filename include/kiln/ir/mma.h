@@ -57,8 +57,9 @@ struct MmaInstruction {
 // 2 (l % 4) and 2 (l % 4) + 1, in c0 (row, col), c1 (row, col + 1), c2 (row + 8, col),
 // c3 (row + 8, col + 1).
 inline constexpr MmaInstruction kMmaSyncM16N8K16 = {
-    "mma.sync.m16n8k16", 16, 8, 16, {Scalar::BF16, Scalar::F16}, Scalar::F32, 80,
-    {{{1, 1}, {1, 2}, {0, 0}, {0, 1}, {0, 2}}}, {{{1, 0}, {0, 3}}}};
+    "mma.sync.m16n8k16",         16,          8,  16,
+    {Scalar::BF16, Scalar::F16}, Scalar::F32, 80, {{{1, 1}, {1, 2}, {0, 0}, {0, 1}, {0, 2}}},
+    {{{1, 0}, {0, 3}}}};
 
 // The tensor-core instruction that multiplies `ab` into `c` on `target`, or null (products of
 // other formats, and every product off CUDA sm_80+, run as exact loops in lower_tiles).

@@ -20,13 +20,13 @@ enum OpTrait : uint32_t {
   kCommutative = 1u << 1,  // operands 0 and 1 may be swapped
   kReadsMemory = 1u << 2,
   kWritesMemory = 1u << 3,
-  kAlloc = 1u << 4,        // creates storage: removable when unused, never merged with another
-  kPlane = 1u << 5,        // reads other lanes of the plane: stays in its region, never hoisted
-  kBarrier = 1u << 6,      // all units of the cube (or plane) meet here
-  kControl = 1u << 7,      // structured control flow with regions
-  kTerminator = 1u << 8,   // ends the flow of its region for the active units (break, continue, ...)
-  kSideEffect = 1u << 9,   // observable effect outside memory (debug print)
-  kBuiltin = 1u << 10,     // reads a launch builtin (positions, dims)
+  kAlloc = 1u << 4,       // creates storage: removable when unused, never merged with another
+  kPlane = 1u << 5,       // reads other lanes of the plane: stays in its region, never hoisted
+  kBarrier = 1u << 6,     // all units of the cube (or plane) meet here
+  kControl = 1u << 7,     // structured control flow with regions
+  kTerminator = 1u << 8,  // ends the flow of its region for the active units (break, continue, ...)
+  kSideEffect = 1u << 9,  // observable effect outside memory (debug print)
+  kBuiltin = 1u << 10,    // reads a launch builtin (positions, dims)
 };
 
 constexpr uint32_t operator|(OpTrait a, OpTrait b) { return uint32_t(a) | uint32_t(b); }
@@ -35,24 +35,24 @@ constexpr uint32_t operator|(uint32_t a, OpTrait b) { return a | uint32_t(b); }
 // What an op is for. Backends dispatch on the family, so that a new op of an existing family
 // needs only its own expression; the order of the rows means nothing.
 #define KILN_IR_FAMILIES(X) \
-  X(Constant, "constant")  \
-  X(Arith, "arith")        \
-  X(Bitwise, "bitwise")    \
-  X(Compare, "compare")    \
-  X(Select, "select")      \
-  X(Cast, "cast")          \
-  X(Math, "math")          \
-  X(Vector, "vector")      \
-  X(Builtin, "builtin")    \
-  X(Array, "array")        \
-  X(Memory, "memory")      \
-  X(Atomic, "atomic")      \
-  X(Sync, "sync")          \
-  X(Plane, "plane")        \
-  X(Var, "var")            \
-  X(Control, "control")    \
-  X(Debug, "debug")        \
-  X(Tile, "tile")          \
+  X(Constant, "constant")   \
+  X(Arith, "arith")         \
+  X(Bitwise, "bitwise")     \
+  X(Compare, "compare")     \
+  X(Select, "select")       \
+  X(Cast, "cast")           \
+  X(Math, "math")           \
+  X(Vector, "vector")       \
+  X(Builtin, "builtin")     \
+  X(Array, "array")         \
+  X(Memory, "memory")       \
+  X(Atomic, "atomic")       \
+  X(Sync, "sync")           \
+  X(Plane, "plane")         \
+  X(Var, "var")             \
+  X(Control, "control")     \
+  X(Debug, "debug")         \
+  X(Tile, "tile")           \
   X(Matrix, "matrix")
 
 enum class OpFamily : uint8_t {
@@ -81,41 +81,41 @@ std::string_view family_name(OpFamily f);
 // A `v` operand also takes a register tile: an elementwise op (arith, bitwise, compare, select,
 // cast, math) whose operands are tiles of one shape applies its rule to their elements and gives a
 // tile of that shape (type_rules.cpp). lower_tiles rewrites every tile op before a backend runs.
-#define KILN_IR_SIGNATURES(S)                                                                    \
-  S(Nullary, "", ())                                                                             \
-  S(Unary, "v", (x))                                                                             \
-  S(Binary, "vv", (lhs, rhs))                                                                    \
-  S(Fma, "vvv", (a, b, c))                                                                       \
-  S(Select, "vvv", (condition, if_true, if_false))                                               \
-  S(VectorConstruct, "v+", (lanes))                                                              \
-  S(VectorInsert, "vv", (vector, value))                                                         \
-  S(Array, "a", (array))                                                                         \
-  S(Load, "aim", (array, index, mask))                                                           \
-  S(Store, "aivm", (array, index, value, mask))                                                  \
-  S(CopyAsync, "aiaim", (shared, shared_index, global, global_index, mask))                      \
-  S(Atomic, "aivm", (array, index, value, mask))                                                 \
-  S(AtomicCas, "aivvm", (array, index, expected, desired, mask))                                 \
-  S(PlaneVote, "b", (predicate))                                                                 \
-  S(PlaneLane, "vu", (value, lane))                                                              \
-  S(VarLoad, "x", (var))                                                                         \
-  S(VarStore, "xv", (var, value))                                                                \
-  S(If, "b", (condition))                                                                        \
-  S(For, "iiic*", (lower_bound, upper_bound, step, inits))                                       \
-  S(While, "c*", (inits))                                                                        \
-  S(Condition, "bc*", (condition, forwarded))                                                    \
-  S(Yield, "c+", (values))                                                                       \
-  S(Jump, "c*", (values))                                                                        \
-  S(Print, "v*", (values))                                                                       \
-  S(Bounds, "ii", (lower_bound, upper_bound))                                                    \
-  S(TileLoadCell, "t", (view))                                                                   \
-  S(TileLoadAt, "ti*", (view, cell))                                                             \
-  S(TileStoreCell, "tt", (view, tile))                                                           \
-  S(TileStoreSub, "tti*", (view, tile, part))                                                    \
-  S(TileLoad, "aii*", (array, offset, extent))                                                   \
-  S(TileStore, "aiti*", (array, offset, tile, extent))                                           \
-  S(TileScatter, "atti*", (array, offsets, values, extent))                                      \
-  S(TileUnary, "t", (tile))                                                                      \
-  S(TileMma, "ttt", (a, b, c))                                                                   \
+#define KILN_IR_SIGNATURES(S)                                               \
+  S(Nullary, "", ())                                                        \
+  S(Unary, "v", (x))                                                        \
+  S(Binary, "vv", (lhs, rhs))                                               \
+  S(Fma, "vvv", (a, b, c))                                                  \
+  S(Select, "vvv", (condition, if_true, if_false))                          \
+  S(VectorConstruct, "v+", (lanes))                                         \
+  S(VectorInsert, "vv", (vector, value))                                    \
+  S(Array, "a", (array))                                                    \
+  S(Load, "aim", (array, index, mask))                                      \
+  S(Store, "aivm", (array, index, value, mask))                             \
+  S(CopyAsync, "aiaim", (shared, shared_index, global, global_index, mask)) \
+  S(Atomic, "aivm", (array, index, value, mask))                            \
+  S(AtomicCas, "aivvm", (array, index, expected, desired, mask))            \
+  S(PlaneVote, "b", (predicate))                                            \
+  S(PlaneLane, "vu", (value, lane))                                         \
+  S(VarLoad, "x", (var))                                                    \
+  S(VarStore, "xv", (var, value))                                           \
+  S(If, "b", (condition))                                                   \
+  S(For, "iiic*", (lower_bound, upper_bound, step, inits))                  \
+  S(While, "c*", (inits))                                                   \
+  S(Condition, "bc*", (condition, forwarded))                               \
+  S(Yield, "c+", (values))                                                  \
+  S(Jump, "c*", (values))                                                   \
+  S(Print, "v*", (values))                                                  \
+  S(Bounds, "ii", (lower_bound, upper_bound))                               \
+  S(TileLoadCell, "t", (view))                                              \
+  S(TileLoadAt, "ti*", (view, cell))                                        \
+  S(TileStoreCell, "tt", (view, tile))                                      \
+  S(TileStoreSub, "tti*", (view, tile, part))                               \
+  S(TileLoad, "aii*", (array, offset, extent))                              \
+  S(TileStore, "aiti*", (array, offset, tile, extent))                      \
+  S(TileScatter, "atti*", (array, offsets, values, extent))                 \
+  S(TileUnary, "t", (tile))                                                 \
+  S(TileMma, "ttt", (a, b, c))                                              \
   S(MmaSync, "aiaia", (a, a_offset, b, b_offset, acc))
 
 // X(Enum, "text", Family, Signature, "result", "attributes", rule, "region labels", traits)
@@ -129,156 +129,156 @@ std::string_view family_name(OpFamily f);
 // Rule: the function in src/ir/type_rules.cpp that checks the operands' types and gives the
 // result's (rule_<name>); the tracer and the verifier both call it.
 // Region labels: one word per region, the text form prints each after the first (`} else {`).
-#define KILN_IR_OPS(X)                                                                                                \
-  /* constants */                                                                                                     \
-  X(Const, "const", Constant, Nullary, "v", "value", constant, "", kPure)                                             \
-  /* arithmetic */                                                                                                    \
-  X(Add, "add", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                              \
-  X(Sub, "sub", Arith, Binary, "v", "", arith, "", kPure)                                                             \
-  X(Mul, "mul", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                              \
-  X(Div, "div", Arith, Binary, "v", "", arith, "", kPure)                                                             \
-  X(Rem, "rem", Arith, Binary, "v", "", arith, "", kPure)                                                             \
-  X(Neg, "neg", Arith, Unary, "v", "", arith, "", kPure)                                                              \
-  X(Abs, "abs", Arith, Unary, "v", "", arith, "", kPure)                                                              \
-  X(Min, "min", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                              \
-  X(Max, "max", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                              \
-  X(Fma, "fma", Arith, Fma, "v", "", fma, "", kPure)                                                                  \
-  /* bitwise and shifts (and, or, xor, not are also the logical ops on bool) */                                       \
-  X(And, "and", Bitwise, Binary, "v", "", bitwise, "", kPure | kCommutative)                                          \
-  X(Or, "or", Bitwise, Binary, "v", "", bitwise, "", kPure | kCommutative)                                            \
-  X(Xor, "xor", Bitwise, Binary, "v", "", bitwise, "", kPure | kCommutative)                                          \
-  X(Not, "not", Bitwise, Unary, "v", "", bitwise, "", kPure)                                                          \
-  X(Shl, "shl", Bitwise, Binary, "v", "", bitwise, "", kPure)                                                         \
-  X(Shr, "shr", Bitwise, Binary, "v", "", bitwise, "", kPure)                                                         \
-  X(Popcount, "popcount", Bitwise, Unary, "v", "", bit_count, "", kPure)                                              \
-  X(LeadingZeros, "leading_zeros", Bitwise, Unary, "v", "", bit_count, "", kPure)                                     \
-  X(TrailingZeros, "trailing_zeros", Bitwise, Unary, "v", "", bit_count, "", kPure)                                   \
-  /* compare: the result is bool with the operands' lanes */                                                          \
-  X(Eq, "cmp.eq", Compare, Binary, "v", "", compare, "", kPure | kCommutative)                                        \
-  X(Ne, "cmp.ne", Compare, Binary, "v", "", compare, "", kPure | kCommutative)                                        \
-  X(Lt, "cmp.lt", Compare, Binary, "v", "", compare, "", kPure)                                                       \
-  X(Le, "cmp.le", Compare, Binary, "v", "", compare, "", kPure)                                                       \
-  X(Gt, "cmp.gt", Compare, Binary, "v", "", compare, "", kPure)                                                       \
-  X(Ge, "cmp.ge", Compare, Binary, "v", "", compare, "", kPure)                                                       \
-  X(Select, "select", Select, Select, "v", "", select, "", kPure)                                                     \
-  /* casts */                                                                                                         \
-  X(Cast, "cast", Cast, Unary, "v", "", cast, "", kPure)                                                              \
-  X(Bitcast, "bitcast", Cast, Unary, "v", "", bitcast, "", kPure)                                                     \
-  /* math, on floats */                                                                                               \
-  X(Exp, "exp", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                \
-  X(Exp2, "exp2", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                              \
-  X(Log, "log", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                \
-  X(Log2, "log2", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                              \
-  X(Sqrt, "sqrt", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                              \
-  X(Rsqrt, "rsqrt", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                            \
-  X(Recip, "recip", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                            \
-  X(Sin, "sin", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                \
-  X(Cos, "cos", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                \
-  X(Tan, "tan", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                \
-  X(Tanh, "tanh", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                              \
-  X(Erf, "erf", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                \
-  X(Pow, "pow", Math, Binary, "v", "fast_math?", float_math, "", kPure)                                               \
-  X(CopySign, "copysign", Math, Binary, "v", "fast_math?", float_math, "", kPure)                                     \
-  X(Floor, "floor", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                            \
-  X(Ceil, "ceil", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                              \
-  X(Round, "round", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                            \
-  X(Trunc, "trunc", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                            \
-  X(IsNan, "isnan", Math, Unary, "v", "fast_math?", float_predicate, "", kPure)                                       \
-  X(IsInf, "isinf", Math, Unary, "v", "fast_math?", float_predicate, "", kPure)                                       \
-  /* vectors */                                                                                                       \
-  X(VectorConstruct, "vector.construct", Vector, VectorConstruct, "v", "", vector_construct, "", kPure)               \
-  X(VectorExtract, "vector.extract", Vector, Unary, "v", "lane", vector_extract, "", kPure)                           \
-  X(VectorInsert, "vector.insert", Vector, VectorInsert, "v", "lane", vector_insert, "", kPure)                       \
-  X(VectorSplat, "vector.splat", Vector, Unary, "v", "", vector_splat, "", kPure)                                     \
-  /* builtins: {axis = 0|1|2} reads one axis; without it, the linear index */                                         \
-  X(AbsolutePos, "builtin.absolute_pos", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)               \
-  X(UnitPos, "builtin.unit_pos", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                       \
-  X(CubePos, "builtin.cube_pos", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                       \
-  X(CubeDim, "builtin.cube_dim", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                       \
-  X(CubeCount, "builtin.cube_count", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                   \
-  X(PlaneDim, "builtin.plane_dim", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                     \
-  X(UnitPosPlane, "builtin.unit_pos_plane", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)            \
-  /* arrays: global buffers and tensors, shared and local arrays */                                                   \
-  X(Len, "len", Array, Array, "v", "", length, "", kPure)                                                             \
-  X(TensorShape, "tensor.shape", Array, Array, "v", "dim", tensor_dim, "", kPure)                                     \
-  X(TensorStride, "tensor.stride", Array, Array, "v", "dim", tensor_dim, "", kPure)                                   \
-  /* memory: load array, index [, mask]; store array, index, value [, mask]; with {lanes = W}, W                    \
-     consecutive elements of a global array of scalars from the index, as one vector (no mask) */                     \
-  X(Load, "load", Memory, Load, "v", "checked? lanes?", load, "", kReadsMemory)                                       \
-  X(Store, "store", Memory, Store, "", "checked? lanes?", store, "", kWritesMemory)                                   \
-  X(SharedAlloc, "shared.alloc", Memory, Nullary, "a", "overlay?", shared_alloc, "", kAlloc)                          \
-  /* asynchronous copy of one 16-byte element of a global array into a shared array of its scalar                     \
-     (shared, index, global, index [, mask]: masked off, it writes zeros); lands by copy.async.wait */                \
-  X(CopyAsync, "copy.async", Memory, CopyAsync, "", "", copy_async, "", kReadsMemory | kWritesMemory)                 \
-  X(LocalAlloc, "local.alloc", Memory, Nullary, "a", "", local_alloc, "", kAlloc)                                     \
-  /* atomics: array, index, value [, mask] (cas: expected, desired); the result is the old value */                   \
-  X(AtomicAdd, "atomic.add", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)               \
-  X(AtomicSub, "atomic.sub", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)               \
-  X(AtomicMin, "atomic.min", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)               \
-  X(AtomicMax, "atomic.max", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)               \
-  X(AtomicAnd, "atomic.and", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)               \
-  X(AtomicOr, "atomic.or", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                 \
-  X(AtomicXor, "atomic.xor", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)               \
-  X(AtomicExchange, "atomic.exchange", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)     \
-  X(AtomicCas, "atomic.cas", Atomic, AtomicCas, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)            \
-  /* synchronisation */                                                                                               \
-  X(SyncCube, "sync.cube", Sync, Nullary, "", "", no_result, "", kBarrier)                                            \
-  X(SyncPlane, "sync.plane", Sync, Nullary, "", "", no_result, "", kBarrier)                                          \
-  /* the unit's memory accesses before it are seen by every unit of the launch, on any cube, before    \
-     those after it (a device-scope fence): a cube that publishes work behind an atomic flag, and       \
-     one that reads it after seeing the flag, each put one between the data and the flag */            \
-  X(FenceDevice, "fence.device", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)                  \
-  /* the unit's copy.asyncs since the last commit form a group; wait {pending = n} returns when at                    \
-     most n of the unit's groups are still in flight (then a sync.cube shows the data to all units) */                \
-  X(CopyAsyncCommit, "copy.async.commit", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)         \
+#define KILN_IR_OPS(X)                                                                                                 \
+  /* constants */                                                                                                      \
+  X(Const, "const", Constant, Nullary, "v", "value", constant, "", kPure)                                              \
+  /* arithmetic */                                                                                                     \
+  X(Add, "add", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                               \
+  X(Sub, "sub", Arith, Binary, "v", "", arith, "", kPure)                                                              \
+  X(Mul, "mul", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                               \
+  X(Div, "div", Arith, Binary, "v", "", arith, "", kPure)                                                              \
+  X(Rem, "rem", Arith, Binary, "v", "", arith, "", kPure)                                                              \
+  X(Neg, "neg", Arith, Unary, "v", "", arith, "", kPure)                                                               \
+  X(Abs, "abs", Arith, Unary, "v", "", arith, "", kPure)                                                               \
+  X(Min, "min", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                               \
+  X(Max, "max", Arith, Binary, "v", "", arith, "", kPure | kCommutative)                                               \
+  X(Fma, "fma", Arith, Fma, "v", "", fma, "", kPure)                                                                   \
+  /* bitwise and shifts (and, or, xor, not are also the logical ops on bool) */                                        \
+  X(And, "and", Bitwise, Binary, "v", "", bitwise, "", kPure | kCommutative)                                           \
+  X(Or, "or", Bitwise, Binary, "v", "", bitwise, "", kPure | kCommutative)                                             \
+  X(Xor, "xor", Bitwise, Binary, "v", "", bitwise, "", kPure | kCommutative)                                           \
+  X(Not, "not", Bitwise, Unary, "v", "", bitwise, "", kPure)                                                           \
+  X(Shl, "shl", Bitwise, Binary, "v", "", bitwise, "", kPure)                                                          \
+  X(Shr, "shr", Bitwise, Binary, "v", "", bitwise, "", kPure)                                                          \
+  X(Popcount, "popcount", Bitwise, Unary, "v", "", bit_count, "", kPure)                                               \
+  X(LeadingZeros, "leading_zeros", Bitwise, Unary, "v", "", bit_count, "", kPure)                                      \
+  X(TrailingZeros, "trailing_zeros", Bitwise, Unary, "v", "", bit_count, "", kPure)                                    \
+  /* compare: the result is bool with the operands' lanes */                                                           \
+  X(Eq, "cmp.eq", Compare, Binary, "v", "", compare, "", kPure | kCommutative)                                         \
+  X(Ne, "cmp.ne", Compare, Binary, "v", "", compare, "", kPure | kCommutative)                                         \
+  X(Lt, "cmp.lt", Compare, Binary, "v", "", compare, "", kPure)                                                        \
+  X(Le, "cmp.le", Compare, Binary, "v", "", compare, "", kPure)                                                        \
+  X(Gt, "cmp.gt", Compare, Binary, "v", "", compare, "", kPure)                                                        \
+  X(Ge, "cmp.ge", Compare, Binary, "v", "", compare, "", kPure)                                                        \
+  X(Select, "select", Select, Select, "v", "", select, "", kPure)                                                      \
+  /* casts */                                                                                                          \
+  X(Cast, "cast", Cast, Unary, "v", "", cast, "", kPure)                                                               \
+  X(Bitcast, "bitcast", Cast, Unary, "v", "", bitcast, "", kPure)                                                      \
+  /* math, on floats */                                                                                                \
+  X(Exp, "exp", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                 \
+  X(Exp2, "exp2", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                               \
+  X(Log, "log", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                 \
+  X(Log2, "log2", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                               \
+  X(Sqrt, "sqrt", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                               \
+  X(Rsqrt, "rsqrt", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                             \
+  X(Recip, "recip", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                             \
+  X(Sin, "sin", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                 \
+  X(Cos, "cos", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                 \
+  X(Tan, "tan", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                 \
+  X(Tanh, "tanh", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                               \
+  X(Erf, "erf", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                                 \
+  X(Pow, "pow", Math, Binary, "v", "fast_math?", float_math, "", kPure)                                                \
+  X(CopySign, "copysign", Math, Binary, "v", "fast_math?", float_math, "", kPure)                                      \
+  X(Floor, "floor", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                             \
+  X(Ceil, "ceil", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                               \
+  X(Round, "round", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                             \
+  X(Trunc, "trunc", Math, Unary, "v", "fast_math?", float_math, "", kPure)                                             \
+  X(IsNan, "isnan", Math, Unary, "v", "fast_math?", float_predicate, "", kPure)                                        \
+  X(IsInf, "isinf", Math, Unary, "v", "fast_math?", float_predicate, "", kPure)                                        \
+  /* vectors */                                                                                                        \
+  X(VectorConstruct, "vector.construct", Vector, VectorConstruct, "v", "", vector_construct, "", kPure)                \
+  X(VectorExtract, "vector.extract", Vector, Unary, "v", "lane", vector_extract, "", kPure)                            \
+  X(VectorInsert, "vector.insert", Vector, VectorInsert, "v", "lane", vector_insert, "", kPure)                        \
+  X(VectorSplat, "vector.splat", Vector, Unary, "v", "", vector_splat, "", kPure)                                      \
+  /* builtins: {axis = 0|1|2} reads one axis; without it, the linear index */                                          \
+  X(AbsolutePos, "builtin.absolute_pos", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                \
+  X(UnitPos, "builtin.unit_pos", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                        \
+  X(CubePos, "builtin.cube_pos", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                        \
+  X(CubeDim, "builtin.cube_dim", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                        \
+  X(CubeCount, "builtin.cube_count", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                    \
+  X(PlaneDim, "builtin.plane_dim", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)                      \
+  X(UnitPosPlane, "builtin.unit_pos_plane", Builtin, Nullary, "v", "axis?", builtin, "", kPure | kBuiltin)             \
+  /* arrays: global buffers and tensors, shared and local arrays */                                                    \
+  X(Len, "len", Array, Array, "v", "", length, "", kPure)                                                              \
+  X(TensorShape, "tensor.shape", Array, Array, "v", "dim", tensor_dim, "", kPure)                                      \
+  X(TensorStride, "tensor.stride", Array, Array, "v", "dim", tensor_dim, "", kPure)                                    \
+  /* memory: load array, index [, mask]; store array, index, value [, mask]; with {lanes = W}, W                       \
+     consecutive elements of a global array of scalars from the index, as one vector (no mask) */                      \
+  X(Load, "load", Memory, Load, "v", "checked? lanes?", load, "", kReadsMemory)                                        \
+  X(Store, "store", Memory, Store, "", "checked? lanes?", store, "", kWritesMemory)                                    \
+  X(SharedAlloc, "shared.alloc", Memory, Nullary, "a", "overlay?", shared_alloc, "", kAlloc)                           \
+  /* asynchronous copy of one 16-byte element of a global array into a shared array of its scalar                      \
+     (shared, index, global, index [, mask]: masked off, it writes zeros); lands by copy.async.wait */                 \
+  X(CopyAsync, "copy.async", Memory, CopyAsync, "", "", copy_async, "", kReadsMemory | kWritesMemory)                  \
+  X(LocalAlloc, "local.alloc", Memory, Nullary, "a", "", local_alloc, "", kAlloc)                                      \
+  /* atomics: array, index, value [, mask] (cas: expected, desired); the result is the old value */                    \
+  X(AtomicAdd, "atomic.add", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                \
+  X(AtomicSub, "atomic.sub", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                \
+  X(AtomicMin, "atomic.min", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                \
+  X(AtomicMax, "atomic.max", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                \
+  X(AtomicAnd, "atomic.and", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                \
+  X(AtomicOr, "atomic.or", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                  \
+  X(AtomicXor, "atomic.xor", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)                \
+  X(AtomicExchange, "atomic.exchange", Atomic, Atomic, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)      \
+  X(AtomicCas, "atomic.cas", Atomic, AtomicCas, "v", "checked?", atomic, "", kReadsMemory | kWritesMemory)             \
+  /* synchronisation */                                                                                                \
+  X(SyncCube, "sync.cube", Sync, Nullary, "", "", no_result, "", kBarrier)                                             \
+  X(SyncPlane, "sync.plane", Sync, Nullary, "", "", no_result, "", kBarrier)                                           \
+  /* the unit's memory accesses before it are seen by every unit of the launch, on any cube, before                    \
+     those after it (a device-scope fence): a cube that publishes work behind an atomic flag, and                      \
+     one that reads it after seeing the flag, each put one between the data and the flag */                            \
+  X(FenceDevice, "fence.device", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)                   \
+  /* the unit's copy.asyncs since the last commit form a group; wait {pending = n} returns when at                     \
+     most n of the unit's groups are still in flight (then a sync.cube shows the data to all units) */                 \
+  X(CopyAsyncCommit, "copy.async.commit", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)          \
   X(CopyAsyncWait, "copy.async.wait", Sync, Nullary, "", "pending", copy_async_wait, "", kReadsMemory | kWritesMemory) \
-  /* plane ops over the active units of a plane */                                                                   \
-  X(PlaneSum, "plane.sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                          \
-  X(PlaneProd, "plane.prod", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                        \
-  X(PlaneMax, "plane.max", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                          \
-  X(PlaneMin, "plane.min", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                          \
-  X(PlaneAll, "plane.all", Plane, PlaneVote, "v", "", plane_vote, "", kPlane)                                         \
-  X(PlaneAny, "plane.any", Plane, PlaneVote, "v", "", plane_vote, "", kPlane)                                         \
-  X(PlaneBallot, "plane.ballot", Plane, PlaneVote, "v", "", plane_ballot, "", kPlane)                                 \
-  X(PlaneElect, "plane.elect", Plane, Nullary, "v", "", plane_elect, "", kPlane)                                      \
-  X(PlaneBroadcast, "plane.broadcast", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                             \
-  X(PlaneShuffle, "plane.shuffle", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                                 \
-  X(PlaneShuffleXor, "plane.shuffle_xor", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                          \
-  X(PlaneShuffleUp, "plane.shuffle_up", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                            \
-  X(PlaneShuffleDown, "plane.shuffle_down", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                        \
-  X(PlaneInclusiveSum, "plane.inclusive_sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                       \
-  X(PlaneExclusiveSum, "plane.exclusive_sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                       \
-  /* mutable locals */                                                                                                \
-  X(VarDecl, "var.decl", Var, Nullary, "x", "", var_decl, "", kAlloc)                                                 \
-  X(VarLoad, "var.load", Var, VarLoad, "v", "", var_load, "", kReadsMemory)                                           \
-  X(VarStore, "var.store", Var, VarStore, "", "", var_store, "", kWritesMemory)                                       \
-  /* structured control flow; the operands after a for's lo, hi, step and a while's are the values                    \
-     it starts carrying; condition, yield, break and continue pass carried values on (kernel.h, Op) */                \
-  X(If, "if", Control, If, "c", "", no_result, "then else", kControl)                                                 \
-  X(For, "for", Control, For, "c", "unroll? unroll_full? prefetch_stages? vectorize? at_least_once?", loop_bounds,   \
-    "body", kControl)                                                                                                 \
-  X(While, "while", Control, While, "c", "", no_result, "cond do", kControl)                                          \
-  X(Condition, "condition", Control, Condition, "", "", no_result, "", kTerminator)                                   \
-  X(Yield, "yield", Control, Yield, "", "", no_result, "", kTerminator)                                               \
-  X(Break, "break", Control, Jump, "", "", no_result, "", kTerminator)                                                \
-  X(Continue, "continue", Control, Jump, "", "", no_result, "", kTerminator)                                          \
-  X(Terminate, "terminate", Control, Nullary, "", "", no_result, "", kTerminator)                                     \
-  /* debug and checks. check.trips lo, hi {loop = N}: where !(lo < hi) the launch fails with                        \
-     loop.zero_trips (checked_io puts one before each at_least_once loop of a checked kernel) */                      \
-  X(DebugPrint, "debug.print", Debug, Print, "", "format", debug_print, "", kSideEffect)                              \
-  X(CheckTrips, "check.trips", Debug, Bounds, "", "loop", check_trips, "", kSideEffect)                               \
-  /* the tile layer (docs/tile.md): ops on whole tiles, rewritten by lower_tiles into the ops above.                  \
-     A view is a global tile over a parameter, cut into cells {extent, tile, along, pad}. */                          \
-  X(TileView, "tile.view", Tile, Array, "t", "extent tile along pad", tile_view, "", kPure)                           \
-  X(TileLoadCell, "tile.load_cell", Tile, TileLoadCell, "t", "", tile_load_view, "", kReadsMemory)                    \
-  X(TileLoadAt, "tile.load_at", Tile, TileLoadAt, "t", "", tile_load_view, "", kReadsMemory)                          \
-  X(TileStoreCell, "tile.store_cell", Tile, TileStoreCell, "", "", tile_store_view, "", kWritesMemory)                \
-  X(TileStoreSub, "tile.store_sub", Tile, TileStoreSub, "", "", tile_store_view, "", kWritesMemory)                   \
-  X(TileLoad, "tile.load", Tile, TileLoad, "t", "strides? pad?", tile_load_ptr, "", kReadsMemory)                     \
-  X(TileStore, "tile.store", Tile, TileStore, "", "strides?", tile_store_ptr, "", kWritesMemory)                      \
-  /* load, store and the atomics address a buffer: element (i, j, ..) at %off + i*strides[0] + j*strides[1] + ..;    \
+  /* plane ops over the active units of a plane */                                                                     \
+  X(PlaneSum, "plane.sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                           \
+  X(PlaneProd, "plane.prod", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                         \
+  X(PlaneMax, "plane.max", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                           \
+  X(PlaneMin, "plane.min", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                           \
+  X(PlaneAll, "plane.all", Plane, PlaneVote, "v", "", plane_vote, "", kPlane)                                          \
+  X(PlaneAny, "plane.any", Plane, PlaneVote, "v", "", plane_vote, "", kPlane)                                          \
+  X(PlaneBallot, "plane.ballot", Plane, PlaneVote, "v", "", plane_ballot, "", kPlane)                                  \
+  X(PlaneElect, "plane.elect", Plane, Nullary, "v", "", plane_elect, "", kPlane)                                       \
+  X(PlaneBroadcast, "plane.broadcast", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                              \
+  X(PlaneShuffle, "plane.shuffle", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                                  \
+  X(PlaneShuffleXor, "plane.shuffle_xor", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                           \
+  X(PlaneShuffleUp, "plane.shuffle_up", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                             \
+  X(PlaneShuffleDown, "plane.shuffle_down", Plane, PlaneLane, "v", "", plane_lane, "", kPlane)                         \
+  X(PlaneInclusiveSum, "plane.inclusive_sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                        \
+  X(PlaneExclusiveSum, "plane.exclusive_sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                        \
+  /* mutable locals */                                                                                                 \
+  X(VarDecl, "var.decl", Var, Nullary, "x", "", var_decl, "", kAlloc)                                                  \
+  X(VarLoad, "var.load", Var, VarLoad, "v", "", var_load, "", kReadsMemory)                                            \
+  X(VarStore, "var.store", Var, VarStore, "", "", var_store, "", kWritesMemory)                                        \
+  /* structured control flow; the operands after a for's lo, hi, step and a while's are the values                     \
+     it starts carrying; condition, yield, break and continue pass carried values on (kernel.h, Op) */                 \
+  X(If, "if", Control, If, "c", "", no_result, "then else", kControl)                                                  \
+  X(For, "for", Control, For, "c", "unroll? unroll_full? prefetch_stages? vectorize? at_least_once?", loop_bounds,     \
+    "body", kControl)                                                                                                  \
+  X(While, "while", Control, While, "c", "", no_result, "cond do", kControl)                                           \
+  X(Condition, "condition", Control, Condition, "", "", no_result, "", kTerminator)                                    \
+  X(Yield, "yield", Control, Yield, "", "", no_result, "", kTerminator)                                                \
+  X(Break, "break", Control, Jump, "", "", no_result, "", kTerminator)                                                 \
+  X(Continue, "continue", Control, Jump, "", "", no_result, "", kTerminator)                                           \
+  X(Terminate, "terminate", Control, Nullary, "", "", no_result, "", kTerminator)                                      \
+  /* debug and checks. check.trips lo, hi {loop = N}: where !(lo < hi) the launch fails with                           \
+     loop.zero_trips (checked_io puts one before each at_least_once loop of a checked kernel) */                       \
+  X(DebugPrint, "debug.print", Debug, Print, "", "format", debug_print, "", kSideEffect)                               \
+  X(CheckTrips, "check.trips", Debug, Bounds, "", "loop", check_trips, "", kSideEffect)                                \
+  /* the tile layer (docs/tile.md): ops on whole tiles, rewritten by lower_tiles into the ops above.                   \
+     A view is a global tile over a parameter, cut into cells {extent, tile, along, pad}. */                           \
+  X(TileView, "tile.view", Tile, Array, "t", "extent tile along pad", tile_view, "", kPure)                            \
+  X(TileLoadCell, "tile.load_cell", Tile, TileLoadCell, "t", "", tile_load_view, "", kReadsMemory)                     \
+  X(TileLoadAt, "tile.load_at", Tile, TileLoadAt, "t", "", tile_load_view, "", kReadsMemory)                           \
+  X(TileStoreCell, "tile.store_cell", Tile, TileStoreCell, "", "", tile_store_view, "", kWritesMemory)                 \
+  X(TileStoreSub, "tile.store_sub", Tile, TileStoreSub, "", "", tile_store_view, "", kWritesMemory)                    \
+  X(TileLoad, "tile.load", Tile, TileLoad, "t", "strides? pad?", tile_load_ptr, "", kReadsMemory)                      \
+  X(TileStore, "tile.store", Tile, TileStore, "", "strides?", tile_store_ptr, "", kWritesMemory)                       \
+  /* load, store and the atomics address a buffer: element (i, j, ..) at %off + i*strides[0] + j*strides[1] + ..;      \
      the scatter forms put each value at its own i32 offset. An extent (none, or one i32 per dimension)                \
-     keeps the elements at coordinates below it; the others are not read (load gives pad) nor written.                \
+     keeps the elements at coordinates below it; the others are not read (load gives pad) nor written.                 \
      The atomics keep no result: the old values are not kept */                                                        \
   X(TileAtomicAdd, "tile.atomic_add", Tile, TileStore, "", "strides?", tile_atomic, "", kReadsMemory | kWritesMemory)  \
   X(TileAtomicMax, "tile.atomic_max", Tile, TileStore, "", "strides?", tile_atomic, "", kReadsMemory | kWritesMemory)  \
@@ -287,18 +287,19 @@ std::string_view family_name(OpFamily f);
   X(TileScatterAdd, "tile.scatter_add", Tile, TileScatter, "", "", tile_scatter, "", kReadsMemory | kWritesMemory)     \
   X(TileScatterMax, "tile.scatter_max", Tile, TileScatter, "", "", tile_scatter, "", kReadsMemory | kWritesMemory)     \
   X(TileScatterMin, "tile.scatter_min", Tile, TileScatter, "", "", tile_scatter, "", kReadsMemory | kWritesMemory)     \
-  X(TileFull, "tile.full", Tile, Nullary, "t", "value", tile_full, "", kPure)                                         \
-  X(TileBroadcast, "tile.broadcast", Tile, TileUnary, "t", "shape", tile_broadcast, "", kPure)                        \
-  X(TileReduceSum, "tile.reduce_sum", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                  \
-  X(TileReduceMax, "tile.reduce_max", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                  \
-  X(TileReduceMin, "tile.reduce_min", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                  \
-  X(TileTranspose, "tile.transpose", Tile, TileUnary, "t", "", tile_transpose, "", kPure)                             \
-  X(TileMma, "tile.mma", Tile, TileMma, "t", "", tile_mma, "", kPure)                                                 \
-  X(TileBlockId, "tile.block_id", Tile, Nullary, "v", "axis", tile_block_id, "", kPure | kBuiltin)                    \
-  /* tensor cores: every unit of the cube together (uniform control flow, a barrier before and after                  \
-     is the caller's); a, b shared arrays with element offsets, acc a local array of each unit's                      \
-     accumulators, in the layout lower_tiles gives (docs/decisions/019-tile-layer.md) */                              \
-  X(MmaSync, "mma.sync", Matrix, MmaSync, "", "shape planes pitches b_columns?", mma_sync, "", kReadsMemory | kWritesMemory | kPlane)
+  X(TileFull, "tile.full", Tile, Nullary, "t", "value", tile_full, "", kPure)                                          \
+  X(TileBroadcast, "tile.broadcast", Tile, TileUnary, "t", "shape", tile_broadcast, "", kPure)                         \
+  X(TileReduceSum, "tile.reduce_sum", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                   \
+  X(TileReduceMax, "tile.reduce_max", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                   \
+  X(TileReduceMin, "tile.reduce_min", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                   \
+  X(TileTranspose, "tile.transpose", Tile, TileUnary, "t", "", tile_transpose, "", kPure)                              \
+  X(TileMma, "tile.mma", Tile, TileMma, "t", "", tile_mma, "", kPure)                                                  \
+  X(TileBlockId, "tile.block_id", Tile, Nullary, "v", "axis", tile_block_id, "", kPure | kBuiltin)                     \
+  /* tensor cores: every unit of the cube together (uniform control flow, a barrier before and after                   \
+     is the caller's); a, b shared arrays with element offsets, acc a local array of each unit's                       \
+     accumulators, in the layout lower_tiles gives (docs/decisions/019-tile-layer.md) */                               \
+  X(MmaSync, "mma.sync", Matrix, MmaSync, "", "shape planes pitches b_columns?", mma_sync, "",                         \
+    kReadsMemory | kWritesMemory | kPlane)
 
 enum class OpKind : uint16_t {
 #define KILN_X(e, text, family, signature, result, attrs, rule, regions, traits) e,
@@ -317,10 +318,10 @@ enum class Signature : uint8_t {
 // position, so ops of several signatures share a name where their operands line up
 // (ops::Store::array serves every access).
 namespace ops {
-#define KILN_X(name, kinds, names)                                \
-  struct name {                                                   \
-    static constexpr Signature signature = Signature::name;       \
-    enum Slot : uint8_t { KILN_IR_UNPAREN names };                \
+#define KILN_X(name, kinds, names)                          \
+  struct name {                                             \
+    static constexpr Signature signature = Signature::name; \
+    enum Slot : uint8_t { KILN_IR_UNPAREN names };          \
   };
 #define KILN_IR_UNPAREN(...) __VA_ARGS__
 KILN_IR_SIGNATURES(KILN_X)
@@ -330,15 +331,17 @@ KILN_IR_SIGNATURES(KILN_X)
 // The signature an ops::X::Slot belongs to.
 template <class Slot>
 struct slot_signature;
-#define KILN_X(name, kinds, names)                                              \
-  template <>                                                                   \
-  struct slot_signature<ops::name::Slot> {                                      \
-    static constexpr Signature value = Signature::name;                         \
+#define KILN_X(name, kinds, names)                      \
+  template <>                                           \
+  struct slot_signature<ops::name::Slot> {              \
+    static constexpr Signature value = Signature::name; \
   };
 KILN_IR_SIGNATURES(KILN_X)
 #undef KILN_X
 template <class Slot>
-concept OperandSlot = requires { slot_signature<Slot>::value; };
+concept OperandSlot = requires {
+  slot_signature<Slot>::value;
+};
 
 // A signature's operand kinds and names, derived from its row.
 struct SignatureInfo {

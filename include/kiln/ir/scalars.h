@@ -18,19 +18,19 @@ namespace kiln::ir {
 // X(Enum, "text", C++ type, "C++ spelling", compute Enum). The order is the text form's keyword
 // table's; nothing else may rely on it. `compute` is the scalar arithmetic on this one runs in:
 // f16 and bf16 are stored as 16 bits and computed in f32, rounded back after each op (docs/ir.md).
-#define KILN_ELEMENT_TYPES(X)                     \
-  X(Bool, "bool", bool, "bool", Bool)             \
-  X(I8, "i8", int8_t, "int8_t", I8)               \
-  X(I16, "i16", int16_t, "int16_t", I16)          \
-  X(I32, "i32", int32_t, "int32_t", I32)          \
-  X(I64, "i64", int64_t, "int64_t", I64)          \
-  X(U8, "u8", uint8_t, "uint8_t", U8)             \
-  X(U16, "u16", uint16_t, "uint16_t", U16)        \
-  X(U32, "u32", uint32_t, "uint32_t", U32)        \
-  X(U64, "u64", uint64_t, "uint64_t", U64)        \
-  X(F16, "f16", ::kiln::f16, "f16", F32)          \
-  X(BF16, "bf16", ::kiln::bf16, "bf16", F32)      \
-  X(F32, "f32", float, "float", F32)              \
+#define KILN_ELEMENT_TYPES(X)                \
+  X(Bool, "bool", bool, "bool", Bool)        \
+  X(I8, "i8", int8_t, "int8_t", I8)          \
+  X(I16, "i16", int16_t, "int16_t", I16)     \
+  X(I32, "i32", int32_t, "int32_t", I32)     \
+  X(I64, "i64", int64_t, "int64_t", I64)     \
+  X(U8, "u8", uint8_t, "uint8_t", U8)        \
+  X(U16, "u16", uint16_t, "uint16_t", U16)   \
+  X(U32, "u32", uint32_t, "uint32_t", U32)   \
+  X(U64, "u64", uint64_t, "uint64_t", U64)   \
+  X(F16, "f16", ::kiln::f16, "f16", F32)     \
+  X(BF16, "bf16", ::kiln::bf16, "bf16", F32) \
+  X(F32, "f32", float, "float", F32)         \
   X(F64, "f64", double, "double", F64)
 
 enum class Scalar : uint8_t {
@@ -51,9 +51,9 @@ inline constexpr bool is_int_type = std::is_integral_v<T> && !std::is_same_v<T, 
 template <Scalar S>
 struct scalar_cpp;
 #define KILN_X(e, text, T, cpp, compute) \
-  template <>                               \
-  struct scalar_cpp<Scalar::e> {            \
-    using type = T;                         \
+  template <>                            \
+  struct scalar_cpp<Scalar::e> {         \
+    using type = T;                      \
   };
 KILN_ELEMENT_TYPES(KILN_X)
 #undef KILN_X
@@ -67,8 +67,7 @@ template <class Fn>
 constexpr decltype(auto) visit_scalar(Scalar s, Fn&& fn) {
   switch (s) {
 #define KILN_X(e, text, T, cpp, compute) \
-  case Scalar::e:                           \
-    return std::forward<Fn>(fn).template operator()<T>();
+  case Scalar::e: return std::forward<Fn>(fn).template operator()<T>();
     KILN_ELEMENT_TYPES(KILN_X)
 #undef KILN_X
   }
@@ -110,15 +109,15 @@ constexpr int digits_of() {
 }  // namespace detail
 
 inline constexpr ScalarFacts kScalarFacts[] = {
-#define KILN_X(e, text, T, cpp, compute)                                                                     \
-  {text,                                                                                                        \
-   cpp,                                                                                                         \
-   int(sizeof(T)),                                                                                              \
-   is_float_type<T>,                                                                                            \
-   is_int_type<T> && std::is_signed_v<T>,                                                                       \
-   is_int_type<T> && std::is_unsigned_v<T>,                                                                     \
-   Scalar::compute,                                                                                             \
-   detail::unsigned_scalar_of<T>(Scalar::e),                                                                    \
+#define KILN_X(e, text, T, cpp, compute)     \
+  {text,                                     \
+   cpp,                                      \
+   int(sizeof(T)),                           \
+   is_float_type<T>,                         \
+   is_int_type<T> && std::is_signed_v<T>,    \
+   is_int_type<T> && std::is_unsigned_v<T>,  \
+   Scalar::compute,                          \
+   detail::unsigned_scalar_of<T>(Scalar::e), \
    detail::digits_of<T>()},
     KILN_ELEMENT_TYPES(KILN_X)
 #undef KILN_X
@@ -137,6 +136,5 @@ constexpr bool is_half(Scalar s) { return compute_scalar(s) != s; }
 constexpr Scalar unsigned_of(Scalar s) { return scalar_facts(s).as_unsigned; }
 // Parses "f32", "u8", ...; false when `text` names no scalar.
 bool parse_scalar(std::string_view text, Scalar& out);
-
 
 }  // namespace kiln::ir

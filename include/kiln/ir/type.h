@@ -38,11 +38,11 @@ struct Type {
   Scalar scalar = Scalar::Bool;  // the element's scalar
   uint8_t width = 1;             // lanes of the element: 1, 2, 4, 8 or 16
   Access access = Access::ReadWrite;
-  uint8_t rank = 0;              // tensors and tiles
-  uint32_t length = 0;           // shared and local arrays
-  std::array<uint32_t, 4> shape{};  // tiles
+  uint8_t rank = 0;                            // tensors and tiles
+  uint32_t length = 0;                         // shared and local arrays
+  std::array<uint32_t, 4> shape{};             // tiles
   MemorySpace space = MemorySpace::Registers;  // tiles
-  bool holds_tile = false;       // a var whose value is a tile: rank, shape and space are the tile's
+  bool holds_tile = false;                     // a var whose value is a tile: rank, shape and space are the tile's
 
   static Type none() { return {}; }
   static Type scalar_of(Scalar s);

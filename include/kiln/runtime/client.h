@@ -28,16 +28,16 @@ struct MemoryStats {
   uint64_t reserved_bytes = 0;  // memory taken from the device in pages
   uint64_t in_use_bytes = 0;    // bytes held by live allocations (rounded up to the pool's granularity)
   uint64_t pages = 0;
-  uint64_t allocations = 0;     // allocations served, in all
-  uint64_t reused = 0;          // allocations served from memory already reserved
+  uint64_t allocations = 0;  // allocations served, in all
+  uint64_t reused = 0;       // allocations served from memory already reserved
   uint64_t frees = 0;
 };
 
 struct ClientStats {
-  uint64_t compilations = 0;  // kernels compiled by the device's kernel cache
-  uint64_t launches = 0;      // launches through the device's cache, all kernels
+  uint64_t compilations = 0;                                         // kernels compiled by the device's kernel cache
+  uint64_t launches = 0;                                             // launches through the device's cache, all kernels
   std::vector<std::pair<std::string, uint64_t>> launches_by_kernel;  // sorted by name
-  MemoryStats memory;         // this client's pool
+  MemoryStats memory;                                                // this client's pool
 };
 
 class Client {
@@ -133,7 +133,7 @@ class Client {
   // once. check_device_error() checks at once on any device.
   static constexpr uint32_t kDeviceErrorValues = 7;
   struct DeviceErrorSite {
-    std::string kind;  // the Error kind raised
+    std::string kind;                                                                      // the Error kind raised
     std::function<std::string(const std::array<uint32_t, kDeviceErrorValues>&)> describe;  // the message
   };
   static uint32_t register_device_error_site(DeviceErrorSite site);

@@ -40,7 +40,8 @@ struct TensorBinding {
   std::array<uint32_t, 8> shape{};
   std::array<uint32_t, 8> stride{};
 };
-inline TensorBinding tensor_arg(Handle h, std::initializer_list<uint32_t> shape, std::initializer_list<uint32_t> stride) {
+inline TensorBinding tensor_arg(Handle h, std::initializer_list<uint32_t> shape,
+                                std::initializer_list<uint32_t> stride) {
   if (shape.size() != stride.size() || shape.size() > 8) {
     throw Error("launch.bad_argument", "a tensor argument needs as many strides as dims, at most 8");
   }
@@ -105,12 +106,12 @@ class Arg {
  public:
   enum class Kind : uint8_t { Buffer, Tensor, Scalar, Comptime };
 
-  Arg(const Handle& h) noexcept : kind_(Kind::Buffer), handle_(&h) {}  // NOLINT
+  Arg(const Handle& h) noexcept : kind_(Kind::Buffer), handle_(&h) {}         // NOLINT
   Arg(const TensorBinding& t) noexcept : kind_(Kind::Tensor), tensor_(&t) {}  // NOLINT
-  Arg(ScalarValue v) noexcept : kind_(Kind::Scalar), value_(v) {}  // NOLINT
+  Arg(ScalarValue v) noexcept : kind_(Kind::Scalar), value_(v) {}             // NOLINT
   template <class T>
-    requires detail::kNumber<T>
-  Arg(T v) noexcept : Arg(detail::tagged(v)) {}  // NOLINT
+  requires detail::kNumber<T> Arg(T v)
+  noexcept : Arg(detail::tagged(v)) {}  // NOLINT
   template <ComptimeValue T>
   Arg(Comptime<T> c) noexcept  // NOLINT
       : kind_(Kind::Comptime), value_(detail::tagged(c.get())) {

@@ -98,11 +98,12 @@ inline constexpr bool kNever = false;
 // the parameter's type and the argument's type.
 template <ParamLabel Parameter, class ParameterType, class Argument>
 struct launch_argument_does_not_fit_parameter {
-  static_assert(kNever<Argument>,
-                "launch<K>: an argument cannot bind to its kernel parameter (the instantiation shown with this error names "
-                "the parameter, its type and the argument's type): "
-                "a Slice<T> takes a Handle, a TensorArg<T> a TensorBinding, a Scalar<T> a number of a kind T "
-                "holds, a Comptime<T> a T or comptime(value)");
+  static_assert(
+      kNever<Argument>,
+      "launch<K>: an argument cannot bind to its kernel parameter (the instantiation shown with this error names "
+      "the parameter, its type and the argument's type): "
+      "a Slice<T> takes a Handle, a TensorArg<T> a TensorBinding, a Scalar<T> a number of a kind T "
+      "holds, a Comptime<T> a T or comptime(value)");
   static constexpr bool ok = false;
 };
 
@@ -146,14 +147,16 @@ void launch_kernel(const Client& client, CubeCount count, CubeDim dim, int vecto
     } else {
       return [&]<size_t... I>(std::index_sequence<I...>) {
         return (check_argument<K, std::tuple_element_t<I, Params>, I, Args>() && ...);
-      }(std::make_index_sequence<n>{});
+      }
+      (std::make_index_sequence<n>{});
     }
   }();
   if constexpr (types_ok) {
     static const KernelRef ref = kernel_ref<K>();
     const std::array<Arg, n> list = [&]<size_t... I>(std::index_sequence<I...>) {
       return std::array<Arg, n>{to_arg<std::tuple_element_t<I, Params>>(args)...};
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
     launch(client, ref, LaunchConfig{count, dim, vector_size, mode}, std::span<const Arg>(list.data(), n));
   }
 }

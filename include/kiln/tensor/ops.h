@@ -10,8 +10,8 @@
 #pragma once
 
 #include <type_traits>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "kiln/runtime/launch.h"
 #include "kiln/tensor/tensor.h"
@@ -24,10 +24,9 @@ namespace kiln {
 class Operand {
  public:
   Operand(const Tensor& t) : lent_(&t) {}  // NOLINT
-  Operand(Tensor&& t) : given_(&t) {}  // NOLINT
+  Operand(Tensor&& t) : given_(&t) {}      // NOLINT
   template <class N>
-    requires detail::kNumber<N>
-  Operand(N v) : scalar_(detail::tagged(v)), is_scalar_(true) {}  // NOLINT
+  requires detail::kNumber<N> Operand(N v) : scalar_(detail::tagged(v)), is_scalar_(true) {}  // NOLINT
   // A number whose type is known at run time.
   explicit Operand(const ScalarValue& v) : scalar_(v), is_scalar_(true) {}
 
@@ -103,15 +102,14 @@ inline constexpr bool kTensorOperand = std::is_same_v<std::remove_cvref_t<T>, Te
 template <class T>
 inline constexpr bool kOperand = kTensorOperand<T> || kNumber<std::remove_cvref_t<T>>;
 template <class A, class B>
-concept TensorOperands = kOperand<A> && kOperand<B> && (kTensorOperand<A> || kTensorOperand<B>);
+concept TensorOperands = kOperand<A> && kOperand<B> &&(kTensorOperand<A> || kTensorOperand<B>);
 }  // namespace detail
 
 // a + b, a - b, ...: a tensor given by std::move may take the result (see above).
-#define KILN_TENSOR_OPERATOR(op, fn)                                  \
-  template <class A, class B>                                         \
-    requires detail::TensorOperands<A, B>                             \
-  Tensor operator op(A&& a, B&& b) {                                  \
-    return fn(Operand(std::forward<A>(a)), Operand(std::forward<B>(b))); \
+#define KILN_TENSOR_OPERATOR(op, fn)                                       \
+  template <class A, class B>                                              \
+  requires detail::TensorOperands<A, B> Tensor operator op(A&& a, B&& b) { \
+    return fn(Operand(std::forward<A>(a)), Operand(std::forward<B>(b)));   \
   }
 KILN_TENSOR_OPERATOR(+, add)
 KILN_TENSOR_OPERATOR(-, sub)
@@ -128,9 +126,6 @@ KILN_TENSOR_OPERATOR(!=, ne)
 #undef KILN_TENSOR_OPERATOR
 
 template <class A>
-  requires detail::kTensorOperand<A>
-Tensor operator-(A&& a) {
-  return neg(Operand(std::forward<A>(a)));
-}
+requires detail::kTensorOperand<A> Tensor operator-(A&& a) { return neg(Operand(std::forward<A>(a))); }
 
 }  // namespace kiln

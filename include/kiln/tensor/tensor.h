@@ -27,7 +27,7 @@ struct Pending;  // an elementwise step recorded and not run yet (src/tensor/fus
 // A tensor's element type: one of the element types the tensor library takes.
 using DType = ir::Scalar;
 inline constexpr DType kDTypes[] = {DType::F16, DType::BF16, DType::F32, DType::F64,
-                                    DType::I32, DType::I64, DType::U8,   DType::Bool};
+                                    DType::I32, DType::I64,  DType::U8,  DType::Bool};
 
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;
@@ -74,8 +74,8 @@ class Tensor {
     return Tensor(client, client.upload(data), std::move(shape), scalar_of<T>());
   }
   template <Element T>
-    requires(!std::is_same_v<T, bool>)  // std::vector<bool> holds no array of bools: the overload below
-  static Tensor from_data(const Client& client, const std::vector<T>& data, Shape shape) {
+  requires(!std::is_same_v<T, bool>)  // std::vector<bool> holds no array of bools: the overload below
+      static Tensor from_data(const Client& client, const std::vector<T>& data, Shape shape) {
     return from_data(client, std::span<const T>(data), std::move(shape));
   }
   static Tensor from_data(const Client& client, const std::vector<bool>& data, Shape shape);

@@ -129,16 +129,16 @@ concept AtomicAddElement = Element<T> && ir::atomic_takes(ir::OpKind::TileAtomic
 template <class T>
 concept AtomicMinMaxElement = Element<T> && ir::atomic_takes(ir::OpKind::TileAtomicMax, scalar_of<T>());
 
-#define KILN_TILE_ATOMIC(fn, Concept, at_offset, scattered)                                                          \
-  template <Concept T>                                                                                                \
-  void fn(const Param<T>& p, const Index& offset, const std::type_identity_t<Tile<T>>& t,                            \
-          std::vector<int64_t> strides = {}, const Extent& extent = {}) {                                             \
-    detail::atomic(ir::OpKind::at_offset, p.ref(), offset.ref(), t.ref(), strides, detail::refs_of(extent));         \
-  }                                                                                                                   \
-  template <Concept T, std::same_as<int32_t> I>                                                                       \
-  void fn(const Param<T>& p, const Tile<I>& offsets, const std::type_identity_t<Tile<T>>& values,                     \
-          const Extent& extent = {}) {                                                                                \
-    detail::scatter(ir::OpKind::scattered, p.ref(), offsets.ref(), values.ref(), detail::refs_of(extent));           \
+#define KILN_TILE_ATOMIC(fn, Concept, at_offset, scattered)                                                  \
+  template <Concept T>                                                                                       \
+  void fn(const Param<T>& p, const Index& offset, const std::type_identity_t<Tile<T>>& t,                    \
+          std::vector<int64_t> strides = {}, const Extent& extent = {}) {                                    \
+    detail::atomic(ir::OpKind::at_offset, p.ref(), offset.ref(), t.ref(), strides, detail::refs_of(extent)); \
+  }                                                                                                          \
+  template <Concept T, std::same_as<int32_t> I>                                                              \
+  void fn(const Param<T>& p, const Tile<I>& offsets, const std::type_identity_t<Tile<T>>& values,            \
+          const Extent& extent = {}) {                                                                       \
+    detail::scatter(ir::OpKind::scattered, p.ref(), offsets.ref(), values.ref(), detail::refs_of(extent));   \
   }
 KILN_TILE_ATOMIC(atomic_add, AtomicAddElement, TileAtomicAdd, TileScatterAdd)
 KILN_TILE_ATOMIC(atomic_max, AtomicMinMaxElement, TileAtomicMax, TileScatterMax)
@@ -161,8 +161,8 @@ Param<T> retile(const Param<T>& p, std::vector<int64_t> extent, std::vector<int6
 template <Element T>
 Tile<T> zeros(const Param<T>& p) {
   std::vector<uint32_t> s = p.cell_shape();
-  return Tile<T>(detail::full(scalar_of<T>(), s, ir::is_float(scalar_of<T>()) ? ir::AttrValue::of_float(0.0)
-                                                                               : ir::AttrValue::of_int(0)));
+  return Tile<T>(detail::full(scalar_of<T>(), s,
+                              ir::is_float(scalar_of<T>()) ? ir::AttrValue::of_float(0.0) : ir::AttrValue::of_int(0)));
 }
 
 }  // namespace kiln::tile

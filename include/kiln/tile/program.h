@@ -120,9 +120,10 @@ struct tile_launch_buffer_count {
 };
 template <size_t Argument, class Parameter, class Given>
 struct tile_launch_buffer_type {
-  static_assert(std::is_same_v<Parameter, Given>,
-                "TypedEntry::launch: a buffer's element type differs from its parameter's (the instantiation shown with "
-                "this error names the buffer's position, the Buffer<T> its parameter takes and the one given)");
+  static_assert(
+      std::is_same_v<Parameter, Given>,
+      "TypedEntry::launch: a buffer's element type differs from its parameter's (the instantiation shown with "
+      "this error names the buffer's position, the Buffer<T> its parameter takes and the one given)");
   static constexpr bool ok = std::is_same_v<Parameter, Given>;
 };
 }  // namespace detail
@@ -148,16 +149,19 @@ class TypedEntry : public Entry {
   void launch(const Client& client, const Args&... args) const {
     constexpr size_t n = sizeof...(Args);
     constexpr bool with_grid = detail::last_is_grid<Args...>();
-    constexpr bool count_ok = detail::tile_launch_buffer_count<sizeof...(Ts), with_grid ? n - 1 : n>::ok;
+    constexpr bool count_ok = detail::tile_launch_buffer_count < sizeof...(Ts), with_grid ? n - 1 : n > ::ok;
     if constexpr (count_ok) {
       constexpr bool types_ok = []<size_t... I>(std::index_sequence<I...>) {
-        return (detail::tile_launch_buffer_type<I, Buffer<Ts>, std::tuple_element_t<I, std::tuple<Args...>>>::ok && ...);
-      }(std::index_sequence_for<Ts...>{});
+        return (detail::tile_launch_buffer_type<I, Buffer<Ts>, std::tuple_element_t<I, std::tuple<Args...>>>::ok &&
+                ...);
+      }
+      (std::index_sequence_for<Ts...>{});
       if constexpr (types_ok) {
         auto all = std::tie(args...);
         auto handles = [&]<size_t... I>(std::index_sequence<I...>) {
           return std::array<Handle, sizeof...(Ts)>{static_cast<const Handle&>(std::get<I>(all))...};
-        }(std::index_sequence_for<Ts...>{});
+        }
+        (std::index_sequence_for<Ts...>{});
         std::optional<Grid> grid;
         if constexpr (with_grid) grid = std::get<n - 1>(all);
         Entry::launch(client, std::span<const Handle>(handles.data(), handles.size()), grid);

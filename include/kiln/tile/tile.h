@@ -70,18 +70,18 @@ Tile<bool> compare(ir::OpKind k, const Tile<T>& a, const Tile<T>& b) {
 // `t + 2.5` there.
 template <Element T>
 using TileNumber = kiln::detail::Number<std::type_identity_t<T>>;
-#define KILN_TILE_BINARY(op, kind)                                                      \
-  template <Element T>                                                                  \
-  Tile<T> operator op(const Tile<T>& a, const Tile<T>& b) {                             \
-    return detail::binary(ir::OpKind::kind, a, b);                                      \
-  }                                                                                     \
-  template <Element T>                                                                  \
-  Tile<T> operator op(const Tile<T>& a, TileNumber<T> b) {                              \
-    return detail::binary(ir::OpKind::kind, a, Tile<T>(b));                             \
-  }                                                                                     \
-  template <Element T>                                                                  \
-  Tile<T> operator op(TileNumber<T> a, const Tile<T>& b) {                              \
-    return detail::binary(ir::OpKind::kind, Tile<T>(a), b);                             \
+#define KILN_TILE_BINARY(op, kind)                          \
+  template <Element T>                                      \
+  Tile<T> operator op(const Tile<T>& a, const Tile<T>& b) { \
+    return detail::binary(ir::OpKind::kind, a, b);          \
+  }                                                         \
+  template <Element T>                                      \
+  Tile<T> operator op(const Tile<T>& a, TileNumber<T> b) {  \
+    return detail::binary(ir::OpKind::kind, a, Tile<T>(b)); \
+  }                                                         \
+  template <Element T>                                      \
+  Tile<T> operator op(TileNumber<T> a, const Tile<T>& b) {  \
+    return detail::binary(ir::OpKind::kind, Tile<T>(a), b); \
   }
 KILN_TILE_BINARY(+, Add)
 KILN_TILE_BINARY(-, Sub)
@@ -89,14 +89,14 @@ KILN_TILE_BINARY(*, Mul)
 KILN_TILE_BINARY(/, Div)
 #undef KILN_TILE_BINARY
 
-#define KILN_TILE_COMPARE(op, kind)                                                     \
-  template <Element T>                                                                  \
-  Tile<bool> operator op(const Tile<T>& a, const Tile<T>& b) {                          \
-    return detail::compare(ir::OpKind::kind, a, b);                                     \
-  }                                                                                     \
-  template <Element T>                                                                  \
-  Tile<bool> operator op(const Tile<T>& a, TileNumber<T> b) {                           \
-    return detail::compare(ir::OpKind::kind, a, Tile<T>(b));                            \
+#define KILN_TILE_COMPARE(op, kind)                            \
+  template <Element T>                                         \
+  Tile<bool> operator op(const Tile<T>& a, const Tile<T>& b) { \
+    return detail::compare(ir::OpKind::kind, a, b);            \
+  }                                                            \
+  template <Element T>                                         \
+  Tile<bool> operator op(const Tile<T>& a, TileNumber<T> b) {  \
+    return detail::compare(ir::OpKind::kind, a, Tile<T>(b));   \
   }
 KILN_TILE_COMPARE(<, Lt)
 KILN_TILE_COMPARE(<=, Le)
@@ -112,21 +112,43 @@ Tile<T> operator-(const Tile<T>& a) {
 }
 
 // Named forms, as seed 04 writes them.
-template <Element T> Tile<T> add(const Tile<T>& a, const Tile<T>& b) { return a + b; }
-template <Element T> Tile<T> sub(const Tile<T>& a, const Tile<T>& b) { return a - b; }
-template <Element T> Tile<T> mul(const Tile<T>& a, const Tile<T>& b) { return a * b; }
-template <Element T> Tile<T> div(const Tile<T>& a, const Tile<T>& b) { return a / b; }
-template <Element T> Tile<T> max(const Tile<T>& a, const Tile<T>& b) { return detail::binary(ir::OpKind::Max, a, b); }
-template <Element T> Tile<T> min(const Tile<T>& a, const Tile<T>& b) { return detail::binary(ir::OpKind::Min, a, b); }
-template <Element T> Tile<T> pow(const Tile<T>& a, const Tile<T>& b) { return detail::binary(ir::OpKind::Pow, a, b); }
-template <Element T> Tile<T> where(const Tile<bool>& c, const Tile<T>& a, const Tile<T>& b) {
+template <Element T>
+Tile<T> add(const Tile<T>& a, const Tile<T>& b) {
+  return a + b;
+}
+template <Element T>
+Tile<T> sub(const Tile<T>& a, const Tile<T>& b) {
+  return a - b;
+}
+template <Element T>
+Tile<T> mul(const Tile<T>& a, const Tile<T>& b) {
+  return a * b;
+}
+template <Element T>
+Tile<T> div(const Tile<T>& a, const Tile<T>& b) {
+  return a / b;
+}
+template <Element T>
+Tile<T> max(const Tile<T>& a, const Tile<T>& b) {
+  return detail::binary(ir::OpKind::Max, a, b);
+}
+template <Element T>
+Tile<T> min(const Tile<T>& a, const Tile<T>& b) {
+  return detail::binary(ir::OpKind::Min, a, b);
+}
+template <Element T>
+Tile<T> pow(const Tile<T>& a, const Tile<T>& b) {
+  return detail::binary(ir::OpKind::Pow, a, b);
+}
+template <Element T>
+Tile<T> where(const Tile<bool>& c, const Tile<T>& a, const Tile<T>& b) {
   dsl::ValueRef ops[] = {c.ref(), a.ref(), b.ref()};
   return Tile<T>(detail::elementwise(ir::OpKind::Select, ops));
 }
 
-#define KILN_TILE_MATH(name, kind) \
-  template <Element T>             \
-  Tile<T> name(const Tile<T>& a) { \
+#define KILN_TILE_MATH(name, kind)             \
+  template <Element T>                         \
+  Tile<T> name(const Tile<T>& a) {             \
     return detail::unary(ir::OpKind::kind, a); \
   }
 KILN_TILE_MATH(exp, Exp)
@@ -151,13 +173,16 @@ struct Reduce {
   int dim = -1;
   bool keepdims = false;
 };
-template <Element T> Tile<T> reduce_sum(const Tile<T>& t, Reduce r = {}) {
+template <Element T>
+Tile<T> reduce_sum(const Tile<T>& t, Reduce r = {}) {
   return Tile<T>(detail::reduce(ir::OpKind::TileReduceSum, t.ref(), r.dim, r.keepdims));
 }
-template <Element T> Tile<T> reduce_max(const Tile<T>& t, Reduce r = {}) {
+template <Element T>
+Tile<T> reduce_max(const Tile<T>& t, Reduce r = {}) {
   return Tile<T>(detail::reduce(ir::OpKind::TileReduceMax, t.ref(), r.dim, r.keepdims));
 }
-template <Element T> Tile<T> reduce_min(const Tile<T>& t, Reduce r = {}) {
+template <Element T>
+Tile<T> reduce_min(const Tile<T>& t, Reduce r = {}) {
   return Tile<T>(detail::reduce(ir::OpKind::TileReduceMin, t.ref(), r.dim, r.keepdims));
 }
 

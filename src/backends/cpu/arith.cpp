@@ -4,7 +4,8 @@
 namespace kiln::cpu {
 
 bool plan_arith(Planner& p, const ir::Op& op) {
-  return arith::plan_numeric(p, op) || arith::plan_divide(p, op) || arith::plan_bitwise(p, op) || arith::plan_compare(p, op);
+  return arith::plan_numeric(p, op) || arith::plan_divide(p, op) || arith::plan_bitwise(p, op) ||
+         arith::plan_compare(p, op);
 }
 
 }  // namespace kiln::cpu

@@ -22,7 +22,6 @@ namespace kiln::cpu::arith {
 
 using ir::OpKind;
 
-
 using ir::OpKind;
 
 template <class T>
@@ -106,23 +105,33 @@ struct Any {
 
 struct AddOp : Numbers {
   template <class T>
-  static T apply(T a, T b) { KILN_FLOAT_OR(T, x + y, wrap_add(a, b)) }
+  static T apply(T a, T b) {
+    KILN_FLOAT_OR(T, x + y, wrap_add(a, b))
+  }
 };
 struct SubOp : Numbers {
   template <class T>
-  static T apply(T a, T b) { KILN_FLOAT_OR(T, x - y, wrap_sub(a, b)) }
+  static T apply(T a, T b) {
+    KILN_FLOAT_OR(T, x - y, wrap_sub(a, b))
+  }
 };
 struct MulOp : Numbers {
   template <class T>
-  static T apply(T a, T b) { KILN_FLOAT_OR(T, x * y, wrap_mul(a, b)) }
+  static T apply(T a, T b) {
+    KILN_FLOAT_OR(T, x * y, wrap_mul(a, b))
+  }
 };
 struct MinOp : Numbers {
   template <class T>
-  static T apply(T a, T b) { KILN_FLOAT_OR(T, float_min(x, y), (b < a ? b : a)) }
+  static T apply(T a, T b) {
+    KILN_FLOAT_OR(T, float_min(x, y), (b < a ? b : a))
+  }
 };
 struct MaxOp : Numbers {
   template <class T>
-  static T apply(T a, T b) { KILN_FLOAT_OR(T, float_max(x, y), (a < b ? b : a)) }
+  static T apply(T a, T b) {
+    KILN_FLOAT_OR(T, float_max(x, y), (a < b ? b : a))
+  }
 };
 struct AndOp : IntsAndBool {
   template <class T>
@@ -147,21 +156,25 @@ struct XorOp : IntsAndBool {
 };
 struct ShlOp : Ints {
   template <class T>
-  static T apply(T a, T b) { return shift_left(a, b); }
+  static T apply(T a, T b) {
+    return shift_left(a, b);
+  }
 };
 struct ShrOp : Ints {
   template <class T>
-  static T apply(T a, T b) { return shift_right(a, b); }
+  static T apply(T a, T b) {
+    return shift_right(a, b);
+  }
 };
 // Compares give bool with the operands' lanes; IEEE on floats.
-#define KILN_COMPARE_OP(Name, expr)  \
-  struct Name : Any {                \
-    template <class T>               \
-    static bool apply(T a, T b) {    \
-      auto x = num<T>::get(a);       \
-      auto y = num<T>::get(b);       \
-      return expr;                   \
-    }                                \
+#define KILN_COMPARE_OP(Name, expr) \
+  struct Name : Any {               \
+    template <class T>              \
+    static bool apply(T a, T b) {   \
+      auto x = num<T>::get(a);      \
+      auto y = num<T>::get(b);      \
+      return expr;                  \
+    }                               \
   };
 KILN_COMPARE_OP(EqOp, x == y)
 KILN_COMPARE_OP(NeOp, x != y)
@@ -195,15 +208,21 @@ struct NotOp : IntsAndBool {
 };
 struct PopcountOp : Ints {
   template <class T>
-  static uint32_t apply(T a) { return uint32_t(std::popcount(static_cast<std::make_unsigned_t<T>>(a))); }
+  static uint32_t apply(T a) {
+    return uint32_t(std::popcount(static_cast<std::make_unsigned_t<T>>(a)));
+  }
 };
 struct LeadingZerosOp : Ints {
   template <class T>
-  static uint32_t apply(T a) { return uint32_t(std::countl_zero(static_cast<std::make_unsigned_t<T>>(a))); }
+  static uint32_t apply(T a) {
+    return uint32_t(std::countl_zero(static_cast<std::make_unsigned_t<T>>(a)));
+  }
 };
 struct TrailingZerosOp : Ints {
   template <class T>
-  static uint32_t apply(T a) { return uint32_t(std::countr_zero(static_cast<std::make_unsigned_t<T>>(a))); }
+  static uint32_t apply(T a) {
+    return uint32_t(std::countr_zero(static_cast<std::make_unsigned_t<T>>(a)));
+  }
 };
 
 // ---- executors -------------------------------------------------------------------------------
@@ -222,7 +241,8 @@ struct Binary {
       const Operand<T, UB> b(e, x.b);
       using D = stored_t<decltype(Op::template apply<T>(T{}, T{}))>;
       D* d = e.slot<D>(in.dst.slot);
-      for_elements<UA || UB>(e, x.width, [&](uint32_t i, uint32_t j) { d[i] = D(Op::template apply<T>(a(i, j), b(i, j))); });
+      for_elements<UA || UB>(e, x.width,
+                             [&](uint32_t i, uint32_t j) { d[i] = D(Op::template apply<T>(a(i, j), b(i, j))); });
       return pc + 1;
     }
   };
@@ -326,7 +346,10 @@ using UnaryOperands = ir::ops::Unary;
 
 template <class Op>
 bool binary(Planner& p, const ir::Op& op) {
-  Elementwise x{p.operand(op, BinaryOperands::lhs), p.operand(op, BinaryOperands::rhs), {}, p.operand_type(op, BinaryOperands::lhs).width};
+  Elementwise x{p.operand(op, BinaryOperands::lhs),
+                p.operand(op, BinaryOperands::rhs),
+                {},
+                p.operand_type(op, BinaryOperands::lhs).width};
   const ir::Scalar s = p.operand_type(op, BinaryOperands::lhs).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
   InstrFn fn = ir::visit_scalar(s, [&]<class T>() -> InstrFn {
@@ -351,7 +374,10 @@ bool unary_op(Planner& p, const ir::Op& op) {
 
 template <bool Rem>
 bool divide(Planner& p, const ir::Op& op) {
-  Elementwise x{p.operand(op, BinaryOperands::lhs), p.operand(op, BinaryOperands::rhs), {}, p.operand_type(op, BinaryOperands::lhs).width};
+  Elementwise x{p.operand(op, BinaryOperands::lhs),
+                p.operand(op, BinaryOperands::rhs),
+                {},
+                p.operand_type(op, BinaryOperands::lhs).width};
   const ir::Scalar s = p.operand_type(op, BinaryOperands::lhs).scalar;
   const bool ua = row(p, op, x.a), ub = row(p, op, x.b);
   InstrFn fn = ir::visit_scalar(s, [&]<class T>() -> InstrFn {
@@ -387,7 +413,6 @@ inline bool select(Planner& p, const ir::Op& op) {
   p.emit(op, fn, s);
   return true;
 }
-
 
 // The families' plans: each returns false for an op of another family.
 bool plan_numeric(Planner& p, const ir::Op& op);  // arith_numeric.cpp: add sub mul min max neg abs

@@ -101,12 +101,24 @@ InstrFn pick_kind(OpKind k) {
     case OpKind::AtomicAdd: return &atomic_instr<T, OpKind::AtomicAdd, S>;
     case OpKind::AtomicSub: return &atomic_instr<T, OpKind::AtomicSub, S>;
     case OpKind::AtomicExchange: return &atomic_instr<T, OpKind::AtomicExchange, S>;
-    case OpKind::AtomicMin: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicMin, S>; break;
-    case OpKind::AtomicMax: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicMax, S>; break;
-    case OpKind::AtomicAnd: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicAnd, S>; break;
-    case OpKind::AtomicOr: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicOr, S>; break;
-    case OpKind::AtomicXor: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicXor, S>; break;
-    case OpKind::AtomicCas: if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicCas, S>; break;
+    case OpKind::AtomicMin:
+      if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicMin, S>;
+      break;
+    case OpKind::AtomicMax:
+      if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicMax, S>;
+      break;
+    case OpKind::AtomicAnd:
+      if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicAnd, S>;
+      break;
+    case OpKind::AtomicOr:
+      if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicOr, S>;
+      break;
+    case OpKind::AtomicXor:
+      if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicXor, S>;
+      break;
+    case OpKind::AtomicCas:
+      if constexpr (is_int) return &atomic_instr<T, OpKind::AtomicCas, S>;
+      break;
     default: break;
   }
   return nullptr;

@@ -343,20 +343,31 @@ void plan_for(Planner& p, const ir::Op& op) {
   const Ref i = p.ref(op.regions[0].args[0]);
   p.track_depth(ctx.depth);
   begin_carried(p, op);
-  piece(p, op, number, &loop_begin, LoopBegin{ctx.depth, i, p.operand(op, F::lower_bound), uint32_t(ir::scalar_bytes(s))});
+  piece(p, op, number, &loop_begin,
+        LoopBegin{ctx.depth, i, p.operand(op, F::lower_bound), uint32_t(ir::scalar_bytes(s))});
   const size_t test_pc = p.pc();
   const Ref hi = p.operand(op, F::upper_bound);
-  piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
-          return i.uniform ? &for_test<I, true, true> : hi.uniform ? &for_test<I, false, true> : &for_test<I, false, false>;
-        }), ForTest{ctx.depth, i, hi, 0});
+  piece(p, op, number,
+        on_index_type(s,
+                      [&]<class I>() -> InstrFn {
+                        return i.uniform    ? &for_test<I, true, true>
+                               : hi.uniform ? &for_test<I, false, true>
+                                            : &for_test<I, false, false>;
+                      }),
+        ForTest{ctx.depth, i, hi, 0});
   const Ref step = p.operand(op, F::step);
   std::vector<Pending> body_ends;
   p.region(op.regions[0], Ctx{ctx.depth + 1, ctx.depth, -1}, body_ends);
   end_carried(p);
   const size_t next_pc = p.pc();
-  piece(p, op, number, on_index_type(s, [&]<class I>() -> InstrFn {
-          return i.uniform ? &for_next<I, true, true> : step.uniform ? &for_next<I, false, true> : &for_next<I, false, false>;
-        }), ForNext{ctx.depth, i, step, uint32_t(test_pc)});
+  piece(p, op, number,
+        on_index_type(s,
+                      [&]<class I>() -> InstrFn {
+                        return i.uniform      ? &for_next<I, true, true>
+                               : step.uniform ? &for_next<I, false, true>
+                                              : &for_next<I, false, false>;
+                      }),
+        ForNext{ctx.depth, i, step, uint32_t(test_pc)});
   p.patch(body_ends, uint32_t(next_pc));
   const size_t end_pc = p.pc();
   piece(p, op, number, &merge_instr, Merge{ctx.depth, ctx.loop, 0});
@@ -401,12 +412,15 @@ bool plan_control(Planner& p, const ir::Op& op) {
       carry_out(p, op, p.carried().back().condition_to, op.operands_from(ir::ops::Condition::forwarded));
       p.emit(op, &condition_instr, Condition{p.operand(op, ir::ops::Condition::condition), p.ctx().while_depth, 0});
       return true;
-    case OpKind::Yield: carry_out(p, op, p.carried().back().yield_to, op.operands_from(ir::ops::Yield::values)); return true;
+    case OpKind::Yield:
+      carry_out(p, op, p.carried().back().yield_to, op.operands_from(ir::ops::Yield::values));
+      return true;
     case OpKind::Break:
     case OpKind::Continue:
     case OpKind::Terminate:
       if (op.kind == OpKind::Break) carry_out(p, op, loop_carried(p).break_to, op.operands_from(ir::ops::Jump::values));
-      if (op.kind == OpKind::Continue) carry_out(p, op, loop_carried(p).continue_to, op.operands_from(ir::ops::Jump::values));
+      if (op.kind == OpKind::Continue)
+        carry_out(p, op, loop_carried(p).continue_to, op.operands_from(ir::ops::Jump::values));
       p.emit(op, &leave_instr, Leave{p.ctx().loop, 0});
       p.ends().push_back(Pending{p.pc() - 1});
       return true;

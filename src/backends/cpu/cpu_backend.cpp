@@ -92,8 +92,8 @@ class CpuExecutable : public backend::Executable {
   size_t out_ = 0;  // states taken and not given back
 };
 
-void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, const ir::Dim3& pos,
-              const ir::Dim3& count, const std::atomic<bool>* stop) {
+void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, const ir::Dim3& pos, const ir::Dim3& count,
+              const std::atomic<bool>* stop) {
   Exec e;
   e.stop = stop;
   e.plan = &p;
@@ -226,7 +226,8 @@ class CpuBackend : public backend::Backend {
       while (!stop.load(std::memory_order_relaxed)) {
         uint64_t c = next.fetch_add(1, std::memory_order_relaxed);
         if (c >= cubes) break;
-        ir::Dim3 pos{uint32_t(c % count.x), uint32_t((c / count.x) % count.y), uint32_t(c / (uint64_t(count.x) * count.y))};
+        ir::Dim3 pos{uint32_t(c % count.x), uint32_t((c / count.x) % count.y),
+                     uint32_t(c / (uint64_t(count.x) * count.y))};
         try {
           run_cube(p, s, a, pos, count, &stop);
         } catch (const Stopped&) {

@@ -105,7 +105,8 @@ uint32_t check_trips_instr(Exec& e, const Instr& in, uint32_t pc) {
     auto text = [&](uint64_t v) { return signed_int ? std::to_string(int64_t(v)) : std::to_string(v); };
     fail(e, in, u, "loop.zero_trips",
          "the at_least_once loop #" + std::to_string(x.loop) + " of the kernel starts with lo = " + text(lo) +
-             " and hi = " + text(hi) + ", which give it zero trips; at_least_once promises lo < hi (drop the promise "
+             " and hi = " + text(hi) +
+             ", which give it zero trips; at_least_once promises lo < hi (drop the promise "
              "where the range may be empty)");
   });
   return pc + 1;

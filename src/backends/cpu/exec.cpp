@@ -1,8 +1,9 @@
 // What every executor shares: uniform results (run_uniform), index reads, and error messages,
 // each naming the kernel, the op, the unit and the array.
+#include "backends/cpu/exec.h"
+
 #include <string>
 
-#include "backends/cpu/exec.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {

@@ -24,7 +24,7 @@ struct Exec {
   uint8_t* terminated = nullptr;    // units that ran `terminate`
   uint8_t* frames = nullptr;        // 3 masks per control depth: saved, m1 (else/broken), m2 (continued)
   uint32_t units = 0;
-  bool all_active = true;           // cur has every unit set (a fast path for lane loops)
+  bool all_active = true;  // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;
   // Set when another cube of the launch has failed. A while loop's head reads it: a cube may spin
   // on an atomic for an earlier cube (docs/ir.md, fence.device), and one that failed never sets

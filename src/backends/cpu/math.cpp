@@ -16,22 +16,22 @@ namespace {
 using ir::OpKind;
 
 // X(kind, the result for one lane x, computed in float or double)
-#define KILN_CPU_UNARY_MATH(X)   \
-  X(Exp, std::exp(x))            \
-  X(Exp2, std::exp2(x))          \
-  X(Log, std::log(x))            \
-  X(Log2, std::log2(x))          \
-  X(Sqrt, std::sqrt(x))          \
-  X(Rsqrt, C(1) / std::sqrt(x))  \
-  X(Recip, C(1) / x)             \
-  X(Sin, std::sin(x))            \
-  X(Cos, std::cos(x))            \
-  X(Tan, std::tan(x))            \
-  X(Tanh, std::tanh(x))          \
-  X(Erf, std::erf(x))            \
-  X(Floor, std::floor(x))        \
-  X(Ceil, std::ceil(x))          \
-  X(Round, std::round(x))        \
+#define KILN_CPU_UNARY_MATH(X)  \
+  X(Exp, std::exp(x))           \
+  X(Exp2, std::exp2(x))         \
+  X(Log, std::log(x))           \
+  X(Log2, std::log2(x))         \
+  X(Sqrt, std::sqrt(x))         \
+  X(Rsqrt, C(1) / std::sqrt(x)) \
+  X(Recip, C(1) / x)            \
+  X(Sin, std::sin(x))           \
+  X(Cos, std::cos(x))           \
+  X(Tan, std::tan(x))           \
+  X(Tanh, std::tanh(x))         \
+  X(Erf, std::erf(x))           \
+  X(Floor, std::floor(x))       \
+  X(Ceil, std::ceil(x))         \
+  X(Round, std::round(x))       \
   X(Trunc, std::trunc(x))
 
 // X(kind, the result for lanes x and y)
@@ -119,23 +119,22 @@ bool plan_math(Planner& p, const ir::Op& op) {
   Elementwise x;
   InstrFn fn = nullptr;
   switch (op.kind) {
-#define KILN_X(kind, expr)                                                                     \
-  case OpKind::kind:                                                                           \
-    fn = on_floats(s, []<class T>() -> InstrFn { return &unary_math<T, OpKind::kind>; }); \
-    break;
+#define KILN_X(kind, expr) \
+  case OpKind::kind: fn = on_floats(s, []<class T>() -> InstrFn { return &unary_math<T, OpKind::kind>; }); break;
     KILN_CPU_UNARY_MATH(KILN_X)
 #undef KILN_X
     case OpKind::IsNan: fn = on_floats(s, []<class T>() -> InstrFn { return &class_instr<T, true>; }); break;
     case OpKind::IsInf: fn = on_floats(s, []<class T>() -> InstrFn { return &class_instr<T, false>; }); break;
-#define KILN_X(kind, expr)                                                                                \
-  case OpKind::kind: {                                                                                    \
-    x.b = p.operand(op, ir::ops::Binary::rhs);                                                            \
-    const bool ua = p.operand(op, ir::ops::Binary::lhs).uniform && !p.uniform(op.result);                 \
-    const bool ub = x.b.uniform && !p.uniform(op.result);                                                 \
-    fn = on_floats(s, [&]<class T>() -> InstrFn { return by_rows<BinaryMath<T, OpKind::kind>::template At>(ua, ub); }); \
-    break;                                                                                                \
+#define KILN_X(kind, expr)                                                                                             \
+  case OpKind::kind: {                                                                                                 \
+    x.b = p.operand(op, ir::ops::Binary::rhs);                                                                         \
+    const bool ua = p.operand(op, ir::ops::Binary::lhs).uniform && !p.uniform(op.result);                              \
+    const bool ub = x.b.uniform && !p.uniform(op.result);                                                              \
+    fn =                                                                                                               \
+        on_floats(s, [&]<class T>() -> InstrFn { return by_rows<BinaryMath<T, OpKind::kind>::template At>(ua, ub); }); \
+    break;                                                                                                             \
   }
-    KILN_CPU_BINARY_MATH(KILN_X)
+      KILN_CPU_BINARY_MATH(KILN_X)
 #undef KILN_X
     default: return false;
   }

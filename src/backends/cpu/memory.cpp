@@ -62,7 +62,8 @@ unsigned char* contiguous_range(const Exec& e, const Access& x, const uint8_t* m
     if (mask) {
       uint8_t all = 1;
       if (x.mask.uniform) all = mask[0];
-      else for (uint32_t u = 0; u < n; ++u) all &= mask[u];
+      else
+        for (uint32_t u = 0; u < n; ++u) all &= mask[u];
       if (!all) return nullptr;
     }
     const uint32_t* idx = e.slot<uint32_t>(x.index.slot);
@@ -131,6 +132,8 @@ uint32_t store_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 template <bool Load, ArraySpace S, class I>
 InstrFn access_by_bytes(uint32_t bytes) {
+  // The table of sizes reads best as one line.
+  // clang-format off
   switch (bytes) {
 #define KILN_B(n) \
   case n: return Load ? &load_instr<S, n, I> : &store_instr<S, n, I>;
@@ -138,11 +141,13 @@ InstrFn access_by_bytes(uint32_t bytes) {
 #undef KILN_B
     default: return Load ? &load_instr<S, 0, I> : &store_instr<S, 0, I>;
   }
+  // clang-format on
 }
 
 template <bool Load, ArraySpace S>
 InstrFn access_by_index(uint32_t bytes, ir::Scalar index) {
-  return index == ir::Scalar::U32 ? access_by_bytes<Load, S, uint32_t>(bytes) : access_by_bytes<Load, S, uint64_t>(bytes);
+  return index == ir::Scalar::U32 ? access_by_bytes<Load, S, uint32_t>(bytes)
+                                  : access_by_bytes<Load, S, uint64_t>(bytes);
 }
 
 template <bool Load>
@@ -160,8 +165,8 @@ InstrFn pick_access(ArraySpace space, uint32_t bytes, ir::Scalar index) {
 [[noreturn]] void fail_wide(const Exec& e, const Instr& in, uint32_t u, uint64_t index, uint64_t len) {
   const Access& x = in.as<Access>();
   fail(e, in, u, "bounds.out_of_range",
-       "the " + std::to_string(x.lanes) + " elements from index " + std::to_string(index) + " (a wide access) reach past " +
-           array_text(e, in) + " (length " + std::to_string(len) + ")");
+       "the " + std::to_string(x.lanes) + " elements from index " + std::to_string(index) +
+           " (a wide access) reach past " + array_text(e, in) + " (length " + std::to_string(len) + ")");
 }
 
 template <class I>
@@ -193,6 +198,8 @@ uint32_t wide_store_instr(Exec& e, const Instr& in, uint32_t pc) {
 
 template <bool Load, class I>
 InstrFn wide_by_bytes(uint32_t bytes) {
+  // The table of sizes reads best as one line.
+  // clang-format off
   switch (bytes) {
 #define KILN_B(n) \
   case n: return Load ? &wide_load_instr<n, I> : &wide_store_instr<n, I>;
@@ -200,6 +207,7 @@ InstrFn wide_by_bytes(uint32_t bytes) {
 #undef KILN_B
     default: return Load ? &wide_load_instr<0, I> : &wide_store_instr<0, I>;
   }
+  // clang-format on
 }
 
 uint32_t len_instr(Exec& e, const Instr& in, uint32_t pc) {
@@ -267,13 +275,15 @@ bool plan_memory(Planner& p, const ir::Op& op) {
         x.lanes = uint32_t(w->i);
         const uint32_t bytes = x.element_bytes * x.lanes;
         const bool u32 = x.index_type == ir::Scalar::U32;
-        p.emit(op, load ? (u32 ? wide_by_bytes<true, uint32_t>(bytes) : wide_by_bytes<true, uint64_t>(bytes))
-                        : (u32 ? wide_by_bytes<false, uint32_t>(bytes) : wide_by_bytes<false, uint64_t>(bytes)),
+        p.emit(op,
+               load ? (u32 ? wide_by_bytes<true, uint32_t>(bytes) : wide_by_bytes<true, uint64_t>(bytes))
+                    : (u32 ? wide_by_bytes<false, uint32_t>(bytes) : wide_by_bytes<false, uint64_t>(bytes)),
                x);
         return true;
       }
-      p.emit(op, load ? pick_access<true>(x.space, x.element_bytes, x.index_type)
-                      : pick_access<false>(x.space, x.element_bytes, x.index_type),
+      p.emit(op,
+             load ? pick_access<true>(x.space, x.element_bytes, x.index_type)
+                  : pick_access<false>(x.space, x.element_bytes, x.index_type),
              x);
       return true;
     }

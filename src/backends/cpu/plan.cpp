@@ -1,11 +1,10 @@
 // Builds the CPU plan: gives every value a register slot (a row when it is uniform, analysis.h)
 // and offers each op to the family files, which emit its instructions (planner.h).
-#include "backends/cpu/planner.h"
-
 #include <cstring>
 
 #include "backends/cpu/analysis.h"
 #include "backends/cpu/exec.h"
+#include "backends/cpu/planner.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
@@ -37,7 +36,8 @@ FamilyPlanner planner_of(ir::OpFamily f) {
     case ir::OpFamily::Control: return plan_control;
     case ir::OpFamily::Plane: return plan_plane;
     case ir::OpFamily::Debug: return plan_debug;
-    case ir::OpFamily::Tile: return nullptr;  // passes/lower_tiles rewrites tile ops first
+    case ir::OpFamily::Tile:
+      return nullptr;  // passes/lower_tiles rewrites tile ops first
     // Tensor cores: lower_tiles emits mma.sync for CUDA targets only; the CPU's products are
     // exact loops of ordinary ops (docs/decisions/019-tile-layer.md).
     case ir::OpFamily::Matrix: return nullptr;
@@ -63,7 +63,8 @@ Plan Planner::run() {
       define_array(prm.value, ArrayRef{ArraySpace::Global, uint32_t(i), 0, 0});
     } else if (!prm.type.is_value()) {
       throw Error("compile.unsupported", "kernel '" + k_.name + "': parameter '" + prm.name + "' has type " +
-                                             ir::to_string(prm.type) + "; the CPU backend takes buffers, tensors and scalars");
+                                             ir::to_string(prm.type) +
+                                             "; the CPU backend takes buffers, tensors and scalars");
     } else {
       p_.scalar_params.push_back({uint32_t(i), define(prm.value)});
     }
@@ -164,8 +165,8 @@ void Planner::plan_op(const ir::Op& op) {
   if (op.type.kind == ir::TypeKind::Tile || ir::op_family(op.kind) == ir::OpFamily::Tile) {
     std::string makes = op.type.is_tile() ? " makes a " + ir::to_string(op.type) : "";
     throw Error("compile.unsupported", "the CPU backend runs no tile ops (passes/lower_tiles rewrites them): op #" +
-                                           std::to_string(number_) + " '" + std::string(ir::op_name(op.kind)) + "'" + makes +
-                                           " (kernel '" + k_.name + "')");
+                                           std::to_string(number_) + " '" + std::string(ir::op_name(op.kind)) + "'" +
+                                           makes + " (kernel '" + k_.name + "')");
   }
   if (FamilyPlanner family = planner_of(ir::op_family(op.kind)); family && family(*this, op)) return;
   throw Error("compile.unsupported", "the CPU backend has no '" + std::string(ir::op_name(op.kind)) + "' (kernel '" +

@@ -119,7 +119,7 @@ struct Merge {
 };
 struct LoopBegin {
   int32_t depth = 0;
-  Ref index, lo;  // a for loop's induction value and its start; while loops have neither
+  Ref index, lo;             // a for loop's induction value and its start; while loops have neither
   uint32_t index_bytes = 0;  // 0 for a while loop
 };
 struct ForTest {
@@ -159,9 +159,9 @@ struct CheckTrips {
   uint32_t loop = 0;
 };
 
-using Args = std::variant<std::monostate, Elementwise, Select, Lanes, Construct, Builtin, VarCopy, ArrayMeta,
-                          Access, PlaneArgs, IfBegin, IfElse, Merge, LoopBegin, ForTest, ForNext, WhileHead,
-                          Condition, Jump, Leave, Print, CheckTrips>;
+using Args = std::variant<std::monostate, Elementwise, Select, Lanes, Construct, Builtin, VarCopy, ArrayMeta, Access,
+                          PlaneArgs, IfBegin, IfElse, Merge, LoopBegin, ForTest, ForNext, WhileHead, Condition, Jump,
+                          Leave, Print, CheckTrips>;
 
 struct Instr {
   InstrFn fn = nullptr;
@@ -192,11 +192,11 @@ struct Plan {
   ir::KernelFacts facts;
   std::vector<ir::Param> params;
   std::vector<Instr> code;
-  uint32_t units = 1;            // units per cube
-  uint32_t register_bytes = 0;   // register file size per cube
-  uint32_t shared_bytes = 0;     // shared memory per cube
-  uint32_t frame_depth = 0;      // deepest control nesting (mask frames needed)
-  uint32_t uniform_values = 0;   // values stored once per cube (for tests and dumps)
+  uint32_t units = 1;                           // units per cube
+  uint32_t register_bytes = 0;                  // register file size per cube
+  uint32_t shared_bytes = 0;                    // shared memory per cube
+  uint32_t frame_depth = 0;                     // deepest control nesting (mask frames needed)
+  uint32_t uniform_values = 0;                  // values stored once per cube (for tests and dumps)
   std::vector<std::vector<Ref>> operand_lists;  // vector.construct lanes, by Construct::list
   std::vector<PrintArgs> prints;
   // Per-cube poison fills (decision 007): shared arrays (offset, bytes), local arrays (slot, bytes).

@@ -44,8 +44,8 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   Body body_{nullptr, nullptr};
   uint64_t generation_ = 0;
-  unsigned wanted_ = 0;    // workers (excluding the caller) asked to take part in this generation
-  unsigned started_ = 0;   // workers that picked the generation up
+  unsigned wanted_ = 0;   // workers (excluding the caller) asked to take part in this generation
+  unsigned started_ = 0;  // workers that picked the generation up
   unsigned finished_ = 0;
   bool stop_ = false;
 };

@@ -31,9 +31,9 @@
 // Varying: builtins of the unit (absolute_pos, unit_pos, unit_pos_plane), plane ops (they combine
 // units), var.load, atomics, loads from memory the launch writes or of a varying index or mask,
 // and region arguments other than the ones above.
-#include "backends/cpu/analysis.h"
-
 #include <algorithm>
+
+#include "backends/cpu/analysis.h"
 
 namespace kiln::cpu {
 
@@ -104,7 +104,8 @@ std::vector<uint8_t> uniform_values(const ir::Kernel& k) {
     // (they, and every other region argument and control result, stay varying).
     if (op.kind == OpKind::For) {
       using F = ir::ops::For;
-      u[op.regions[0].args[0]] = u[op.operand(F::lower_bound)] && u[op.operand(F::upper_bound)] && u[op.operand(F::step)];
+      u[op.regions[0].args[0]] =
+          u[op.operand(F::lower_bound)] && u[op.operand(F::upper_bound)] && u[op.operand(F::step)];
     }
   });
   return u;

@@ -83,7 +83,6 @@ uint32_t var_load_instr(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
-
 uint32_t axis_of(const ir::Dim3& d, int axis) { return axis == 0 ? d.x : axis == 1 ? d.y : d.z; }
 
 template <OpKind K>
@@ -164,8 +163,11 @@ bool plan_values(Planner& p, const ir::Op& op) {
     }
     case OpKind::VectorExtract:
       p.emit(op, &extract_instr,
-             Lanes{p.operand(op, ir::ops::Unary::x), {}, uint32_t(op.get<ir::AttrKey::Lane>()),
-                   p.operand_type(op, ir::ops::Unary::x).width, lane_bytes});
+             Lanes{p.operand(op, ir::ops::Unary::x),
+                   {},
+                   uint32_t(op.get<ir::AttrKey::Lane>()),
+                   p.operand_type(op, ir::ops::Unary::x).width,
+                   lane_bytes});
       return true;
     case OpKind::VectorInsert:
       p.emit(op, &insert_instr,
@@ -179,18 +181,29 @@ bool plan_values(Planner& p, const ir::Op& op) {
       p.emit(op, &construct_instr, Construct{uint32_t(p.plan().operand_lists.size() - 1), op.type.width, lane_bytes});
       return true;
     }
-    case OpKind::AbsolutePos: p.emit(op, &builtin_instr<OpKind::AbsolutePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
-    case OpKind::UnitPos: p.emit(op, &builtin_instr<OpKind::UnitPos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
-    case OpKind::CubePos: p.emit(op, &builtin_instr<OpKind::CubePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
-    case OpKind::CubeDim: p.emit(op, &builtin_instr<OpKind::CubeDim>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
-    case OpKind::CubeCount: p.emit(op, &builtin_instr<OpKind::CubeCount>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))}); return true;
+    case OpKind::AbsolutePos:
+      p.emit(op, &builtin_instr<OpKind::AbsolutePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))});
+      return true;
+    case OpKind::UnitPos:
+      p.emit(op, &builtin_instr<OpKind::UnitPos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))});
+      return true;
+    case OpKind::CubePos:
+      p.emit(op, &builtin_instr<OpKind::CubePos>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))});
+      return true;
+    case OpKind::CubeDim:
+      p.emit(op, &builtin_instr<OpKind::CubeDim>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))});
+      return true;
+    case OpKind::CubeCount:
+      p.emit(op, &builtin_instr<OpKind::CubeCount>, Builtin{int32_t(op.attr_int(ir::AttrKey::Axis, -1))});
+      return true;
     case OpKind::PlaneDim: p.emit(op, &builtin_instr<OpKind::PlaneDim>, Builtin{-1}); return true;
     case OpKind::UnitPosPlane: p.emit(op, &builtin_instr<OpKind::UnitPosPlane>, Builtin{-1}); return true;
     case OpKind::VarDecl:
       p.define_var(op.result, p.alloc(uint64_t(p.plan().units) * uint64_t(op.type.element_bytes())));
       return true;
     case OpKind::VarLoad:
-      p.emit(op, &var_load_instr, VarCopy{{}, p.var_slot(op.operand(ir::ops::VarLoad::var)), uint32_t(op.type.element_bytes())});
+      p.emit(op, &var_load_instr,
+             VarCopy{{}, p.var_slot(op.operand(ir::ops::VarLoad::var)), uint32_t(op.type.element_bytes())});
       return true;
     case OpKind::VarStore:
       p.emit(op, &var_store_instr,

@@ -24,7 +24,7 @@ namespace kiln::cuda {
 
 namespace {
 
-constexpr size_t kStagingBytes = size_t(16) << 20;  // each of the two pinned staging buffers
+constexpr size_t kStagingBytes = size_t(16) << 20;    // each of the two pinned staging buffers
 constexpr size_t kDirectCopyBytes = size_t(1) << 20;  // smaller transfers go straight through
 
 class CudaStream : public backend::Stream {
@@ -69,8 +69,7 @@ bool context_lost(CUresult r) {
     case 718:  // INVALID_PC
     case 719:  // LAUNCH_FAILED
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -108,7 +107,8 @@ std::string architecture(int major, int minor) {
 class CudaBackend : public backend::Backend {
  public:
   explicit CudaBackend(int index) : d_(Driver::get()), device_name_("cuda:" + std::to_string(index)) {
-    if (!d_.loaded) throw Error("device.unavailable", "cuda:" + std::to_string(index) + " is unavailable: " + d_.unavailable);
+    if (!d_.loaded)
+      throw Error("device.unavailable", "cuda:" + std::to_string(index) + " is unavailable: " + d_.unavailable);
     int count = 0;
     check(d_.cuDeviceGetCount(&count), "cuDeviceGetCount", "device.unavailable");
     if (index < 0 || index >= count) {
@@ -277,7 +277,9 @@ class CudaBackend : public backend::Backend {
   std::shared_ptr<backend::Executable> compile(const ir::Kernel& k) override {
     usable();
     using clock = std::chrono::steady_clock;
-    auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    auto ms = [](clock::time_point a, clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
     auto t_start = clock::now();
     EmitResult e = emit_cuda(k);
     auto t_emitted = clock::now();
@@ -310,8 +312,8 @@ class CudaBackend : public backend::Backend {
       if (logging) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.2f ms", nvrtc_ms);
-        common::log(common::LogChannel::Compile, e.entry + ": disk cache " + why + "; NVRTC compiled for " + arch_ +
-                                                     " in " + buf + "\n" + e.source);
+        common::log(common::LogChannel::Compile,
+                    e.entry + ": disk cache " + why + "; NVRTC compiled for " + arch_ + " in " + buf + "\n" + e.source);
       }
       cubin = std::move(c.cubin);
     }
@@ -324,8 +326,7 @@ class CudaBackend : public backend::Backend {
       exe->report_name = &names_.emplace_back(e.entry);
     }
     check(d_.cuModuleLoadData(&exe->module, cubin->data()), "cuModuleLoadData", "compile.load");
-    check(d_.cuModuleGetFunction(&exe->function, exe->module, e.entry.c_str()), "cuModuleGetFunction",
-             "compile.load");
+    check(d_.cuModuleGetFunction(&exe->function, exe->module, e.entry.c_str()), "cuModuleGetFunction", "compile.load");
     if (fresh) {  // stored only once the driver has accepted it
       auto t_store = clock::now();
       disk_.store(key, *cubin);
@@ -335,15 +336,15 @@ class CudaBackend : public backend::Backend {
     exe->error_word = e.error_word;
     if (logging) {
       char buf[200];
-      std::snprintf(buf, sizeof buf, ": emit %.3f ms, disk lookup %.3f ms, NVRTC %.3f ms, disk store %.3f ms, module load %.3f ms",
+      std::snprintf(buf, sizeof buf,
+                    ": emit %.3f ms, disk lookup %.3f ms, NVRTC %.3f ms, disk store %.3f ms, module load %.3f ms",
                     ms(t_start, t_emitted), ms(t_emitted, t_looked), nvrtc_ms, store_ms,
                     ms(t_looked, clock::now()) - nvrtc_ms - store_ms);
       common::log(common::LogChannel::Compile, e.entry + buf);
     }
     if (e.dynamic_shared_bytes > ir::Target::kCudaStaticShared) {
-      check(d_.cuFuncSetAttribute(exe->function, kFuncAttributeMaxDynamicSharedSizeBytes,
-                                     int(e.dynamic_shared_bytes)),
-               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", "launch.bad_dims");
+      check(d_.cuFuncSetAttribute(exe->function, kFuncAttributeMaxDynamicSharedSizeBytes, int(e.dynamic_shared_bytes)),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", "launch.bad_dims");
     }
     uint32_t offset = 0;
     for (const AbiArg& a : e.args) {
@@ -379,7 +380,7 @@ class CudaBackend : public backend::Backend {
     size_t size = exe.param_bytes;
     void* extra[] = {reinterpret_cast<void*>(1), params.data(),  // CU_LAUNCH_PARAM_BUFFER_POINTER
                      reinterpret_cast<void*>(2), &size,          // CU_LAUNCH_PARAM_BUFFER_SIZE
-                     nullptr};                                    // CU_LAUNCH_PARAM_END
+                     nullptr};                                   // CU_LAUNCH_PARAM_END
     current();
     CUstream s = stream_of(st);
     Profiler::Mark mark = profiler_.begin(s);
@@ -435,8 +436,7 @@ class CudaBackend : public backend::Backend {
         lost_.store(true);
         throw Error("cuda.kernel_failed", "a kernel failed on " + device_name_ + ": " + report +
                                               ". The GPU context is lost: the contents of " + device_name_ +
-                                              "'s buffers are undefined, and every later operation on " +
-                                              device_name_ +
+                                              "'s buffers are undefined, and every later operation on " + device_name_ +
                                               " is refused (cuda.device_lost); restart the process to use "
                                               "the GPU again");
       }

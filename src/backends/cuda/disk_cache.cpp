@@ -113,8 +113,8 @@ bool DiskCache::store(const CacheKey& key, const std::vector<char>& payload) con
   static std::atomic<uint64_t> counter{0};
   const std::string name = key.hash_hex();
   fs::path final_path = fs::path(dir_) / (name + kSuffix);
-  fs::path tmp = fs::path(dir_) / (name + ".tmp." + std::to_string(::getpid()) + "." +
-                                   std::to_string(counter.fetch_add(1)));
+  fs::path tmp =
+      fs::path(dir_) / (name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return false;

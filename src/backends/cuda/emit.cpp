@@ -74,9 +74,7 @@ std::string entry_name(const ir::Kernel& k) {
          common::hex16(common::fnv1a64(ir::print(k)));
 }
 
-EmitResult emit_cuda(const ir::Kernel& k) {
-  return Emitter(k, cuda_target()).run();
-}
+EmitResult emit_cuda(const ir::Kernel& k) { return Emitter(k, cuda_target()).run(); }
 
 void Emitter::unsupported(const ir::Op& op, const std::string& why) const {
   throw Error("emit.unsupported",
@@ -217,7 +215,8 @@ void Emitter::plan_shared() {
       // The group's room: its largest member's.
       for (size_t j = i + 1; j < shared_.size(); ++j) {
         const ir::AttrValue* h = shared_[j]->attr(ir::AttrKey::Overlay);
-        if (h && h->i == g->i) bytes = std::max(bytes, align16(uint64_t(shared_[j]->type.element_bytes()) * shared_[j]->type.length));
+        if (h && h->i == g->i)
+          bytes = std::max(bytes, align16(uint64_t(shared_[j]->type.element_bytes()) * shared_[j]->type.length));
       }
       group_first[g->i] = i;
     }
@@ -335,7 +334,9 @@ void Emitter::op(const ir::Op& op) {
         case K::SyncPlane: line(t_.plane_barrier); return;
         case K::FenceDevice: line("__threadfence();"); return;
         case K::CopyAsyncCommit: line("kiln_cp_async_commit();"); return;
-        case K::CopyAsyncWait: line("kiln_cp_async_wait<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();"); return;
+        case K::CopyAsyncWait:
+          line("kiln_cp_async_wait<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();");
+          return;
         default: unsupported(op, "does not know this sync op");
       }
     case ir::OpFamily::Debug:
@@ -375,8 +376,8 @@ std::string Emitter::loop_step(const ir::Op& op) const {
 std::string Emitter::for_header(const ir::Op& op, const std::string& test) {
   ir::Value i = op.regions[0].args.at(0);
   loop_pragmas(op);
-  return "for (" + type_name(type(i)) + " " + name(i) + " = " + name(op.operand(ir::ops::For::lower_bound)) + "; " + test + "; " +
-         loop_step(op) + ") {";
+  return "for (" + type_name(type(i)) + " " + name(i) + " = " + name(op.operand(ir::ops::For::lower_bound)) + "; " +
+         test + "; " + loop_step(op) + ") {";
 }
 
 // A for marked at_least_once promises lo < hi (checked_io checks the promise in checked mode, and

@@ -15,9 +15,7 @@ namespace {
 
 using ir::OpKind;
 
-bool is_jump(OpKind k) {
-  return k == OpKind::Break || k == OpKind::Continue;
-}
+bool is_jump(OpKind k) { return k == OpKind::Break || k == OpKind::Continue; }
 
 // Whether a break of the loop whose body is `r` is in it (not counting nested loops' own).
 bool breaks(const ir::Region& r) {
@@ -30,9 +28,7 @@ bool breaks(const ir::Region& r) {
 
 }  // namespace
 
-std::string Emitter::new_mask() {
-  return "kiln_m" + std::to_string(masks_++);
-}
+std::string Emitter::new_mask() { return "kiln_m" + std::to_string(masks_++); }
 
 const Emitter::Flow& Emitter::flow(const ir::Op& op) const {
   static const Flow kNone;
@@ -215,7 +211,7 @@ void Emitter::masked_while(const ir::Op& op) {
   mask_ = head;
   loop_ = LoopFlags{};  // no break or continue in a condition region
   yield_to_.clear();
-  region(cond);         // ends with the condition: `if (!kiln_narrow(head, c)) break;`
+  region(cond);  // ends with the condition: `if (!kiln_narrow(head, c)) break;`
   snapshot(body.args, results);
   yield_to_ = flags.continue_to;
   loop_body(body, flags, head, flow(body).plane);

@@ -22,9 +22,7 @@ using ir::Type;
 
 using ir::is_half;
 using ir::unsigned_of;
-std::string sname(Scalar s) {
-  return std::string(ir::scalar_name(s));
-}
+std::string sname(Scalar s) { return std::string(ir::scalar_name(s)); }
 
 std::string hex(uint64_t v) {
   char buf[32];
@@ -152,9 +150,9 @@ std::string Emitter::lane_expr(const ir::Op& op, int i) const {
   std::vector<std::string> a;
   for (ir::Value v : op.operands) a.push_back(lane(v, i));
   // The scalar the op computes on: its operands' (a select's values'), or its result's.
-  Scalar s = op.operands.empty()        ? op.type.scalar
-             : op.kind == K::Select     ? type(op.operand(ir::ops::Select::if_true)).scalar
-                                        : type(op.operands.front()).scalar;
+  Scalar s = op.operands.empty()    ? op.type.scalar
+             : op.kind == K::Select ? type(op.operand(ir::ops::Select::if_true)).scalar
+                                    : type(op.operands.front()).scalar;
   switch (op.info().family) {
     case ir::OpFamily::Constant: return constant(op);
     case ir::OpFamily::Arith: return arith(op, s, a);
@@ -317,14 +315,10 @@ std::string Emitter::cast(Scalar from, Scalar to, const std::string& e) const {
   if (to == Scalar::Bool) return "(" + x + " != 0)";
   if (to_half) {
     std::string f32;
-    if (src == Scalar::F32)
-      f32 = x;
-    else if (src == Scalar::F64 || src == Scalar::I64 || src == Scalar::U64)
-      f32 = "kiln_f32_odd(" + x + ")";
-    else if (src == Scalar::I32 || src == Scalar::U32)
-      f32 = "kiln_f32_odd((f64)" + x + ")";
-    else
-      f32 = "(f32)" + x;  // bool and integers of 16 bits or fewer are exact in f32
+    if (src == Scalar::F32) f32 = x;
+    else if (src == Scalar::F64 || src == Scalar::I64 || src == Scalar::U64) f32 = "kiln_f32_odd(" + x + ")";
+    else if (src == Scalar::I32 || src == Scalar::U32) f32 = "kiln_f32_odd((f64)" + x + ")";
+    else f32 = "(f32)" + x;  // bool and integers of 16 bits or fewer are exact in f32
     return "kiln_" + t + "(" + f32 + ")";
   }
   if (ir::is_int(to) && ir::is_float(src)) return "kiln_ftoi_" + t + "(" + x + ")";
@@ -423,9 +417,10 @@ void Emitter::memory(const ir::Op& op) {
       // Masked off, the copy reads nothing (zero bytes from element 0) and writes zeros.
       using C = ir::ops::CopyAsync;
       std::string mask = op.mask() != ir::kNoValue ? name(op.mask()) : "true";
-      std::string src = name(op.operand(C::global)) + " + (" + mask + " ? " + name(op.operand(C::global_index)) + " : 0u)";
-      return line("kiln_cp_async16(&" + name(op.operand(C::shared)) + "[" + name(op.operand(C::shared_index)) + "], " + src +
-                  ", " + mask + ");");
+      std::string src =
+          name(op.operand(C::global)) + " + (" + mask + " ? " + name(op.operand(C::global_index)) + " : 0u)";
+      return line("kiln_cp_async16(&" + name(op.operand(C::shared)) + "[" + name(op.operand(C::shared_index)) + "], " +
+                  src + ", " + mask + ");");
     }
     case K::LocalAlloc:
       return line(type_name(op.type.element()) + " " + name(op.result) + "[" + std::to_string(op.type.length) + "];");
@@ -438,14 +433,17 @@ void Emitter::memory(const ir::Op& op) {
   if (!ir::is_atomic(op.kind)) unsupported(op, "does not know this memory op");
   // atomic.add -> kiln_atomic_add(&a[i], v): the prelude maps the IR's types onto CUDA's overloads.
   std::string fn = "kiln_atomic_" + std::string(ir::op_name(op.kind).substr(7));
-  std::string call = fn + "(&" + name(op.operand(ir::ops::Atomic::array)) + "[" + name(op.operand(ir::ops::Atomic::index)) + "]";
+  std::string call =
+      fn + "(&" + name(op.operand(ir::ops::Atomic::array)) + "[" + name(op.operand(ir::ops::Atomic::index)) + "]";
   if (op.kind == K::AtomicCas) {
-    call += ", " + name(op.operand(ir::ops::AtomicCas::expected)) + ", " + name(op.operand(ir::ops::AtomicCas::desired));
+    call +=
+        ", " + name(op.operand(ir::ops::AtomicCas::expected)) + ", " + name(op.operand(ir::ops::AtomicCas::desired));
   } else {
     call += ", " + name(op.operand(ir::ops::Atomic::value));
   }
   call += ")";
-  if (ir::Value mask = op.mask(); mask != ir::kNoValue) call = name(mask) + " ? " + call + " : " + type_name(op.type) + "{}";
+  if (ir::Value mask = op.mask(); mask != ir::kNoValue)
+    call = name(mask) + " ? " + call + " : " + type_name(op.type) + "{}";
   declare(op, call);
 }
 
@@ -488,9 +486,10 @@ void Emitter::matrix(const ir::Op& op) {
   if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
   std::span<const int64_t> shape = op.get<ir::AttrKey::Shape>(), planes = op.get<ir::AttrKey::Planes>(),
                            pitch = op.get<ir::AttrKey::Pitches>();
-  std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) + ", " +
-                     std::to_string(planes[0]) + ", " + std::to_string(planes[1]) + ", " + std::to_string(pitch[0]) + ", " +
-                     std::to_string(pitch[1]) + (op.get<ir::AttrKey::BColumns>() ? ", true" : "");
+  std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) +
+                     ", " + std::to_string(planes[0]) + ", " + std::to_string(planes[1]) + ", " +
+                     std::to_string(pitch[0]) + ", " + std::to_string(pitch[1]) +
+                     (op.get<ir::AttrKey::BColumns>() ? ", true" : "");
   line("kiln_mma_sync<" + args + ">(&" + name(op.operand(M::a)) + "[" + name(op.operand(M::a_offset)) + "], &" +
        name(op.operand(M::b)) + "[" + name(op.operand(M::b_offset)) + "], " + name(op.operand(M::acc)) + ");");
 }

@@ -58,9 +58,9 @@ class Emitter {
   void op(const ir::Op& op);
   void control(const ir::Op& op);
   std::string for_header(const ir::Op& op, const std::string& test);  // pragmas, then `for (...; test; ...) {`
-  void loop_pragmas(const ir::Op& op);         // a for's attributes, as lines before it
-  std::string loop_step(const ir::Op& op) const;  // `i += step`, in the IR's wrapping arithmetic
-  void at_least_once(const ir::Op& op);        // a for promised a trip: a do-while, no first test
+  void loop_pragmas(const ir::Op& op);                                // a for's attributes, as lines before it
+  std::string loop_step(const ir::Op& op) const;                      // `i += step`, in the IR's wrapping arithmetic
+  void at_least_once(const ir::Op& op);  // a for promised a trip: a do-while, no first test
   void line(std::string_view text);
   // Values carried by control flow live in C variables declared before the op (see emit.cpp):
   // `declare_carried` declares them, `assign` sets them from an exit's operands, `snapshot`

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <chrono>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -167,9 +166,7 @@ std::vector<std::string> nvrtc_candidates() {
   return out;
 }
 
-bool nvrtc_available() {
-  return loaded().ok;
-}
+bool nvrtc_available() { return loaded().ok; }
 
 NvrtcVersion nvrtc_version() {
   const NvrtcApi& a = api();
@@ -190,7 +187,8 @@ std::atomic<uint64_t> g_compile_ns{0};
 struct CompileTimer {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   ~CompileTimer() {
-    g_compile_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    g_compile_ns +=
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   }
 };
 }  // namespace
@@ -311,7 +309,8 @@ std::string compile_ptx(std::string_view source, std::string_view name, const st
   size_t size = 0;
   NvrtcResult r = a.get_ptx_size(prog.p, &size);
   if (r != kNvrtcSuccess || size == 0) {
-    throw Error("compile.nvrtc", "NVRTC compiled kernel '" + std::string(name) + "' but gave no PTX: " + result_text(a, r));
+    throw Error("compile.nvrtc",
+                "NVRTC compiled kernel '" + std::string(name) + "' but gave no PTX: " + result_text(a, r));
   }
   std::string ptx(size, '\0');
   r = a.get_ptx(prog.p, ptx.data());

@@ -12,14 +12,19 @@ namespace {
 // answers the least of them.
 ProcessorLimits cuda_processor(int sm) {
   switch (sm) {
-    case 70: case 72: return {96 * 1024, 32};
+    case 70:
+    case 72: return {96 * 1024, 32};
     case 75: return {64 * 1024, 16};
     case 80: return {164 * 1024, 32};
     case 87: return {164 * 1024, 16};
     case 86: return {100 * 1024, 16};
     case 89: return {100 * 1024, 24};
-    case 120: case 121: return {100 * 1024, 32};
-    case 90: case 100: case 103: case 110: return {228 * 1024, 32};
+    case 120:
+    case 121: return {100 * 1024, 32};
+    case 90:
+    case 100:
+    case 103:
+    case 110: return {228 * 1024, 32};
     default: return {64 * 1024, 16};
   }
 }
@@ -49,28 +54,29 @@ const CStyleTarget& cuda_target() {
       .registers_per_processor = 64 * 1024,
       .shared_reserved_per_cube = 1024,
       .registers_per_unit_granted = 256,  // 255 usable, allocated in eights
-      .math = {
-          {K::Exp, "expf", "__expf", "exp"},
-          {K::Exp2, "exp2f", "kiln_exp2_approx", "exp2"},
-          {K::Log, "logf", "__logf", "log"},
-          {K::Log2, "log2f", "__log2f", "log2"},
-          {K::Sqrt, "__fsqrt_rn", "kiln_sqrt_approx", "__dsqrt_rn"},
-          {K::Rsqrt, "rsqrtf", "rsqrtf", "rsqrt"},
-          {K::Recip, "__frcp_rn", "kiln_rcp_approx", "__drcp_rn"},
-          {K::Sin, "sinf", "__sinf", "sin"},
-          {K::Cos, "cosf", "__cosf", "cos"},
-          {K::Tan, "tanf", "__tanf", "tan"},
-          {K::Tanh, "tanhf", "kiln_tanh_approx", "tanh"},
-          {K::Erf, "erff", "erff", "erf"},
-          {K::Pow, "powf", "__powf", "pow"},
-          {K::CopySign, "copysignf", "copysignf", "copysign"},
-          {K::Floor, "floorf", "floorf", "floor"},
-          {K::Ceil, "ceilf", "ceilf", "ceil"},
-          {K::Round, "roundf", "roundf", "round"},  // ties away from zero, as the IR's round
-          {K::Trunc, "truncf", "truncf", "trunc"},
-          {K::IsNan, "kiln_isnan", "kiln_isnan", "kiln_isnan"},
-          {K::IsInf, "kiln_isinf", "kiln_isinf", "kiln_isinf"},
-      },
+      .math =
+          {
+              {K::Exp, "expf", "__expf", "exp"},
+              {K::Exp2, "exp2f", "kiln_exp2_approx", "exp2"},
+              {K::Log, "logf", "__logf", "log"},
+              {K::Log2, "log2f", "__log2f", "log2"},
+              {K::Sqrt, "__fsqrt_rn", "kiln_sqrt_approx", "__dsqrt_rn"},
+              {K::Rsqrt, "rsqrtf", "rsqrtf", "rsqrt"},
+              {K::Recip, "__frcp_rn", "kiln_rcp_approx", "__drcp_rn"},
+              {K::Sin, "sinf", "__sinf", "sin"},
+              {K::Cos, "cosf", "__cosf", "cos"},
+              {K::Tan, "tanf", "__tanf", "tan"},
+              {K::Tanh, "tanhf", "kiln_tanh_approx", "tanh"},
+              {K::Erf, "erff", "erff", "erf"},
+              {K::Pow, "powf", "__powf", "pow"},
+              {K::CopySign, "copysignf", "copysignf", "copysign"},
+              {K::Floor, "floorf", "floorf", "floor"},
+              {K::Ceil, "ceilf", "ceilf", "ceil"},
+              {K::Round, "roundf", "roundf", "round"},  // ties away from zero, as the IR's round
+              {K::Trunc, "truncf", "truncf", "trunc"},
+              {K::IsNan, "kiln_isnan", "kiln_isnan", "kiln_isnan"},
+              {K::IsInf, "kiln_isinf", "kiln_isinf", "kiln_isinf"},
+          },
   };
   return t;
 }

@@ -51,7 +51,7 @@ struct CStyleTarget {
   uint32_t registers_per_processor;
   uint32_t shared_reserved_per_cube;
   uint32_t registers_per_unit_granted;  // the most a unit can hold, as the hardware allocates them
-  std::vector<MathName> math;  // one row per op of the math family
+  std::vector<MathName> math;           // one row per op of the math family
 };
 
 const CStyleTarget& cuda_target();

@@ -157,10 +157,8 @@ void Lowerer::store_cell(const Op& op) {
       v = emit_span(K::VectorConstruct, lanes);
     }
     Value mask = both(a.chunk_mask[ch], mine);
-    if (mask == kNoValue)
-      emit(K::Store, {c.array, a.chunk_index[ch], v});
-    else
-      emit(K::Store, {c.array, a.chunk_index[ch], v, mask});
+    if (mask == kNoValue) emit(K::Store, {c.array, a.chunk_index[ch], v});
+    else emit(K::Store, {c.array, a.chunk_index[ch], v, mask});
   }
 }
 
@@ -212,7 +210,8 @@ void Lowerer::pointer_load(const Op& op) {
   for (size_t j = 0; j < idx.size(); ++j) {
     std::vector<Attr> checked = {ir::attr<AttrKey::Checked>(true)};
     Value mask = extent_mask(l, bounds, j);
-    Value v = mask == kNoValue ? emit(K::Load, {array, idx[j]}, checked) : emit(K::Load, {array, idx[j], mask}, checked);
+    Value v =
+        mask == kNoValue ? emit(K::Load, {array, idx[j]}, checked) : emit(K::Load, {array, idx[j], mask}, checked);
     if (fill != kNoValue) v = emit(K::Select, {mask, v, fill});
     r.slots.push_back(v);
   }
@@ -243,10 +242,8 @@ void Lowerer::write_elements(OpKind kind, Value array, const Layout& l, const st
   for (size_t j = 0; j < idx.size(); ++j) {
     std::vector<Attr> checked = {ir::attr<AttrKey::Checked>(true)};
     Value mask = both(mine, extent_mask(l, bounds, j));
-    if (mask == kNoValue)
-      emit(element_write(kind), {array, idx[j], values[j]}, checked);
-    else
-      emit(element_write(kind), {array, idx[j], values[j], mask}, checked);
+    if (mask == kNoValue) emit(element_write(kind), {array, idx[j], values[j]}, checked);
+    else emit(element_write(kind), {array, idx[j], values[j], mask}, checked);
   }
 }
 

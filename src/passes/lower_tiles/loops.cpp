@@ -275,7 +275,8 @@ void Lowerer::lower_for(const Op& op) {
     }
   }
   // The loop proper.
-  Value lo = op.operand(ops::For::lower_bound), hi = op.operand(ops::For::upper_bound), step = op.operand(ops::For::step);
+  Value lo = op.operand(ops::For::lower_bound), hi = op.operand(ops::For::upper_bound),
+        step = op.operand(ops::For::step);
   std::vector<Value> inits = {lo, hi, step};
   std::vector<Type> carried;
   std::vector<size_t> first(ninit);
@@ -420,10 +421,8 @@ std::vector<std::optional<Layout>> Lowerer::trial_yield_layouts(const Op& op,
         for (size_t i = 0; i < layout.size(); ++i) {
           if (!layout[i]) continue;
           const Tiled& t = tile(o.operands[i]);
-          if (placed(t))
-            yielded[i] = t.layout;
-          else
-            yielded[i] = layout[i];
+          if (placed(t)) yielded[i] = t.layout;
+          else yielded[i] = layout[i];
         }
         break;
       }

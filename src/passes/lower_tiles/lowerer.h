@@ -79,9 +79,7 @@ struct Tiled {
 
 // Whether a tile's values sit in its layout's slots (not a constant, a pending widening, or a
 // factor staged in shared memory).
-inline bool placed(const Tiled& t) {
-  return !t.splat && !t.widen_of && !t.staged;
-}
+inline bool placed(const Tiled& t) { return !t.splat && !t.widen_of && !t.staged; }
 
 class Lowerer {
  public:

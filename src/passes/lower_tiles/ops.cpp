@@ -201,12 +201,9 @@ Lowerer::MmaPlan Lowerer::plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, 
     bool rows =
         m / uint32_t(p.wm) / bm >= 2 && (m / uint32_t(p.wm) >= n / uint32_t(p.wn) || n / uint32_t(p.wn) / bn < 2);
     bool cols = n / uint32_t(p.wn) / bn >= 2;
-    if (rows)
-      p.wm *= 2;
-    else if (cols)
-      p.wn *= 2;
-    else
-      return MmaPlan{};
+    if (rows) p.wm *= 2;
+    else if (cols) p.wn *= 2;
+    else return MmaPlan{};
   }
   p.fragments = true;
   return p;
@@ -234,7 +231,8 @@ void Lowerer::mma(const Op& op) {
   // padded alike; mma reads it so without moving it.
   const Tiled &fa = tile(a), &fb = tile(b);
   bool a_ready = fa.staged && !fa.staged->columns && fa.staged->pitch == lda;
-  bool b_ready = fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
+  bool b_ready =
+      fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
   const bool b_columns = b_ready && fb.staged->columns;
   if (b_columns) ldb = lda;  // rows of k, padded as a's
   uint64_t b_at = a_ready ? 0 : uint64_t(m) * lda;
@@ -316,10 +314,8 @@ Value Lowerer::stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first) {
   Value base = add(unit_linear(t.layout, stride), c32(at));
   for (size_t j = 0; j < t.layout.slots(); ++j) {
     Value idx = add(base, c32(slot_linear(t.layout, j, stride)));
-    if (mine == kNoValue)
-      emit(K::Store, {buf, idx, t.slots[j]});
-    else
-      emit(K::Store, {buf, idx, t.slots[j], mine});
+    if (mine == kNoValue) emit(K::Store, {buf, idx, t.slots[j]});
+    else emit(K::Store, {buf, idx, t.slots[j], mine});
   }
   return buf;
 }

@@ -84,10 +84,8 @@ std::vector<Value> Lowerer::relayout(const Tiled& t, const Layout& want) {
     Value v = t.slots[j];
     if (boolean) v = emit(K::Cast, {v}, {}, Type::scalar_of(Scalar::U8));
     Value at = add(base, c32(slot_linear(from, j, stride)));
-    if (mine == kNoValue)
-      emit(K::Store, {buf, at, v});
-    else
-      emit(K::Store, {buf, at, v, mine});
+    if (mine == kNoValue) emit(K::Store, {buf, at, v});
+    else emit(K::Store, {buf, at, v, mine});
   }
   emit(K::SyncCube, {});
   // Reading: widened dimensions (length 1 in t, longer in want) stay at 0.
@@ -116,7 +114,8 @@ std::vector<Value> Lowerer::relayout(const Tiled& t, const Layout& want) {
 
 // Each unit reads its slots of a staged factor (the pipeline's wait and barrier came before).
 std::vector<Value> Lowerer::read_staged(const Tiled::Staged& st, const Layout& want) {
-  std::array<uint32_t, 4> stride = st.columns ? std::array<uint32_t, 4>{1, st.pitch, 0, 0} : std::array<uint32_t, 4>{st.pitch, 1, 0, 0};
+  std::array<uint32_t, 4> stride =
+      st.columns ? std::array<uint32_t, 4>{1, st.pitch, 0, 0} : std::array<uint32_t, 4>{st.pitch, 1, 0, 0};
   Value base = add(st.offset, unit_linear(want, stride));
   std::vector<Value> out;
   for (size_t j = 0; j < want.slots(); ++j)

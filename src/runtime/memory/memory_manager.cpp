@@ -1,9 +1,9 @@
 // MemoryManager: strategy choice, statistics, and the out-of-memory retry.
 #include "runtime/memory/memory_manager.h"
 
-#include "kiln/error.h"
 #include "backend/backend.h"
 #include "common/log.h"
+#include "kiln/error.h"
 #include "runtime/device_state.h"
 
 namespace kiln::runtime {
@@ -41,23 +41,25 @@ Slice MemoryManager::alloc(size_t bytes) {
   if (!s) {
     // Give cached pages back to the device, then try once more.
     uint64_t released = small_.release_unused(source_) + large_.release_unused(source_);
-    if (common::log_enabled(common::LogChannel::Memory)) common::log(common::LogChannel::Memory, "out of memory for " + std::to_string(bytes) + " bytes on " + device_name_ +
-                                ": released " + mib(released) + " of cached pages, retrying");
+    if (common::log_enabled(common::LogChannel::Memory))
+      common::log(common::LogChannel::Memory, "out of memory for " + std::to_string(bytes) + " bytes on " +
+                                                  device_name_ + ": released " + mib(released) +
+                                                  " of cached pages, retrying");
     s = pool.alloc(size, source_, reused);
   }
   if (!s) {
     throw Error("memory.out_of_memory",
                 "could not allocate " + std::to_string(bytes) + " bytes (" + mib(bytes) + ") on " + device_name_ +
                     "; this client's pool holds " + mib(small_.reserved_bytes() + large_.reserved_bytes()) + " (" +
-                    mib(stats_.in_use_bytes) + " in use) and the device has " + mib(device_->backend->info().memory_bytes) +
-                    "; free handles you no longer need or allocate less");
+                    mib(stats_.in_use_bytes) + " in use) and the device has " +
+                    mib(device_->backend->info().memory_bytes) + "; free handles you no longer need or allocate less");
   }
   ++stats_.allocations;
   stats_.reused += reused ? 1 : 0;
   stats_.in_use_bytes += s->size;
   if (common::log_enabled(common::LogChannel::Memory)) {
     common::log(common::LogChannel::Memory, "alloc " + std::to_string(bytes) + " bytes on " + device_name_ +
-                                (reused ? " (reused pool memory)" : " (new page)"));
+                                                (reused ? " (reused pool memory)" : " (new page)"));
   }
   return *s;
 }

@@ -15,7 +15,7 @@ inline constexpr size_t kAlignment = 256;  // every slice starts on 256 bytes (v
 
 struct Slice {
   uint64_t address = 0;
-  size_t size = 0;       // bytes reserved for the slice (rounded up)
+  size_t size = 0;        // bytes reserved for the slice (rounded up)
   uint32_t strategy = 0;  // which pool serves it
   uint32_t page = 0;
 };

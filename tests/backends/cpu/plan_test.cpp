@@ -28,37 +28,36 @@ const Instr* instr_of(const Plan& p, uint32_t n) {
 
 // ---- uniform values ------------------------------------------------------------------------
 
-const std::string kUniformity = kernel(
-    "%a: f32, %x: buffer<f32, ro>, %w: buffer<u32, rw>, %out: buffer<f32, rw>",
-    "  %0 = builtin.absolute_pos : u32\n"        // #1
-    "  %1 = builtin.cube_pos : u32\n"            // #2
-    "  %2 = len %x : u32\n"                      // #3
-    "  %3 = add %1, %2 : u32\n"                  // #4
-    "  %4 = add %0, %2 : u32\n"                  // #5
-    "  %5 = const 2 : u32\n"                     // #6
-    "  %6 = load %x, %5 : f32\n"                 // #7
-    "  %7 = load %w, %5 : u32\n"                 // #8
-    "  %8 = mul %6, %a : f32\n"                  // #9
-    "  %9 = load %x, %0 : f32\n"                 // #10
-    "  %10 = add %8, %9 : f32\n"                 // #11
-    "  %11 = plane.sum %8 : f32\n"               // #12
-    "  %12 = builtin.unit_pos_plane : u32\n"     // #13
-    "  %13 = builtin.cube_count {axis = 1} : u32\n"  // #14
-    "  %14 = var.decl : var<f32>\n"              // #15
-    "  var.store %14, %8\n"                      // #16
-    "  %15 = var.load %14 : f32\n"               // #17
-    "  %16 = const 1 : u32\n"                    // #18
-    "  for %5, %2, %16 (%17: u32) {\n"           // #19
-    "    %18 = mul %17, %3 : u32\n"              // #20
-    "    store %w, %18, %7\n"                    // #21
-    "  }\n"
-    "  for %0, %2, %16 (%19: u32) {\n"           // #22
-    "    %20 = add %19, %5 : u32\n"              // #23
-    "    store %w, %20, %20\n"                   // #24
-    "  }\n"
-    "  %21 = add %10, %15 : f32\n"               // #25
-    "  %22 = add %21, %11 : f32\n"               // #26
-    "  store %out, %0, %22\n");                  // #27
+const std::string kUniformity = kernel("%a: f32, %x: buffer<f32, ro>, %w: buffer<u32, rw>, %out: buffer<f32, rw>",
+                                       "  %0 = builtin.absolute_pos : u32\n"            // #1
+                                       "  %1 = builtin.cube_pos : u32\n"                // #2
+                                       "  %2 = len %x : u32\n"                          // #3
+                                       "  %3 = add %1, %2 : u32\n"                      // #4
+                                       "  %4 = add %0, %2 : u32\n"                      // #5
+                                       "  %5 = const 2 : u32\n"                         // #6
+                                       "  %6 = load %x, %5 : f32\n"                     // #7
+                                       "  %7 = load %w, %5 : u32\n"                     // #8
+                                       "  %8 = mul %6, %a : f32\n"                      // #9
+                                       "  %9 = load %x, %0 : f32\n"                     // #10
+                                       "  %10 = add %8, %9 : f32\n"                     // #11
+                                       "  %11 = plane.sum %8 : f32\n"                   // #12
+                                       "  %12 = builtin.unit_pos_plane : u32\n"         // #13
+                                       "  %13 = builtin.cube_count {axis = 1} : u32\n"  // #14
+                                       "  %14 = var.decl : var<f32>\n"                  // #15
+                                       "  var.store %14, %8\n"                          // #16
+                                       "  %15 = var.load %14 : f32\n"                   // #17
+                                       "  %16 = const 1 : u32\n"                        // #18
+                                       "  for %5, %2, %16 (%17: u32) {\n"               // #19
+                                       "    %18 = mul %17, %3 : u32\n"                  // #20
+                                       "    store %w, %18, %7\n"                        // #21
+                                       "  }\n"
+                                       "  for %0, %2, %16 (%19: u32) {\n"  // #22
+                                       "    %20 = add %19, %5 : u32\n"     // #23
+                                       "    store %w, %20, %20\n"          // #24
+                                       "  }\n"
+                                       "  %21 = add %10, %15 : f32\n"  // #25
+                                       "  %22 = add %21, %11 : f32\n"  // #26
+                                       "  store %out, %0, %22\n");     // #27
 
 TEST(Uniformity, ValuesThatAreTheSameForEveryUnitOfACube) {
   ir::Kernel k = parse_verified(kUniformity);
@@ -113,9 +112,9 @@ TEST(Uniformity, ALoadFromABufferThatMayAliasAWrittenOneIsVarying) {
       "  %1 = const 2 : u32\n"
       "  %2 = load %x, %1 : f32\n"
       "  store %y, %0, %2\n";
-  ir::Kernel aliased = parse_verified(kernel(
-      "%x: buffer<f32, ro>, %y: buffer<f32, rw>", body,
-      "{cube_dim = [64, 1, 1], mode = unchecked, address = u32, vector = 1, alias = [2, 1]}"));
+  ir::Kernel aliased =
+      parse_verified(kernel("%x: buffer<f32, ro>, %y: buffer<f32, rw>", body,
+                            "{cube_dim = [64, 1, 1], mode = unchecked, address = u32, vector = 1, alias = [2, 1]}"));
   EXPECT_FALSE(uniform_values(aliased)[op_number(aliased, 3).result]);
   ir::Kernel apart = parse_verified(kernel("%x: buffer<f32, ro>, %y: buffer<f32, rw>", body));
   EXPECT_TRUE(uniform_values(apart)[op_number(apart, 3).result]);
@@ -132,21 +131,20 @@ using Ops = std::vector<uint32_t>;
 
 TEST(Failures, CheckedAccessesCannotFailAndTakeNoCopy) {
   // saxpy as checked_io leaves it: each access masked by index < len(its array).
-  FailureFacts f = facts_of(kernel(
-      "%a: f32, %x: buffer<vector<4 x f32>, ro>, %y: buffer<vector<4 x f32>, rw>",
-      "  %0 = builtin.absolute_pos : u32\n"
-      "  %1 = len %x : u32\n"
-      "  %2 = cmp.lt %0, %1 : bool\n"
-      "  %3 = load %x, %0, %2 : vector<4 x f32>\n"
-      "  %4 = vector.splat %a : vector<4 x f32>\n"
-      "  %5 = len %y : u32\n"
-      "  %6 = cmp.lt %0, %5 : bool\n"
-      "  %7 = load %y, %0, %6 : vector<4 x f32>\n"
-      "  %8 = mul %4, %3 : vector<4 x f32>\n"
-      "  %9 = add %8, %7 : vector<4 x f32>\n"
-      "  %10 = and %2, %6 : bool\n"
-      "  store %y, %0, %9, %10\n",
-      "{cube_dim = [256, 1, 1], mode = checked, address = u32, vector = 4}"));
+  FailureFacts f = facts_of(kernel("%a: f32, %x: buffer<vector<4 x f32>, ro>, %y: buffer<vector<4 x f32>, rw>",
+                                   "  %0 = builtin.absolute_pos : u32\n"
+                                   "  %1 = len %x : u32\n"
+                                   "  %2 = cmp.lt %0, %1 : bool\n"
+                                   "  %3 = load %x, %0, %2 : vector<4 x f32>\n"
+                                   "  %4 = vector.splat %a : vector<4 x f32>\n"
+                                   "  %5 = len %y : u32\n"
+                                   "  %6 = cmp.lt %0, %5 : bool\n"
+                                   "  %7 = load %y, %0, %6 : vector<4 x f32>\n"
+                                   "  %8 = mul %4, %3 : vector<4 x f32>\n"
+                                   "  %9 = add %8, %7 : vector<4 x f32>\n"
+                                   "  %10 = and %2, %6 : bool\n"
+                                   "  store %y, %0, %9, %10\n",
+                                   "{cube_dim = [256, 1, 1], mode = checked, address = u32, vector = 4}"));
   EXPECT_EQ(f.failing_ops, Ops{});
   EXPECT_EQ(f.restore_params, Ops{});
 }
@@ -183,7 +181,8 @@ TEST(Failures, ASignedIndexIsProtectedOnlyByACompareThatReadsItAsTheExecutorDoes
     return facts_of(kernel("%x: buffer<f32, ro>, %out: buffer<f32, rw>, %i: i32",
                            "  %0 = builtin.absolute_pos : u32\n"
                            "  %1 = const 0.0 : f32\n"
-                           "  %2 = cast %i : " + to + "\n" + len +
+                           "  %2 = cast %i : " +
+                               to + "\n" + len +
                                "  %4 = cmp.lt %2, %3 : bool\n"
                                "  %5 = load %x, %i, %4 : f32\n"
                                "  %6 = len %out : u32\n"
@@ -272,7 +271,7 @@ FailureFacts barrier_in(const std::string& wrap) {
                          "  store %out, %0, %0, %4\n"
                          "  %5 = cmp.lt %0, %n : bool\n"  // varying
                          "  %6 = cmp.lt %1, %n : bool\n"  // uniform
-                         + inner));
+                             + inner));
 }
 
 TEST(Failures, ABarrierFailsOnlyWhereSomeLiveUnitsMayBeInactive) {

@@ -308,7 +308,8 @@ INSTANTIATE_TEST_SUITE_P(Files, DeviceFile, ::testing::ValuesIn(device_files()),
 
 // ---- int_arith.cuh on the host against the CPU backend ----
 
-template <class T> constexpr std::string_view ir_name() {
+template <class T>
+constexpr std::string_view ir_name() {
   if constexpr (std::is_same_v<T, device::i8>) return "i8";
   else if constexpr (std::is_same_v<T, device::i16>) return "i16";
   else if constexpr (std::is_same_v<T, device::i32>) return "i32";
@@ -327,14 +328,14 @@ struct IntOp {
   bool nonzero_b;  // b == 0 is left out: the CPU reports it as an error, a GPU leaves it unspecified
 };
 constexpr IntOp kIntOps[] = {
-    {"add", 2, false, false}, {"sub", 2, false, false}, {"mul", 2, false, false},
-    {"min", 2, false, false}, {"max", 2, false, false}, {"div", 2, false, true},
-    {"rem", 2, false, true},  {"shl", 2, false, false}, {"shr", 2, false, false},
-    {"neg", 1, false, false}, {"abs", 1, false, false}, {"popcount", 1, true, false},
+    {"add", 2, false, false},          {"sub", 2, false, false}, {"mul", 2, false, false}, {"min", 2, false, false},
+    {"max", 2, false, false},          {"div", 2, false, true},  {"rem", 2, false, true},  {"shl", 2, false, false},
+    {"shr", 2, false, false},          {"neg", 1, false, false}, {"abs", 1, false, false}, {"popcount", 1, true, false},
     {"leading_zeros", 1, true, false},
 };
 
-template <class T> uint64_t on_host(std::string_view op, T a, T b) {
+template <class T>
+uint64_t on_host(std::string_view op, T a, T b) {
   using namespace device;
   auto bits = [](auto v) { return uint64_t(typename kiln_uint<decltype(v)>::type(v)); };
   if (op == "add") return bits(kiln_add(a, b));
@@ -356,7 +357,8 @@ template <class T> uint64_t on_host(std::string_view op, T a, T b) {
 
 // Operand values: the edges of the type (0, +-1, MIN, MAX and their neighbours), shift amounts
 // around the width, and random values; every pair of them.
-template <class T> std::vector<T> operand_values() {
+template <class T>
+std::vector<T> operand_values() {
   using L = std::numeric_limits<T>;
   std::set<T> v;
   for (T x : {T(0), T(1), T(2), T(3), T(-1), T(-2), L::min(), T(L::min() + 1), L::max(), T(L::max() - 1)}) v.insert(x);
@@ -367,7 +369,8 @@ template <class T> std::vector<T> operand_values() {
   return std::vector<T>(v.begin(), v.end());
 }
 
-template <class T> void agree_with_the_cpu() {
+template <class T>
+void agree_with_the_cpu() {
   const std::string t(ir_name<T>());
   const std::vector<T> values = operand_values<T>();
   for (const IntOp& op : kIntOps) {
@@ -394,9 +397,15 @@ template <class T> void agree_with_the_cpu() {
                        ", rw>) {cube_dim = [" + std::to_string(dim) +
                        ", 1, 1], mode = checked, address = u32, vector = 1} {\n"
                        "  %0 = builtin.absolute_pos : u32\n"
-                       "  %1 = load %a, %0 {checked} : " + t + "\n"
-                       "  %2 = load %b, %0 {checked} : " + t + "\n"
-                       "  %3 = " + apply + " : " + rt + "\n"
+                       "  %1 = load %a, %0 {checked} : " +
+                       t +
+                       "\n"
+                       "  %2 = load %b, %0 {checked} : " +
+                       t +
+                       "\n"
+                       "  %3 = " +
+                       apply + " : " + rt +
+                       "\n"
                        "  store %out, %0, %3 {checked}\n"
                        "}\n";
     const size_t out_size = op.counts ? 4 : sizeof(T);

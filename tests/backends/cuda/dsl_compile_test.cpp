@@ -90,10 +90,8 @@ struct Softplus {
   void operator()(Slice<const Vector<f16>> x, Slice<Vector<f16>> y, Comptime<bool> relu) const {
     auto i = absolute_pos();
     Vector<f16> v = x[i];
-    if (relu)
-      y[i] = max(v, f16(0.0f));
-    else
-      y[i] = log(exp(v) + f16(1.0f));
+    if (relu) y[i] = max(v, f16(0.0f));
+    else y[i] = log(exp(v) + f16(1.0f));
   }
 };
 
@@ -163,18 +161,10 @@ void saxpy_all_widths() {
   }
 }
 
-TEST(DslKernels, SaxpyF32) {
-  saxpy_all_widths<float>();
-}
-TEST(DslKernels, SaxpyF16) {
-  saxpy_all_widths<f16>();
-}
-TEST(DslKernels, SaxpyBF16) {
-  saxpy_all_widths<bf16>();
-}
-TEST(DslKernels, SaxpyF64) {
-  saxpy_all_widths<double>();
-}
+TEST(DslKernels, SaxpyF32) { saxpy_all_widths<float>(); }
+TEST(DslKernels, SaxpyF16) { saxpy_all_widths<f16>(); }
+TEST(DslKernels, SaxpyBF16) { saxpy_all_widths<bf16>(); }
+TEST(DslKernels, SaxpyF64) { saxpy_all_widths<double>(); }
 
 TEST(DslKernels, BlockSum) {
   ir::Kernel k = trace<BlockSum>(1);
@@ -203,11 +193,10 @@ TEST(DslKernels, Transpose) {
 
 TEST(DslKernels, SoftplusBothComptimeBranches) {
   for (bool relu : {false, true}) {
-    ir::Kernel k = trace<Softplus>(8, {128, 1, 1}, relu ? [](std::vector<ParamDesc>& d) {
-      d[2].comptime = comptime_bits(true);
-    } : [](std::vector<ParamDesc>& d) {
-      d[2].comptime = comptime_bits(false);
-    });
+    ir::Kernel k = trace<Softplus>(
+        8, {128, 1, 1},
+        relu ? [](std::vector<ParamDesc>& d) { d[2].comptime = comptime_bits(true); }
+             : [](std::vector<ParamDesc>& d) { d[2].comptime = comptime_bits(false); });
     EmitResult r = emit_cuda(k);
     EXPECT_EQ(r.source.find("logf(") != std::string::npos, !relu);
     emit_and_compile(k);

@@ -22,13 +22,9 @@ EmitResult emit_text(const std::string& text) {
 }
 
 // The kernel's part of the source (after the prelude).
-std::string entry_text(const EmitResult& r) {
-  return r.source.substr(r.source.find("extern \"C\" __global__"));
-}
+std::string entry_text(const EmitResult& r) { return r.source.substr(r.source.find("extern \"C\" __global__")); }
 
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 const std::string kSaxpy =
     R"(kernel @saxpy(%a: f32, %x: buffer<vector<4 x f32>, ro>, %y: buffer<vector<4 x f32>, rw>) {cube_dim = [256, 1, 1], mode = checked, address = u32, vector = 4} {
@@ -133,9 +129,7 @@ TEST(EmitStructure, EntryNameIsKernelScalarWidthAndIrHash) {
   EXPECT_EQ(entry_name(other).substr(0, 13), "saxpy_f32_v4_");
 }
 
-TEST(EmitStructure, EmittingIsDeterministic) {
-  EXPECT_EQ(emit_text(kSaxpy).source, emit_text(kSaxpy).source);
-}
+TEST(EmitStructure, EmittingIsDeterministic) { EXPECT_EQ(emit_text(kSaxpy).source, emit_text(kSaxpy).source); }
 
 std::string shared_kernel(uint32_t floats) {
   return "kernel @sh(%y: buffer<f32, rw>) " + std::string(kHeader) +
@@ -209,8 +203,12 @@ TEST(EmitStructure, OverlayGroupsShareTheirFirstByte) {
 TEST(EmitStructure, SharedMemoryThatCapsCubesPerSmBecomesALaunchBoundsHint) {
   auto kernel = [](uint32_t floats, const char* target) {
     return "kernel @sh(%y: buffer<f32, rw>) {cube_dim = [128, 1, 1], mode = unchecked, address = u32, vector = 1, "
-           "target = " + std::string(target) + "} {\n  %0 = builtin.unit_pos : u32\n"
-           "  %1 = shared.alloc : shared<f32, " + std::to_string(floats) + ">\n"
+           "target = " +
+           std::string(target) +
+           "} {\n  %0 = builtin.unit_pos : u32\n"
+           "  %1 = shared.alloc : shared<f32, " +
+           std::to_string(floats) +
+           ">\n"
            "  %2 = load %1, %0 : f32\n  store %y, %0, %2\n}\n";
   };
   EXPECT_TRUE(has(entry_text(emit_text(kernel(25600, "sm_90a"))), "__launch_bounds__(128, 2)"));
@@ -226,7 +224,9 @@ TEST(EmitStructure, TheOccupancyHintCountsWholePlanesAndTheResidentCubeLimit) {
   auto kernel = [](uint32_t units, uint32_t floats) {
     return "kernel @sh(%y: buffer<f32, rw>) {cube_dim = [" + std::to_string(units) +
            ", 1, 1], mode = unchecked, address = u32, vector = 1, target = sm_90a} {\n"
-           "  %0 = builtin.unit_pos : u32\n  %1 = shared.alloc : shared<f32, " + std::to_string(floats) + ">\n"
+           "  %0 = builtin.unit_pos : u32\n  %1 = shared.alloc : shared<f32, " +
+           std::to_string(floats) +
+           ">\n"
            "  %2 = load %1, %0 : f32\n  store %y, %0, %2\n}\n";
   };
   EXPECT_TRUE(has(entry_text(emit_text(kernel(48, 11264))), "__launch_bounds__(48) "));
@@ -421,12 +421,12 @@ TEST(EmitStructure, PlaneOpsTakeTheirRegionsMaskAndNeverActivemask) {
 
 TEST(EmitStructure, APartialPlaneStartsWithTheLanesThatExist) {
   const std::string body = " {\n  %0 = plane.sum %x : u32\n}\n";
-  std::string s = entry_text(emit_text(
-      "kernel @p(%x: u32) {cube_dim = [40, 1, 1], mode = unchecked, address = u32, vector = 1}" + body));
+  std::string s = entry_text(
+      emit_text("kernel @p(%x: u32) {cube_dim = [40, 1, 1], mode = unchecked, address = u32, vector = 1}" + body));
   EXPECT_TRUE(has(s, "u32 kiln_m0 = kiln_plane_lanes(threadIdx.x, 40u);")) << s;
   // a plane spans rows: the lanes come from the linear unit position
-  s = entry_text(emit_text("kernel @p(%x: u32) {cube_dim = [8, 5, 1], mode = unchecked, address = u32, vector = 1}" +
-                           body));
+  s = entry_text(
+      emit_text("kernel @p(%x: u32) {cube_dim = [8, 5, 1], mode = unchecked, address = u32, vector = 1}" + body));
   EXPECT_TRUE(has(s, "u32 kiln_m0 = kiln_plane_lanes((threadIdx.x + threadIdx.y * 8u), 40u);")) << s;
 }
 
@@ -547,7 +547,8 @@ TEST(EmitStructure, ControlFlowWithoutPlaneOpsStaysPlainCInAKernelWithPlaneOps) 
 }
 )");
   std::string s = entry_text(r);
-  EXPECT_TRUE(has(s, "  for (u32 v2 = v0; v2 < n; v2 += v1) {\n    bool v3 = (v2 == x);\n    if (v3) {\n      break;\n"))
+  EXPECT_TRUE(
+      has(s, "  for (u32 v2 = v0; v2 < n; v2 += v1) {\n    bool v3 = (v2 == x);\n    if (v3) {\n      break;\n"))
       << s;
   EXPECT_FALSE(has(s, "__ballot_sync")) << s;
 }
@@ -669,9 +670,10 @@ TEST(EmitStructure, ParameterNamesThatClashAreRenamed) {
                                        "%threadIdx: u32, %u32: u32) ") +
                            kHeader + " {\n}\n");
   std::string s = entry_text(r);
-  EXPECT_TRUE(has(s,
-                  "f32* __restrict__ float_,\n    u32 float_len,\n    u32 float_len_,\n    f32 v3_,\n    i32 p_kiln_add,\n"
-                  "    u32 threadIdx_,\n    u32 u32_)"))
+  EXPECT_TRUE(
+      has(s,
+          "f32* __restrict__ float_,\n    u32 float_len,\n    u32 float_len_,\n    f32 v3_,\n    i32 p_kiln_add,\n"
+          "    u32 threadIdx_,\n    u32 u32_)"))
       << s;
 }
 

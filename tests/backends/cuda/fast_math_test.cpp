@@ -180,7 +180,8 @@ TEST(FastMath, PtxHasApproximateInstructionsOnlyWhereAllowed) {
 }
 
 // The CPU backend is exact whatever the kernel allows: the same inputs give the same bytes.
-std::vector<std::vector<unsigned char>> run_on_cpu(const std::string& text, std::vector<std::vector<unsigned char>> bufs,
+std::vector<std::vector<unsigned char>> run_on_cpu(const std::string& text,
+                                                   std::vector<std::vector<unsigned char>> bufs,
                                                    const std::vector<uint32_t>& lens) {
   return test::run_ir_on_cpu(text, std::move(bufs), lens, 2);
 }

@@ -588,14 +588,25 @@ std::string mma_layout_kernel(uint32_t m, uint32_t n, uint32_t k, uint32_t wm, u
   const uint32_t lda = k + 8, ldb = n + 8, na = m * lda, nb = k * ldb, units = 32 * wm * wn;
   const uint32_t slots = ir::mma_sync_slots(ir::kMmaSyncM16N8K16, m, n, wm, wn);
   auto u = [](uint32_t v) { return std::to_string(v); };
-  return "kernel @mma_layout(%ga: buffer<f16, ro>, %gb: buffer<f16, ro>, %out: buffer<f32, rw>) {cube_dim = [" + u(units) +
+  return "kernel @mma_layout(%ga: buffer<f16, ro>, %gb: buffer<f16, ro>, %out: buffer<f32, rw>) {cube_dim = [" +
+         u(units) +
          ", 1, 1], mode = unchecked, address = u32, vector = 1} {\n"
-         "  %0 = shared.alloc : shared<f16, " + u(na + nb) + ">\n"
-         "  %1 = local.alloc : local<f32, " + u(slots) + ">\n"
+         "  %0 = shared.alloc : shared<f16, " +
+         u(na + nb) +
+         ">\n"
+         "  %1 = local.alloc : local<f32, " +
+         u(slots) +
+         ">\n"
          "  %2 = builtin.unit_pos : u32\n"
-         "  %3 = const " + u(units) + " : u32\n"
-         "  %4 = const " + u(na) + " : u32\n"
-         "  %5 = const " + u(nb) + " : u32\n"
+         "  %3 = const " +
+         u(units) +
+         " : u32\n"
+         "  %4 = const " +
+         u(na) +
+         " : u32\n"
+         "  %5 = const " +
+         u(nb) +
+         " : u32\n"
          "  for %2, %4, %3 (%6: u32) {\n"
          "    %7 = load %ga, %6 : f16\n"
          "    store %0, %6, %7\n"
@@ -606,15 +617,19 @@ std::string mma_layout_kernel(uint32_t m, uint32_t n, uint32_t k, uint32_t wm, u
          "    store %0, %10, %9\n"
          "  }\n"
          "  %11 = const 0 : u32\n"
-         "  %12 = const " + u(slots) + " : u32\n"
+         "  %12 = const " +
+         u(slots) +
+         " : u32\n"
          "  %13 = const 1 : u32\n"
          "  %14 = const 0.0 : f32\n"
          "  for %11, %12, %13 (%15: u32) {\n"
          "    store %1, %15, %14\n"
          "  }\n"
          "  sync.cube\n"
-         "  mma.sync %0, %11, %0, %4, %1 {planes = [" + u(wm) + ", " + u(wn) + "], shape = [" + u(m) + ", " + u(n) + ", " +
-         u(k) + "], pitches = [" + u(lda) + ", " + u(ldb) + "]}\n"
+         "  mma.sync %0, %11, %0, %4, %1 {planes = [" +
+         u(wm) + ", " + u(wn) + "], shape = [" + u(m) + ", " + u(n) + ", " + u(k) + "], pitches = [" + u(lda) + ", " +
+         u(ldb) +
+         "]}\n"
          "  %16 = mul %2, %12 : u32\n"
          "  for %11, %12, %13 (%17: u32) {\n"
          "    %18 = load %1, %17 : f32\n"

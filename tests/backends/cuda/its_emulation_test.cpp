@@ -17,13 +17,13 @@
 #include <optional>
 #include <random>
 
+#include "backend/backend.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/emit.h"
 #include "cuda_test_util.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"
-#include "backend/backend.h"
 #include "support/run_ir_on_cpu.h"
 
 namespace kiln::cuda::testing {
@@ -39,9 +39,8 @@ class RandomKernel {
   explicit RandomKernel(uint64_t seed) : rng_(seed) {
     const uint32_t dims[] = {8, 32, 40, 64, 100};
     uint32_t dim = dims[rng_() % 5];
-    text_ = "kernel @random" + std::to_string(seed) +
-            "(%x: buffer<u32, ro>, %out: buffer<u32, rw>) {cube_dim = [" + std::to_string(dim) +
-            ", 1, 1], mode = unchecked, address = u32, vector = 1} {\n";
+    text_ = "kernel @random" + std::to_string(seed) + "(%x: buffer<u32, ro>, %out: buffer<u32, rw>) {cube_dim = [" +
+            std::to_string(dim) + ", 1, 1], mode = unchecked, address = u32, vector = 1} {\n";
     pos_ = def(1, "builtin.absolute_pos : u32");
     x_ = def(1, "load %x, " + pos_ + " : u32");
     c0_ = def(1, "const 0 : u32");
@@ -169,7 +168,8 @@ std::string model_program(const EmitResult& e, const ir::Kernel& k, uint32_t cub
   }
   call += ");";
   const ir::Dim3& d = k.facts.cube_dim;
-  std::string head = "#include <fstream>\n#include <thread>\n#include \"" + std::string(KILN_TEST_DATA) + "/its_shim.h\"\n";
+  std::string head =
+      "#include <fstream>\n#include <thread>\n#include \"" + std::string(KILN_TEST_DATA) + "/its_shim.h\"\n";
   return head + src + R"(
 struct AnyPtr {
   void* p;
@@ -187,8 +187,10 @@ int main() {
     b.resize(n);
     in.read((char*)b.data(), std::streamsize(n));
   }
-  blockDim = {)" + std::to_string(d.x) + "u, " + std::to_string(d.y) + "u, " + std::to_string(d.z) + R"(u};
-  gridDim = {)" + std::to_string(cubes) + R"(u, 1u, 1u};
+  blockDim = {)" +
+         std::to_string(d.x) + "u, " + std::to_string(d.y) + "u, " + std::to_string(d.z) + R"(u};
+  gridDim = {)" +
+         std::to_string(cubes) + R"(u, 1u, 1u};
   const unsigned units = blockDim.x * blockDim.y * blockDim.z;
   for (unsigned c = 0; c < gridDim.x; ++c) {
     std::vector<EmuWarp> warps((units + 31) / 32);
@@ -204,7 +206,8 @@ int main() {
         blockIdx = {c, 0, 0};
         emu_lane_id = u % 32;
         emu_warp_id = u / 32;
-        )" + call + R"(
+        )" +
+         call + R"(
         emu_lane_exits();
         emu_thread_exits();
       });

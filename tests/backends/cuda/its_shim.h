@@ -210,19 +210,19 @@ inline double rsqrt(double a) { return 1 / std::sqrt(a); }
 using std::fabs, std::fmin, std::fmax, std::fma, std::fmod;
 // Atomics: the model runs one cube at a time, but its threads concurrently.
 inline std::mutex emu_atomic_mutex;
-#define KILN_EMU_ATOMIC(name, update)              \
-  template <class T, class U>                      \
-  T name(T* p, U v) {                              \
-    std::lock_guard lock(emu_atomic_mutex);        \
-    T o = *p;                                      \
-    *p = update;                                   \
-    return o;                                      \
+#define KILN_EMU_ATOMIC(name, update)       \
+  template <class T, class U>               \
+  T name(T* p, U v) {                       \
+    std::lock_guard lock(emu_atomic_mutex); \
+    T o = *p;                               \
+    *p = update;                            \
+    return o;                               \
   }
 KILN_EMU_ATOMIC(atomicAdd, T(o + v))
 KILN_EMU_ATOMIC(atomicSub, T(o - v))
 KILN_EMU_ATOMIC(atomicMin, T(v) < o ? T(v) : o)
 KILN_EMU_ATOMIC(atomicMax, o < T(v) ? T(v) : o)
-KILN_EMU_ATOMIC(atomicAnd, T(o & v))
+KILN_EMU_ATOMIC(atomicAnd, T(o& v))
 KILN_EMU_ATOMIC(atomicOr, T(o | v))
 KILN_EMU_ATOMIC(atomicXor, T(o ^ v))
 KILN_EMU_ATOMIC(atomicExch, T(v))

@@ -43,12 +43,8 @@ EmitResult emitted(const std::string& text) {
   return emit_cuda(k);
 }
 
-std::string entry_text(const EmitResult& r) {
-  return r.source.substr(r.source.find("extern \"C\" __global__"));
-}
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
+std::string entry_text(const EmitResult& r) { return r.source.substr(r.source.find("extern \"C\" __global__")); }
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;

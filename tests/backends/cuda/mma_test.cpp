@@ -2,8 +2,9 @@
 // a GPU: its accumulator layout covers each element of the tile once (lower_tiles mirrors it); its
 // ldmatrix addressing, run on the host against PTX's fragment layouts, computes A x B; and the
 // lowering's 128 x 128 x 32 instantiation compiles to tensor-core instructions with no spills.
-#include <gtest/gtest.h>
+#include "kiln/ir/mma.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <array>
@@ -18,7 +19,6 @@
 #include <vector>
 
 #include "backends/cuda/target.h"
-#include "kiln/ir/mma.h"
 #include "cuda_test_util.h"
 
 namespace kiln::cuda::testing {
@@ -44,7 +44,8 @@ Cell slot_cell(const Shape& s, int u, int j) {
 }
 
 const Shape kShapes[] = {
-    {128, 128, 32, 2, 4}, {64, 64, 16, 2, 2}, {16, 8, 16, 1, 1}, {32, 24, 16, 2, 1}, {64, 128, 48, 1, 4}, {256, 64, 16, 4, 2},
+    {128, 128, 32, 2, 4}, {64, 64, 16, 2, 2},  {16, 8, 16, 1, 1},
+    {32, 24, 16, 2, 1},   {64, 128, 48, 1, 4}, {256, 64, 16, 4, 2},
 };
 
 TEST(MmaLayout, EveryElementOfTheTileIsOneSlotOfOneUnit) {
@@ -158,7 +159,8 @@ TEST(MmaAddressing, LdmatrixFragmentsMultiplyTheTiles) {
         for (int j = 0; j < s.slots(); ++j) {
           Cell c = slot_cell(s, warp * 32 + lane, j);
           double want = 0;
-          for (int kk = 0; kk < s.k; ++kk) want += smem[size_t(c.row * lda + kk)] * smem[size_t(b_at + kk * ldb + c.col)];
+          for (int kk = 0; kk < s.k; ++kk)
+            want += smem[size_t(c.row * lda + kk)] * smem[size_t(b_at + kk * ldb + c.col)];
           ASSERT_EQ(acc[size_t(lane)][size_t(j)], want)
               << "unit " << warp * 32 + lane << " slot " << j << " = (" << c.row << ", " << c.col << ")";
         }
@@ -173,9 +175,11 @@ TEST(MmaAddressing, LdmatrixFragmentsMultiplyTheTiles) {
 // (rows padded by 8 elements); the accumulators live across the call, as the lowering's do.
 std::string product_kernel(const std::string& t) {
   return std::string(cuda_prelude()) + R"(
-extern "C" __global__ void __launch_bounds__(256) mma_)" + t + R"((const )" + t + R"(* in, f32* out) {
+extern "C" __global__ void __launch_bounds__(256) mma_)" +
+         t + R"((const )" + t + R"(* in, f32* out) {
   __shared__ kiln_vec<u16, 8> buf[(128 * 40 + 32 * 136) / 8];
-  )" + t + R"(* s = reinterpret_cast<)" + t + R"(*>(buf);
+  )" + t +
+         R"(* s = reinterpret_cast<)" + t + R"(*>(buf);
   f32 acc[64];
   for (int j = 0; j < 64; ++j) acc[j] = out[j * 256 + threadIdx.x];
   for (u32 i = threadIdx.x; i < 128 * 40 + 32 * 136; i += 256u) s[i] = in[i];
@@ -275,13 +279,16 @@ TEST(MmaCompiled, SassOpcodesAreCountedByName) {
 TEST(MmaCompiled, SassHasTensorCoreOpsAndNoLocalMemory) {
   KILN_REQUIRE_NVRTC();
   std::string tool = find_cuobjdump();
-  if (tool.empty()) GTEST_SKIP() << "skipped because cuobjdump was not found (CUDA_HOME/bin, /usr/local/cuda/bin, PATH)";
+  if (tool.empty())
+    GTEST_SKIP() << "skipped because cuobjdump was not found (CUDA_HOME/bin, /usr/local/cuda/bin, PATH)";
   CompileResult r = compile(product_kernel("bf16"), "mma_bf16", default_compile_options(kArch));
-  std::filesystem::path cubin = std::filesystem::temp_directory_path() / ("kiln_mma_test_" + std::to_string(::getpid()) + ".cubin");
+  std::filesystem::path cubin =
+      std::filesystem::temp_directory_path() / ("kiln_mma_test_" + std::to_string(::getpid()) + ".cubin");
   std::ofstream(cubin, std::ios::binary).write(r.cubin.data(), std::streamsize(r.cubin.size()));
   std::string sass;
   {
-    std::unique_ptr<FILE, int (*)(FILE*)> p(::popen((tool + " -sass " + cubin.string() + " 2>&1").c_str(), "r"), ::pclose);
+    std::unique_ptr<FILE, int (*)(FILE*)> p(::popen((tool + " -sass " + cubin.string() + " 2>&1").c_str(), "r"),
+                                            ::pclose);
     ASSERT_TRUE(p) << tool;
     char chunk[4096];
     for (size_t got; (got = std::fread(chunk, 1, sizeof chunk, p.get())) > 0;) sass.append(chunk, got);

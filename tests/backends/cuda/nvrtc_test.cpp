@@ -24,10 +24,8 @@ TEST(Nvrtc, CudaHomeIsTriedBeforeTheDefaultFolder) {
   std::string saved = old ? old : "";
   setenv("CUDA_HOME", "/opt/kiln-test-cuda", 1);
   std::vector<std::string> c = nvrtc_candidates();
-  if (old)
-    setenv("CUDA_HOME", saved.c_str(), 1);
-  else
-    unsetenv("CUDA_HOME");
+  if (old) setenv("CUDA_HOME", saved.c_str(), 1);
+  else unsetenv("CUDA_HOME");
   ASSERT_GE(c.size(), 9u);
   EXPECT_EQ(c[3], "/opt/kiln-test-cuda/lib64/libnvrtc.so.13");
   EXPECT_EQ(c[6], "/usr/local/cuda/lib64/libnvrtc.so.13");

@@ -19,12 +19,8 @@ constexpr Scalar kScalars[] = {Scalar::Bool, Scalar::I8,  Scalar::I16, Scalar::I
                                Scalar::U8,   Scalar::U16, Scalar::U32, Scalar::U64, Scalar::F16,
                                Scalar::BF16, Scalar::F32, Scalar::F64};
 
-std::string sn(Scalar s) {
-  return std::string(ir::scalar_name(s));
-}
-std::string vt(Scalar s, int w) {
-  return w == 1 ? sn(s) : "vector<" + std::to_string(w) + " x " + sn(s) + ">";
-}
+std::string sn(Scalar s) { return std::string(ir::scalar_name(s)); }
+std::string vt(Scalar s, int w) { return w == 1 ? sn(s) : "vector<" + std::to_string(w) + " x " + sn(s) + ">"; }
 
 // Appends numbered ops to a kernel body.
 struct Body {

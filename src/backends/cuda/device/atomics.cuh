@@ -13,9 +13,9 @@ KILN_DEV i64 kiln_atomic_sub(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, 0ul
 KILN_DEV u64 kiln_atomic_sub(u64* p, u64 v) { return atomicAdd(p, 0ull - v); }
 KILN_DEV f32 kiln_atomic_sub(f32* p, f32 v) { return atomicAdd(p, -v); }
 KILN_DEV f64 kiln_atomic_sub(f64* p, f64 v) { return atomicAdd(p, -v); }
-#define KILN_ATOMIC_INT(NAME, FN)                                                             \
-  KILN_DEV i32 kiln_atomic_##NAME(i32* p, i32 v) { return FN(p, v); }                         \
-  KILN_DEV u32 kiln_atomic_##NAME(u32* p, u32 v) { return FN(p, v); }                         \
+#define KILN_ATOMIC_INT(NAME, FN)                                     \
+  KILN_DEV i32 kiln_atomic_##NAME(i32* p, i32 v) { return FN(p, v); } \
+  KILN_DEV u32 kiln_atomic_##NAME(u32* p, u32 v) { return FN(p, v); } \
   KILN_DEV u64 kiln_atomic_##NAME(u64* p, u64 v) { return FN(p, v); }
 KILN_ATOMIC_INT(min, atomicMin)
 KILN_ATOMIC_INT(max, atomicMax)

@@ -1,12 +1,22 @@
 // ---- f16 / bf16 <-> f32 (round to nearest even) ----
 #pragma once
 #include "types.cuh"
-KILN_DEV f32 kiln_f32(f16 h) { f32 f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits)); return f; }
+KILN_DEV f32 kiln_f32(f16 h) {
+  f32 f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+  return f;
+}
 KILN_DEV f32 kiln_f32(bf16 h) { return __uint_as_float((u32)h.bits << 16); }
-KILN_DEV f16 kiln_f16(f32 f) { f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }
+KILN_DEV f16 kiln_f16(f32 f) {
+  f16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+  return h;
+}
 KILN_DEV bf16 kiln_bf16(f32 f) {
 #if __CUDA_ARCH__ >= 800
-  bf16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h;
+  bf16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+  return h;
 #else
   u32 x = __float_as_uint(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return bf16{(u16)((x >> 16) | 0x40u)};
@@ -17,6 +27,15 @@ KILN_DEV bf16 kiln_bf16(f32 f) {
 // bf16 gives the single correctly rounded result from f64 or a 64-bit integer (f32 carries more
 // than 2 bits beyond either). Used for f64 and wide integers -> f16/bf16.
 KILN_DEV f32 kiln_odd(f32 t, bool inexact) { return inexact ? __uint_as_float(__float_as_uint(t) | 1u) : t; }
-KILN_DEV f32 kiln_f32_odd(f64 d) { f32 t = __double2float_rz(d); return kiln_odd(t, t == t && (f64)t != d); }
-KILN_DEV f32 kiln_f32_odd(i64 x) { f32 t = __ll2float_rz(x); return kiln_odd(t, __float2ll_rz(t) != x); }
-KILN_DEV f32 kiln_f32_odd(u64 x) { f32 t = __ull2float_rz(x); return kiln_odd(t, __float2ull_rz(t) != x); }
+KILN_DEV f32 kiln_f32_odd(f64 d) {
+  f32 t = __double2float_rz(d);
+  return kiln_odd(t, t == t && (f64)t != d);
+}
+KILN_DEV f32 kiln_f32_odd(i64 x) {
+  f32 t = __ll2float_rz(x);
+  return kiln_odd(t, __float2ll_rz(t) != x);
+}
+KILN_DEV f32 kiln_f32_odd(u64 x) {
+  f32 t = __ull2float_rz(x);
+  return kiln_odd(t, __float2ull_rz(t) != x);
+}

@@ -3,12 +3,12 @@
 #include "types.cuh"
 // Integers wrap (computed in the unsigned type of at least 32 bits: no signed overflow, no
 // promotion of u16 * u16 to a signed int that overflows).
-#define KILN_INT_ARITH(T, W)                                                        \
-  KILN_DEV T kiln_add(T a, T b) { return (T)((W)a + (W)b); }                        \
-  KILN_DEV T kiln_sub(T a, T b) { return (T)((W)a - (W)b); }                        \
-  KILN_DEV T kiln_mul(T a, T b) { return (T)((W)a * (W)b); }                        \
-  KILN_DEV T kiln_neg(T a) { return (T)((W)0 - (W)a); }                             \
-  KILN_DEV T kiln_min(T a, T b) { return b < a ? b : a; }                           \
+#define KILN_INT_ARITH(T, W)                                 \
+  KILN_DEV T kiln_add(T a, T b) { return (T)((W)a + (W)b); } \
+  KILN_DEV T kiln_sub(T a, T b) { return (T)((W)a - (W)b); } \
+  KILN_DEV T kiln_mul(T a, T b) { return (T)((W)a * (W)b); } \
+  KILN_DEV T kiln_neg(T a) { return (T)((W)0 - (W)a); }      \
+  KILN_DEV T kiln_min(T a, T b) { return b < a ? b : a; }    \
   KILN_DEV T kiln_max(T a, T b) { return a < b ? b : a; }
 KILN_INT_ARITH(i8, u32)
 KILN_INT_ARITH(i16, u32)
@@ -19,7 +19,8 @@ KILN_INT_ARITH(u16, u32)
 KILN_INT_ARITH(u32, u32)
 KILN_INT_ARITH(u64, u64)
 // abs of the most negative value wraps to itself; abs of an unsigned value is the value.
-#define KILN_INT_ABS(T, W) KILN_DEV T kiln_abs(T a) { return a < (T)0 ? (T)((W)0 - (W)a) : a; }
+#define KILN_INT_ABS(T, W) \
+  KILN_DEV T kiln_abs(T a) { return a < (T)0 ? (T)((W)0 - (W)a) : a; }
 KILN_INT_ABS(i8, u32)
 KILN_INT_ABS(i16, u32)
 KILN_INT_ABS(i32, u32)
@@ -30,30 +31,36 @@ KILN_DEV u32 kiln_abs(u32 a) { return a; }
 KILN_DEV u64 kiln_abs(u64 a) { return a; }
 // Division truncates; MIN / -1 wraps to MIN and its remainder is 0 (a plain C++ division would be
 // undefined there). Division by zero is unspecified on GPUs and does not trap.
-template <class T> KILN_DEV T kiln_div(T a, T b) {
+template <class T>
+KILN_DEV T kiln_div(T a, T b) {
   if ((T)-1 < (T)0 && b == (T)-1) return kiln_neg(a);
   return (T)(a / b);
 }
-template <class T> KILN_DEV T kiln_rem(T a, T b) {
+template <class T>
+KILN_DEV T kiln_rem(T a, T b) {
   if ((T)-1 < (T)0 && b == (T)-1) return (T)0;
   return (T)(a % b);
 }
 // Shifts: an amount at or past the width (read as unsigned) gives 0, or the sign fill for an
 // arithmetic right shift.
-template <class T> KILN_DEV T kiln_shl(T a, T b) {
+template <class T>
+KILN_DEV T kiln_shl(T a, T b) {
   typedef typename kiln_uint<T>::type U;
   return (U)b >= sizeof(T) * 8 ? (T)0 : (T)((U)a << (U)b);
 }
-template <class T> KILN_DEV T kiln_shr(T a, T b) {
+template <class T>
+KILN_DEV T kiln_shr(T a, T b) {
   typedef typename kiln_uint<T>::type U;
   if ((U)b >= sizeof(T) * 8) return (T)-1 < (T)0 && a < (T)0 ? (T)-1 : (T)0;
   return (T)(a >> (U)b);
 }
-template <class T> KILN_DEV u32 kiln_popcount(T a) {
+template <class T>
+KILN_DEV u32 kiln_popcount(T a) {
   typedef typename kiln_uint<T>::type U;
   return sizeof(T) == 8 ? (u32)__popcll((u64)(U)a) : (u32)__popc((u32)(U)a);
 }
-template <class T> KILN_DEV u32 kiln_leading_zeros(T a) {
+template <class T>
+KILN_DEV u32 kiln_leading_zeros(T a) {
   typedef typename kiln_uint<T>::type U;
   return sizeof(T) == 8 ? (u32)__clzll((i64)(U)a) : (u32)__clz((i32)(u32)(U)a) - (u32)(32 - 8 * sizeof(T));
 }

@@ -43,10 +43,19 @@
 // fallback: lower_tiles only emits the call for sm_80 and later, and runs exact loops elsewhere, so
 // an instantiation on an older target is a bug in the caller, which should be loud.
 
-template <class A, class B> struct kiln_same_type { static constexpr bool value = false; };
-template <class A> struct kiln_same_type<A, A> { static constexpr bool value = true; };
+template <class A, class B>
+struct kiln_same_type {
+  static constexpr bool value = false;
+};
+template <class A>
+struct kiln_same_type<A, A> {
+  static constexpr bool value = true;
+};
 // False, but only known once instantiated: a static_assert on it fires where the template is used.
-template <int M> struct kiln_mma_before_sm80 { static constexpr bool value = false; };
+template <int M>
+struct kiln_mma_before_sm80 {
+  static constexpr bool value = false;
+};
 
 KILN_DEV u32 kiln_smem_addr(const void* p) { return (u32)__cvta_generic_to_shared(p); }
 
@@ -55,51 +64,56 @@ KILN_DEV u32 kiln_smem_addr(const void* p) { return (u32)__cvta_generic_to_share
 // call's result. mma.sync reads registers only and stays free to schedule.
 KILN_DEV void kiln_ldmatrix_x4(u32 (&r)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
 }
 KILN_DEV void kiln_ldmatrix_x4_trans(u32 (&r)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
 }
 KILN_DEV void kiln_ldmatrix_x2(u32 (&r)[2], u32 addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
 }
 KILN_DEV void kiln_ldmatrix_x2_trans(u32 (&r)[2], u32 addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
 }
 
 // One m16n8k16 product into f32 accumulators c[0..4).
-template <class T> KILN_DEV void kiln_mma_16816(f32* c, const u32 (&a)[4], const u32 (&b)[2]) {
+template <class T>
+KILN_DEV void kiln_mma_16816(f32* c, const u32 (&a)[4], const u32 (&b)[2]) {
   if constexpr (kiln_same_type<T, bf16>::value) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                 "{%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        "{%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   } else {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                 "{%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        "{%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 }
 
 // One m16n8k16 product into f16 accumulators c[0..4), packed two to a register as mma's f16 C
 // fragment holds them (c0 in the low half of the first register, c1 in its high half, c2, c3 in
 // the second).
-template <class T> KILN_DEV void kiln_mma_16816(f16* c, const u32 (&a)[4], const u32 (&b)[2]) {
+template <class T>
+KILN_DEV void kiln_mma_16816(f16* c, const u32 (&a)[4], const u32 (&b)[2]) {
   static_assert(kiln_same_type<T, f16>::value, "f16 accumulators take f16 factors");
   u32 c01 = (u32)c[0].bits | ((u32)c[1].bits << 16), c23 = (u32)c[2].bits | ((u32)c[3].bits << 16);
   asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};"
-               : "+r"(c01), "+r"(c23)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  c[0].bits = (u16)c01; c[1].bits = (u16)(c01 >> 16);
-  c[2].bits = (u16)c23; c[3].bits = (u16)(c23 >> 16);
+      : "+r"(c01), "+r"(c23)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  c[0].bits = (u16)c01;
+  c[1].bits = (u16)(c01 >> 16);
+  c[2].bits = (u16)c23;
+  c[3].bits = (u16)(c23 >> 16);
 }
 
 // The warp's fragments for one k-step: MT A blocks of 16 x 16 and NT B blocks of 16 x 8.
-template <int MT, int NT> struct kiln_mma_frags {
+template <int MT, int NT>
+struct kiln_mma_frags {
   u32 a[MT][4];
   u32 b[NT][2];
 };
@@ -119,8 +133,10 @@ KILN_DEV void kiln_mma_load(kiln_mma_frags<MT, NT>& f, u32 a_lane, u32 b_lane, i
     } else {
       kiln_ldmatrix_x4_trans(r, b_lane + (u32)((ks * 16 * LDB + nt * 8) * 2));
     }
-    f.b[nt][0] = r[0]; f.b[nt][1] = r[1];
-    f.b[nt + 1][0] = r[2]; f.b[nt + 1][1] = r[3];
+    f.b[nt][0] = r[0];
+    f.b[nt][1] = r[1];
+    f.b[nt + 1][0] = r[2];
+    f.b[nt + 1][1] = r[3];
   }
   if constexpr (NT % 2 == 1) {
     if constexpr (BCOLS) {
@@ -134,7 +150,8 @@ KILN_DEV void kiln_mma_load(kiln_mma_frags<MT, NT>& f, u32 a_lane, u32 b_lane, i
 // The shape requirements, and this lane's ldmatrix addresses for step 0.
 template <int M, int N, int K, int WM, int WN, int LDA, int LDB, bool BCOLS, class T>
 KILN_DEV void kiln_mma_lane_addrs(const T* a, const T* b, u32& a_lane, u32& b_lane) {
-  static_assert(kiln_same_type<T, bf16>::value || kiln_same_type<T, f16>::value, "kiln_mma_sync multiplies bf16 or f16");
+  static_assert(kiln_same_type<T, bf16>::value || kiln_same_type<T, f16>::value,
+                "kiln_mma_sync multiplies bf16 or f16");
   static_assert(WM > 0 && WN > 0 && M % (16 * WM) == 0, "each warp row takes a whole number of 16-row m-tiles");
   static_assert(N % (8 * WN) == 0, "each warp column takes a whole number of 8-column n-tiles");
   static_assert(K % 16 == 0, "k steps by 16");

@@ -5,7 +5,11 @@
 // from the IR's regions (docs/decisions/013-plane-masks-on-cuda.md), not from the lanes the
 // hardware happens to run together: m is exactly the set of units the CPU backend combines, and
 // every lane named in m calls the helper.
-KILN_DEV u32 kiln_lane() { u32 l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }
+KILN_DEV u32 kiln_lane() {
+  u32 l;
+  asm("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
 // The lanes of the calling thread's plane that exist: all 32, except in the last plane of a cube
 // whose size is not a multiple of 32.
 KILN_DEV u32 kiln_plane_lanes(u32 unit, u32 units) {
@@ -14,7 +18,10 @@ KILN_DEV u32 kiln_plane_lanes(u32 unit, u32 units) {
 }
 // Narrows m to the lanes of m for which p holds and returns p. Every lane of m that has not
 // terminated calls it (lanes that returned vote 0).
-KILN_DEV bool kiln_narrow(u32& m, bool p) { m = __ballot_sync(m, p); return p; }
+KILN_DEV bool kiln_narrow(u32& m, bool p) {
+  m = __ballot_sync(m, p);
+  return p;
+}
 KILN_DEV i32 kiln_shfl(u32 m, i32 v, u32 src) { return __shfl_sync(m, v, (int)src); }
 KILN_DEV u32 kiln_shfl(u32 m, u32 v, u32 src) { return __shfl_sync(m, v, (int)src); }
 KILN_DEV i64 kiln_shfl(u32 m, i64 v, u32 src) { return __shfl_sync(m, v, (int)src); }
@@ -28,21 +35,43 @@ KILN_DEV u16 kiln_shfl(u32 m, u16 v, u32 src) { return (u16)__shfl_sync(m, (u32)
 KILN_DEV bool kiln_shfl(u32 m, bool v, u32 src) { return __shfl_sync(m, (u32)v, (int)src) != 0u; }
 KILN_DEV f16 kiln_shfl(u32 m, f16 v, u32 src) { return f16{(u16)__shfl_sync(m, (u32)v.bits, (int)src)}; }
 KILN_DEV bf16 kiln_shfl(u32 m, bf16 v, u32 src) { return bf16{(u16)__shfl_sync(m, (u32)v.bits, (int)src)}; }
-template <class T, int N> KILN_DEV kiln_vec<T, N> kiln_shfl(u32 m, kiln_vec<T, N> v, u32 src) {
+template <class T, int N>
+KILN_DEV kiln_vec<T, N> kiln_shfl(u32 m, kiln_vec<T, N> v, u32 src) {
   kiln_vec<T, N> r;
 #pragma unroll
   for (int i = 0; i < N; ++i) r.v[i] = kiln_shfl(m, v.v[i], src);
   return r;
 }
 
-struct kiln_op_add { template <class T> static KILN_DEV T f(T a, T b) { return kiln_add(a, b); } };
-struct kiln_op_mul { template <class T> static KILN_DEV T f(T a, T b) { return kiln_mul(a, b); } };
-struct kiln_op_min { template <class T> static KILN_DEV T f(T a, T b) { return kiln_min(a, b); } };
-struct kiln_op_max { template <class T> static KILN_DEV T f(T a, T b) { return kiln_max(a, b); } };
+struct kiln_op_add {
+  template <class T>
+  static KILN_DEV T f(T a, T b) {
+    return kiln_add(a, b);
+  }
+};
+struct kiln_op_mul {
+  template <class T>
+  static KILN_DEV T f(T a, T b) {
+    return kiln_mul(a, b);
+  }
+};
+struct kiln_op_min {
+  template <class T>
+  static KILN_DEV T f(T a, T b) {
+    return kiln_min(a, b);
+  }
+};
+struct kiln_op_max {
+  template <class T>
+  static KILN_DEV T f(T a, T b) {
+    return kiln_max(a, b);
+  }
+};
 
 // A reduction: a butterfly when all 32 lanes are active, else the active lanes in lane order (the
 // same sequence on every active lane, so each shuffle is called by exactly the lanes it names).
-template <class Op, class T> KILN_DEV T kiln_plane_reduce(u32 m, T v) {
+template <class Op, class T>
+KILN_DEV T kiln_plane_reduce(u32 m, T v) {
   if (m == 0xffffffffu) {
     u32 lane = kiln_lane();
 #pragma unroll
@@ -59,7 +88,8 @@ template <class Op, class T> KILN_DEV T kiln_plane_reduce(u32 m, T v) {
   return acc;
 }
 // Prefix sums in lane order over the active lanes.
-template <class T> KILN_DEV T kiln_plane_scan(u32 m, T v, bool inclusive) {
+template <class T>
+KILN_DEV T kiln_plane_scan(u32 m, T v, bool inclusive) {
   u32 lane = kiln_lane();
   if (m == 0xffffffffu) {
 #pragma unroll
@@ -86,17 +116,26 @@ template <class T> KILN_DEV T kiln_plane_scan(u32 m, T v, bool inclusive) {
 // Shuffles: every lane of m takes part in the shuffle itself (so none is left out of the mask it
 // names); a lane keeps its own value where the source lane is outside 0..31 or not in m (a lane
 // past the end of a partial plane, as on the CPU; reading an inactive lane is unspecified).
-template <class T> KILN_DEV T kiln_shfl_from(u32 m, T v, u32 src) {
+template <class T>
+KILN_DEV T kiln_shfl_from(u32 m, T v, u32 src) {
   T r = kiln_shfl(m, v, src & 31u);
   return src < 32u && ((m >> src) & 1u) ? r : v;
 }
-template <class T> KILN_DEV T kiln_shfl_idx(u32 m, T v, u32 src) { return kiln_shfl_from(m, v, src & 31u); }
-template <class T> KILN_DEV T kiln_shfl_xor(u32 m, T v, u32 x) { return kiln_shfl_from(m, v, kiln_lane() ^ x); }
-template <class T> KILN_DEV T kiln_shfl_up(u32 m, T v, u32 d) {
+template <class T>
+KILN_DEV T kiln_shfl_idx(u32 m, T v, u32 src) {
+  return kiln_shfl_from(m, v, src & 31u);
+}
+template <class T>
+KILN_DEV T kiln_shfl_xor(u32 m, T v, u32 x) {
+  return kiln_shfl_from(m, v, kiln_lane() ^ x);
+}
+template <class T>
+KILN_DEV T kiln_shfl_up(u32 m, T v, u32 d) {
   u32 lane = kiln_lane();
   return kiln_shfl_from(m, v, d <= lane ? lane - d : 32u);
 }
-template <class T> KILN_DEV T kiln_shfl_down(u32 m, T v, u32 d) {
+template <class T>
+KILN_DEV T kiln_shfl_down(u32 m, T v, u32 d) {
   u32 lane = kiln_lane();
   return kiln_shfl_from(m, v, d < 32u - lane ? lane + d : 32u);
 }

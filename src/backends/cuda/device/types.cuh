@@ -12,25 +12,58 @@ typedef float f32;
 typedef double f64;
 // IEEE binary16 and bfloat16 as their bits; arithmetic runs in f32 and rounds back after each op.
 // No member initialisers: the types must stay trivial to live in __shared__ arrays.
-struct f16 { u16 bits; };
-struct bf16 { u16 bits; };
+struct f16 {
+  u16 bits;
+};
+struct bf16 {
+  u16 bits;
+};
 // A vector of N lanes, aligned to its size so that a 16-byte vector moves with one ld/st.v4.
-template <class T, int N> struct alignas(sizeof(T) * N) kiln_vec { T v[N]; };
+template <class T, int N>
+struct alignas(sizeof(T) * N) kiln_vec {
+  T v[N];
+};
 
 // Not static: an unused static function draws a warning in every kernel's log.
 #define KILN_DEV __device__ __forceinline__
 
-template <class T> struct kiln_uint {};
-template <> struct kiln_uint<i8> { typedef u8 type; };
-template <> struct kiln_uint<u8> { typedef u8 type; };
-template <> struct kiln_uint<i16> { typedef u16 type; };
-template <> struct kiln_uint<u16> { typedef u16 type; };
-template <> struct kiln_uint<i32> { typedef u32 type; };
-template <> struct kiln_uint<u32> { typedef u32 type; };
-template <> struct kiln_uint<i64> { typedef u64 type; };
-template <> struct kiln_uint<u64> { typedef u64 type; };
+template <class T>
+struct kiln_uint {};
+template <>
+struct kiln_uint<i8> {
+  typedef u8 type;
+};
+template <>
+struct kiln_uint<u8> {
+  typedef u8 type;
+};
+template <>
+struct kiln_uint<i16> {
+  typedef u16 type;
+};
+template <>
+struct kiln_uint<u16> {
+  typedef u16 type;
+};
+template <>
+struct kiln_uint<i32> {
+  typedef u32 type;
+};
+template <>
+struct kiln_uint<u32> {
+  typedef u32 type;
+};
+template <>
+struct kiln_uint<i64> {
+  typedef u64 type;
+};
+template <>
+struct kiln_uint<u64> {
+  typedef u64 type;
+};
 
-template <class To, class From> KILN_DEV To kiln_bitcast(From f) {
+template <class To, class From>
+KILN_DEV To kiln_bitcast(From f) {
   static_assert(sizeof(To) == sizeof(From), "bitcast between types of one size");
   To t;
   memcpy(&t, &f, sizeof(To));
