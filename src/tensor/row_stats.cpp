@@ -141,9 +141,13 @@ ValueRef RowStats::held_keep(const HeldShift& h, const ValueRef& e, const ValueR
   return t_.select(h.finite, e, x);
 }
 
+ValueRef RowStats::formula_sum(const Values& row) {
+  return t_.select(bin(K::Eq, row[0], constant(t_, acc_, INFINITY)), constant(t_, acc_, NAN), row[1]);
+}
+
 RowStats::Values RowStats::held_outputs(const HeldShift& h, const Values& row, const Values& kept) {
-  // scale = exp(m - M) / S: 0 where M is +inf and m is finite.
-  ValueRef inv = bin(K::Div, constant(t_, acc_, 1), row[1]);
+  // scale = exp(m - M) / S: NaN where M is +inf (formula_sum).
+  ValueRef inv = bin(K::Div, constant(t_, acc_, 1), formula_sum(row));
   ValueRef scale = bin(K::Mul, t_.unary(K::Exp, bin(K::Sub, h.m, row[0])), inv);
   Values vars;
   for (size_t i = 0; i < kept.size(); ++i) vars.push_back(t_.var_decl(ir::Type::scalar_of(acc_)));
@@ -259,12 +263,12 @@ std::function<ValueRef(const ValueRef&, const ValueRef&)> RowStats::output(const
     };
   }
   if (op_ == RowOp::Softmax) {
-    ValueRef m = row[0], inv = bin(K::Div, constant(t, acc, 1), row[1]);
+    ValueRef m = row[0], inv = bin(K::Div, constant(t, acc, 1), formula_sum(row));
     return [&t, m, inv](const ValueRef& x, const ValueRef&) {
       return t.binary(K::Mul, t.unary(K::Exp, t.binary(K::Sub, x, m)), inv);
     };
   }
-  ValueRef shift = bin(K::Add, row[0], t.unary(K::Log, row[1]));
+  ValueRef shift = bin(K::Add, row[0], t.unary(K::Log, formula_sum(row)));
   return [&t, shift](const ValueRef& x, const ValueRef&) { return t.binary(K::Sub, x, shift); };
 }
 

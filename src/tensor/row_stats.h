@@ -83,6 +83,11 @@ class RowStats {
                                                                                       const dsl::ValueRef& bias);
 
  private:
+  // softmax: the row's sum as docs/tensor.md's formula, sum(exp(x - max)), gives it: NaN where the
+  // maximum is +inf (inf - inf), which the running sums do not give (a value equal to the maximum
+  // adds exp(0) = 1 there).
+  dsl::ValueRef formula_sum(const Values& row);
+
   dsl::ValueRef bin(ir::OpKind kind, const dsl::ValueRef& a, const dsl::ValueRef& b) { return t_.binary(kind, a, b); }
 
   dsl::Tracer& t_;
