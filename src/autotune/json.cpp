@@ -62,7 +62,7 @@ class Reader {
         if (!k || !take(':')) return std::nullopt;
         std::optional<Value> m = value(depth + 1);
         if (!m) return std::nullopt;
-        v.members.emplace_back(std::move(*k), std::move(*m));
+        v.members.push_back(Member{std::move(*k), std::move(*m)});
       } while (take(','));
       if (!take('}')) return std::nullopt;
     } else if (c == '[') {

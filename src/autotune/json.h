@@ -11,17 +11,26 @@
 
 namespace kiln::autotune::json {
 
+struct Member;
+
 struct Value {
   enum class Kind : uint8_t { Null, Bool, Number, String, Array, Object };
   Kind kind = Kind::Null;
   bool boolean = false;
   double number = 0;
   std::string string;
-  std::vector<Value> items;                            // an array's
-  std::vector<std::pair<std::string, Value>> members;  // an object's, in file order
+  std::vector<Value> items;     // an array's
+  std::vector<Member> members;  // an object's, in file order
 
   // The member named `key` of an object, or null.
   const Value* find(std::string_view key) const;
+};
+
+// A member of an object. A struct, not a std::pair: clang reads a pair's traits where Value is
+// still incomplete.
+struct Member {
+  std::string key;
+  Value value;
 };
 
 // nullopt when `text` is not one well-formed JSON value (with white space around it).

@@ -427,7 +427,7 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
          {std::pair{32, 256u}, std::pair{16, 1024u}, std::pair{32, 1024u}, std::pair{128, 1024u}}) {
       const int tile = std::clamp(bytes / ir::scalar_bytes(x.dtype()), 1, int(kPlane));
       candidates.push_back({"strided " + std::to_string(tile) + "x" + std::to_string(units),
-                            [work = &l, units, tile] { work->run(units, 0, tile); }});
+                            [work = &l, units = units, tile] { work->run(units, 0, tile); }});
     }
     // Split: cubes of 256 units, a few resident an SM, each on a chunk of 32 rows (x.transpose()'s
     // 32 columns of x: 128-byte lines of f32); (chunk, lag, loads in flight a unit) of (256, 3, 8)
@@ -439,7 +439,7 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
       if (autotune::bucket(cols) <= int64_t(chunk)) continue;
       candidates.push_back(
           {"split " + std::to_string(chunk) + " lag " + std::to_string(lag) + " depth " + std::to_string(depth),
-           [work = &l, chunk, lag, depth] { work->run(256, 0, 0, chunk, lag, depth); }});
+           [work = &l, chunk = chunk, lag = lag, depth = depth] { work->run(256, 0, 0, chunk, lag, depth); }});
     }
     // Held: cubes of 256 units keeping 32 or 64 elements a unit in registers (chunks of 256 or
     // 512) and, for softmax computed in f32, 128 (1024: 64 of them in shared memory, 86 KiB a

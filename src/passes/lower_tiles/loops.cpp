@@ -250,7 +250,8 @@ void Lowerer::lower_for(const Op& op) {
   // A loop in the kernel's own body runs once (trials lower only loops inside other loops).
   const bool top_level = !trial_ && &op >= k_.body.ops.data() && &op < k_.body.ops.data() + k_.body.ops.size();
   std::vector<const Ring*> rings;
-  for (auto& [v, r] : rings_) {
+  for (auto& entry : rings_) {
+    Ring& r = entry.second;  // not a structured binding: clang 14 cannot capture one in a lambda
     if (r.load->operands.size() &&
         std::any_of(body.ops.begin(), body.ops.end(), [&](const Op& o) { return &o == r.load; })) {
       rings.push_back(&r);
