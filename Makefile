@@ -52,13 +52,16 @@ test-sanitize: sanitize-build
 test-consumer:
 	JOBS=$(JOBS) tests/consumer/run.sh
 
-# The differential fuzzer (docs/fuzz.md) past CTest's fixed seeds: FUZZ_COUNT programs from
-# FUZZ_SEED, the evaluator against the CPU backend.
+# The differential fuzzer (docs/fuzz.md) past CTest's fixed seeds: from FUZZ_SEED, FUZZ_COUNT
+# SIMT programs and a tenth as many tile programs and tensor chains, the evaluators against the
+# CPU backend.
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 20000
 fuzz: all
-	$(BUILD)/bin/kiln_fuzz --family simt --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --device cpu --out $(BUILD)/fuzz-out \
-		--known tests/fuzz/known_mismatches.txt
+	for f in simt:$(FUZZ_COUNT) tile:$$(($(FUZZ_COUNT) / 10)) tensor:$$(($(FUZZ_COUNT) / 10)); do \
+		$(BUILD)/bin/kiln_fuzz --family $${f%%:*} --seed $(FUZZ_SEED) --count $${f##*:} --device cpu \
+			--out $(BUILD)/fuzz-out --known tests/fuzz/known_mismatches.txt || exit 1; \
+	done
 
 # Bugs planted in kiln one at a time (tests/fuzz/planted_bugs.sh): CTest's fixed fuzz seeds must
 # catch each.

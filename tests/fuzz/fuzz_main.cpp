@@ -1,5 +1,5 @@
 // kiln_fuzz: random programs run by the evaluator and by a kiln device, compared (docs/fuzz.md).
-//   kiln_fuzz [--family simt] [--seed S] [--count N] [--device cpu|cuda:0] [--against evaluator|cpu]
+//   kiln_fuzz [--family simt|tile|tensor] [--seed S] [--count N] [--device cpu|cuda:0] [--against evaluator|cpu]
 //             [--out DIR] [--known FILE] [--reduce]
 //   kiln_fuzz --replay FILE... [--device D]
 // --against cpu compares the device with the CPU backend (on a GPU machine: CUDA against the
@@ -8,11 +8,11 @@
 // coverage per op kind and the share of programs that were trivial (their outputs ignore their
 // inputs) or refused; writes each disagreement's program as IR text under DIR. Exits 1 when a
 // program disagrees, 2 when too many programs are trivial or refused (a generator that makes
-// them mostly is a defect), 3 on a bad argument. FILE lists seeds that disagree and are not yet
-// understood ("SEED device: why", one a line): they are reported as known, and one that agrees
-// again fails the run too, so that the list holds only open cases. --reduce shrinks each
-// disagreement (reduce.cpp) and writes the result beside it as a reproducer; --replay runs
-// reproducers (tests/fuzz/regressions) and exits 1 when one disagrees.
+// them mostly is a defect), 3 on a bad argument, 77 when the device is not here (CTest's skip). FILE lists seeds that
+// disagree and are not yet understood ("FAMILY SEED DEVICE: why", one a line): they are reported as known, and one that
+// agrees again fails the run too, so that the list holds only open cases. --reduce shrinks each disagreement
+// (reduce.cpp) and writes the result beside it as a reproducer; --replay runs reproducers (tests/fuzz/regressions) and
+// exits 1 when one disagrees.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +25,8 @@
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
+#include "kiln/runtime/client.h"
+#include "kiln/runtime/device.h"
 #include "program.h"
 
 using namespace kiln;
@@ -32,18 +34,13 @@ using namespace kiln::fuzz;
 
 namespace {
 
-bool refused_kind(const std::string& kind) {
-  for (const char* prefix : {"compile.", "trace.", "ir.", "verify", "emit."}) {
-    if (kind.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
+using CaseFn = CaseReport (*)(uint64_t, const RunOptions&);
 
-bool same_outputs(const Program& p, const Evaluation& a, const Evaluation& b) {
-  for (size_t i = 0; i < p.args.size(); ++i) {
-    if (p.is_output[i] && a.outcome.after[i] != b.outcome.after[i]) return false;
-  }
-  return a.outcome.error_kind == b.outcome.error_kind;
+CaseFn case_of(const std::string& family) {
+  if (family == "simt") return run_simt_case;
+  if (family == "tile") return run_tile_case;
+  if (family == "tensor") return run_tensor_case;
+  return nullptr;
 }
 
 }  // namespace
@@ -72,11 +69,18 @@ int main(int argc, char** argv) {
     else if (a == "--reduce") reduce_them = true;
     else if (a == "--replay") {
       while (i + 1 < argc && argv[i + 1][0] != '-') replays.push_back(argv[++i]);
-    }
-    else {
+    } else {
       std::fprintf(stderr, "kiln_fuzz: unknown argument %s\n", a.c_str());
       return 3;
     }
+  }
+  // A device that is not here (no CUDA driver, no GPU): exit 77, which CTest takes for skipped.
+  try {
+    Device::parse(device).client();
+  } catch (const Error& e) {
+    if (e.kind() != "device.unavailable") throw;
+    std::printf("kiln_fuzz: skipped: %s\n", e.what());
+    return 77;
   }
   if (!replays.empty()) {
     int bad = 0;
@@ -102,8 +106,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kiln_fuzz: --against takes evaluator or cpu, not %s\n", against.c_str());
     return 3;
   }
-  if (family != "simt") {
-    std::fprintf(stderr, "kiln_fuzz: unknown family %s (simt)\n", family.c_str());
+  const CaseFn run_case = case_of(family);
+  if (!run_case) {
+    std::fprintf(stderr, "kiln_fuzz: unknown family %s (simt, tile or tensor)\n", family.c_str());
     return 3;
   }
   std::set<uint64_t> known;
@@ -115,43 +120,39 @@ int main(int argc, char** argv) {
     }
     for (std::string line; std::getline(f, line);) {
       std::istringstream in(line);
+      std::string of, on;
       uint64_t s;
-      std::string on;
-      if (line.empty() || line[0] == '#' || !(in >> s >> on)) continue;
-      if (on == device + ":") known.insert(s);
+      if (line.empty() || line[0] == '#' || !(in >> of >> s >> on)) continue;
+      if (of == family && on == device + ":") known.insert(s);
     }
   }
   uint64_t known_seen = 0, known_fixed = 0;
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t agreed = 0, disagreed = 0, refused = 0, trivial = 0, evaluator_errors = 0;
   uint64_t exact = 0, approximate = 0, unknown = 0;
-  std::map<ir::OpKind, uint64_t> programs_with;
+  std::map<std::string, uint64_t> programs_with;
+  const RunOptions options{device, against, reduce_them};
   for (uint64_t n = 0; n < count; ++n) {
     const uint64_t s = seed + n;
-    Program p = generate_simt(s);
+    CaseReport r;
     try {
-      ir::verify(p.kernel, "fuzz");
-    } catch (const Error& e) {
+      r = run_case(s, options);
+    } catch (const std::exception& e) {  // a case that throws past its family's own handling is a defect
+      r.status = CaseReport::Status::Disagree;
+      r.difference = std::string("the case threw: ") + e.what();
+    }
+    if (r.status == CaseReport::Status::Refused) {
       ++refused;
-      std::printf("refused  seed %llu: the generator made a kernel the verifier refuses: %s\n", (unsigned long long)s, e.what());
+      std::printf("refused  seed %llu: %s\n", (unsigned long long)s, r.difference.c_str());
       continue;
     }
-    for (const auto& [kind, c] : op_counts(p.kernel)) ++programs_with[kind];
-    Evaluation want = evaluate(p);
-    if (against == "cpu" && want.outcome.error_kind.empty()) want.outcome = run_on_device(p, "cpu");
-    if (!want.outcome.error_kind.empty()) ++evaluator_errors;
-    if (same_outputs(p, want, evaluate(with_other_inputs(p, s)))) ++trivial;
-    const Outcome got = run_on_device(p, device);
-    if (!got.error_kind.empty() && want.outcome.error_kind.empty() && refused_kind(got.error_kind)) {
-      ++refused;
-      std::printf("refused  seed %llu: %s: %s\n", (unsigned long long)s, got.error_kind.c_str(), got.error_message.c_str());
-      continue;
-    }
-    const Verdict v = compare(p, want, got);
-    exact += v.exact;
-    approximate += v.approximate;
-    unknown += v.unknown;
-    if (v.agree) {
+    for (const std::string& what : r.coverage) ++programs_with[what];
+    trivial += r.trivial;
+    evaluator_errors += r.both_failed;
+    exact += r.exact;
+    approximate += r.approximate;
+    unknown += r.unknown;
+    if (r.status == CaseReport::Status::Agree) {
       ++agreed;
       if (known.count(s)) {
         ++known_fixed;
@@ -161,51 +162,40 @@ int main(int argc, char** argv) {
     }
     if (known.count(s)) {
       ++known_seen;
-      std::printf("known    seed %llu on %s: %s\n", (unsigned long long)s, device.c_str(), v.first_difference.c_str());
+      std::printf("known    seed %llu on %s: %s\n", (unsigned long long)s, device.c_str(), r.difference.c_str());
       continue;
     }
     ++disagreed;
     std::filesystem::create_directories(out_dir);
-    const std::string path = out_dir + "/simt-" + std::to_string(s) + ".kir";
-    std::ofstream(path) << "// kiln_fuzz --family simt --seed " << s << " --count 1 --device " << device << "\n// cubes "
-                        << p.cubes << " x units " << p.units << (p.checked ? ", checked" : ", unchecked") << "\n// "
-                        << v.first_difference << "\n"
-                        << ir::print(p.kernel);
-    std::printf("MISMATCH seed %llu on %s: %s (%s)\n", (unsigned long long)s, device.c_str(), v.first_difference.c_str(),
+    const std::string path = out_dir + "/" + family + "-" + std::to_string(s) + ".kir";
+    std::ofstream(path) << r.text;
+    std::printf("MISMATCH seed %llu on %s: %s (%s)\n", (unsigned long long)s, device.c_str(), r.difference.c_str(),
                 path.c_str());
-    if (reduce_them) {
-      int tries = 0;
-      const size_t before = op_counts(p.kernel).size();
-      Program r = reduce(p, device, &tries);
-      uint64_t ops_before = 0, ops_after = 0;
-      for (const auto& [kind, c] : op_counts(p.kernel)) ops_before += c;
-      for (const auto& [kind, c] : op_counts(r.kernel)) ops_after += c;
-      const std::string reduced = out_dir + "/simt-" + std::to_string(s) + ".reduced.kir";
-      const Verdict rv = compare(r, evaluate(r), run_on_device(r, device));
-      std::ofstream(reduced) << reproducer(r, rv.first_difference);
-      std::printf("         reduced from %llu ops to %llu in %d tries (%zu op kinds before): %s\n", (unsigned long long)ops_before,
-                  (unsigned long long)ops_after, tries, before, reduced.c_str());
+    if (!r.reduced.empty()) {
+      const std::string reduced = out_dir + "/" + family + "-" + std::to_string(s) + ".reduced.kir";
+      std::ofstream(reduced) << r.reduced;
+      std::printf("         reduced: %s\n", reduced.c_str());
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t ran = count - refused;
-  std::printf("kiln_fuzz: family %s, device %s, seeds %llu..%llu: %llu programs, %llu agree, %llu disagree, %llu refused "
-              "(%.1f%%), %llu trivial (%.1f%%), %llu ended in an error on both sides; in %.1f s\n",
-              family.c_str(), device.c_str(), (unsigned long long)seed, (unsigned long long)(seed + count - 1),
-              (unsigned long long)count, (unsigned long long)agreed, (unsigned long long)disagreed,
-              (unsigned long long)refused, count ? 100.0 * double(refused) / double(count) : 0.0,
-              (unsigned long long)trivial, ran ? 100.0 * double(trivial) / double(ran) : 0.0,
-              (unsigned long long)evaluator_errors, seconds);
+  std::printf(
+      "kiln_fuzz: family %s, device %s, seeds %llu..%llu: %llu programs, %llu agree, %llu disagree, %llu refused "
+      "(%.1f%%), %llu trivial (%.1f%%), %llu ended in an error on both sides; in %.1f s\n",
+      family.c_str(), device.c_str(), (unsigned long long)seed, (unsigned long long)(seed + count - 1),
+      (unsigned long long)count, (unsigned long long)agreed, (unsigned long long)disagreed, (unsigned long long)refused,
+      count ? 100.0 * double(refused) / double(count) : 0.0, (unsigned long long)trivial,
+      ran ? 100.0 * double(trivial) / double(ran) : 0.0, (unsigned long long)evaluator_errors, seconds);
   if (!known.empty()) {
-    std::printf("kiln_fuzz: %llu known disagreements seen (%s), %llu of them agree now\n", (unsigned long long)known_seen,
-                known_file.c_str(), (unsigned long long)known_fixed);
+    std::printf("kiln_fuzz: %llu known disagreements seen (%s), %llu of them agree now\n",
+                (unsigned long long)known_seen, known_file.c_str(), (unsigned long long)known_fixed);
   }
   std::printf("kiln_fuzz: output elements compared: %llu bit for bit, %llu within the tolerance, %llu not compared\n",
               (unsigned long long)exact, (unsigned long long)approximate, (unsigned long long)unknown);
   std::printf("kiln_fuzz: programs holding each op kind:");
   int column = 0;
-  for (const auto& [kind, c] : programs_with) {
-    std::printf("%s%s %llu", column++ % 8 == 0 ? "\n  " : ", ", std::string(ir::op_name(kind)).c_str(), (unsigned long long)c);
+  for (const auto& [what, c] : programs_with) {
+    std::printf("%s%s %llu", column++ % 8 == 0 ? "\n  " : ", ", what.c_str(), (unsigned long long)c);
   }
   std::printf("\n");
   if (disagreed > 0 || known_fixed > 0) return 1;

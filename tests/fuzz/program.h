@@ -13,7 +13,7 @@
 
 namespace kiln::fuzz {
 
-enum class Family { Simt };
+enum class Family { Simt, Tile, Tensor };
 const char* family_name(Family f);
 
 struct Program {
@@ -25,6 +25,9 @@ struct Program {
   // Per parameter, in order: its bytes before the launch (an output's are poison).
   std::vector<std::vector<unsigned char>> args;
   std::vector<bool> is_output;
+  // Per parameter: whether its length is a count per unit of the launch (an output each unit
+  // stores its slots in), so that a launch of other units resizes it; atomics' targets are not.
+  std::vector<bool> per_unit;
 };
 
 // What a run left: every parameter's bytes after it, or the error it stopped with.
@@ -45,11 +48,16 @@ struct Evaluation {
 };
 
 // The SIMT family (simt_generator.cpp): arithmetic of every element type, casts, compares and
-// select, ifs and for loops that carry values, loads and stores in range.
+// select, vectors, ifs, for and while loops that carry values (with break and continue), loads
+// and stores in range (checked and unchecked, wide ones too), shared memory behind barriers,
+// plane ops and atomics.
 Program generate_simt(uint64_t seed);
 
 // Runs `p` by reading its IR: the oracle that shares no code with the backends or the passes.
 Evaluation evaluate(const Program& p);
+// The relative tolerance of an Approximate float (compare.cpp's table, docs/fuzz.md), which the
+// evaluator's bounds on sums and products must fit.
+long double approximate_tolerance(ir::Scalar s);
 // The same program with other inputs (a seed's), to find programs whose outputs ignore them.
 Program with_other_inputs(const Program& p, uint64_t seed);
 
@@ -64,11 +72,20 @@ struct Verdict {
 };
 Verdict compare(const Program& p, const Evaluation& want, const Outcome& got);
 
-// The reducer (reduce.cpp): whether `p` disagrees on `device`, and a smaller program that still
-// does (the same parameters and inputs; fewer ops, one cube, maybe fewer units). `tries`: the
-// candidates it ran.
-bool disagrees(const Program& p, const std::string& device);
-Program reduce(Program p, const std::string& device, int* tries = nullptr);
+struct RunOptions;
+// What `p` is compared with: the evaluator's run, or (against "cpu") the CPU backend's outcome
+// with the evaluator's trust. On a device other than the CPU an integer division by zero and an
+// access out of range are unspecified (docs/ir.md): a program the evaluator sees end in one has
+// no output the comparison may hold the device to, nor an error it must report.
+// `evaluated` is evaluate(p), which the caller may have at hand.
+Evaluation expected(const Program& p, const RunOptions& o, Evaluation evaluated);
+void relax_for_device(Evaluation& want, const Outcome& got, const std::string& device);
+
+// The reducer (reduce.cpp): whether `p` disagrees as `o` compares, and a smaller program that
+// still does (the same parameters and inputs; fewer ops, one cube, maybe fewer units). `tries`:
+// the candidates it ran.
+bool disagrees(const Program& p, const RunOptions& o);
+Program reduce(Program p, const RunOptions& o, int* tries = nullptr);
 
 // A reproducer as text: the IR with the seed and launch in its first lines, which `replay` reads
 // back (the inputs come from the seed's generator, the kernel from the text).
@@ -77,5 +94,33 @@ Program replay(const std::string& text);
 
 // The op kinds a kernel holds, counted (for the coverage report).
 std::map<ir::OpKind, uint64_t> op_counts(const ir::Kernel& k);
+
+// How a run compares: the device under test, and what it is compared with ("evaluator": the
+// family's own oracle, which shares no source with the backends or the passes; "cpu": the CPU
+// backend, the evaluator still saying which outputs it vouches for).
+struct RunOptions {
+  std::string device = "cpu";
+  std::string against = "evaluator";
+  bool reduce = false;  // shrink a disagreement (where the family has a reducer)
+};
+
+// What one case of a family (one seed) came to, for the driver (fuzz_main.cpp) to count, report
+// and write out.
+struct CaseReport {
+  enum class Status { Agree, Disagree, Refused };
+  Status status = Status::Agree;
+  bool trivial = false;                              // its outputs do not change when its inputs do
+  bool both_failed = false;                          // it ended in the same error on both sides
+  std::string difference;                            // the first disagreement, or why it was refused
+  uint64_t exact = 0, approximate = 0, unknown = 0;  // output elements compared, by trust
+  std::vector<std::string> coverage;                 // what it exercises (op kinds, by name), once each
+  std::string text;                                  // the case as text (IR, a chain), for a disagreement
+  std::string reduced;                               // a reproducer, where --reduce made one
+};
+
+// One case of each family, from its seed.
+CaseReport run_simt_case(uint64_t seed, const RunOptions& o);
+CaseReport run_tile_case(uint64_t seed, const RunOptions& o);
+CaseReport run_tensor_case(uint64_t seed, const RunOptions& o);
 
 }  // namespace kiln::fuzz

@@ -3,9 +3,12 @@
 // one of its operands of the same type (or a constant) in its place; deciding an if by a constant
 // condition; cutting a loop to no trips; and then removing what nothing uses. Each edit stays
 // only if the program still disagrees, and the edits go round until none does. Then the launch
-// shrinks to one cube and to fewer units where that still disagrees.
+// shrinks to one cube and to fewer units where that still disagrees. A candidate the evaluator
+// cannot vouch for (a fuzz.* error of its own) is never kept.
 #include <cstdio>
 #include <functional>
+#include <optional>
+#include <utility>
 
 #include "kiln/error.h"
 #include "kiln/ir/text.h"
@@ -51,8 +54,12 @@ void count_uses(const ir::Region& r, std::vector<uint32_t>& uses) {
   }
 }
 
+// Whether the op does more than give its results: writes, prints, jumps, or meets other units
+// (a barrier that shared memory behind it needs, though it gives nothing).
 bool writes(const ir::Op& op) {
-  if (op.kind == OpKind::Store || op.has(ir::kWritesMemory) || op.has(ir::kSideEffect) || op.has(ir::kTerminator)) return true;
+  if (op.kind == OpKind::Store || op.has(ir::kWritesMemory) || op.has(ir::kSideEffect) || op.has(ir::kTerminator) ||
+      op.has(ir::kBarrier))
+    return true;
   for (const ir::Region& r : op.regions) {
     for (const ir::Op& inner : r.ops) {
       if (inner.kind != OpKind::Yield && writes(inner)) return true;
@@ -93,39 +100,55 @@ bool valid(const ir::Kernel& k) {
   }
 }
 
-}  // namespace
-
-bool disagrees(const Program& p, const std::string& device) {
-  if (!valid(p.kernel)) return false;
-  const Evaluation want = evaluate(p);
-  const Outcome got = run_on_device(p, device);
-  return !compare(p, want, got).agree;
+// Whether the evaluator cannot vouch for the candidate at all: its own limits (a race in shared
+// memory, a runaway loop, an op it does not run: fuzz.*), or, on a device other than the CPU, an
+// error there that the IR leaves unspecified. An edit that makes one is not a reduction.
+bool evaluator_refuses(const Evaluation& e, const std::string& device) {
+  const std::string& kind = e.outcome.error_kind;
+  if (kind.rfind("fuzz.", 0) == 0) return true;
+  return device != "cpu" && (kind == "bounds.out_of_range" || kind == "arith.division_by_zero");
 }
 
-namespace {
+// The verdict on a valid candidate the evaluator vouches for; nullopt for any other.
+std::optional<Verdict> verdict(const Program& p, const RunOptions& o) {
+  if (!valid(p.kernel)) return std::nullopt;
+  Evaluation own = evaluate(p);
+  if (evaluator_refuses(own, o.device)) return std::nullopt;
+  Evaluation want = expected(p, o, std::move(own));
+  const Outcome got = run_on_device(p, o.device);
+  relax_for_device(want, got, o.device);
+  Verdict v = compare(p, want, got);
+  // The kinds of the errors on each side, where there are any, say what differs.
+  if (!v.agree && (!want.outcome.error_kind.empty() || !got.error_kind.empty()))
+    v.first_difference = "errors: " + want.outcome.error_kind + " / " + got.error_kind;
+  return v;
+}
 
-// What a disagreement is about: its output parameter, or the two error kinds. A candidate must
-// keep it, so that the reduction does not drift to another difference (an index out of range
-// that an edit made, say).
-std::string what_differs(const Program& p, const std::string& device) {
-  if (!valid(p.kernel)) return "";
-  const Evaluation want = evaluate(p);
-  const Outcome got = run_on_device(p, device);
-  const Verdict v = compare(p, want, got);
-  if (v.agree) return "";
-  if (!want.outcome.error_kind.empty() || !got.error_kind.empty()) return want.outcome.error_kind + " / " + got.error_kind;
-  return v.first_difference.substr(0, v.first_difference.find('['));
+// What a disagreement is about: its output parameter and element ("out_f32[7]"), or the two error
+// kinds. A candidate must keep it, so that the reduction does not drift to another difference
+// (an index out of range that an edit made, say).
+std::string what_differs(const Program& p, const RunOptions& o) {
+  const std::optional<Verdict> v = verdict(p, o);
+  if (!v || v->agree) return "";
+  const std::string& d = v->first_difference;
+  if (d.rfind("errors: ", 0) == 0) return d;
+  return d.substr(0, d.find(']') + 1);
 }
 
 }  // namespace
 
-Program reduce(Program p, const std::string& device, int* tries) {
+bool disagrees(const Program& p, const RunOptions& o) {
+  const std::optional<Verdict> v = verdict(p, o);
+  return v && !v->agree;
+}
+
+Program reduce(Program p, const RunOptions& o, int* tries) {
   int n = 0;
-  const std::string target = what_differs(p, device);
+  const std::string target = what_differs(p, o);
   auto keep_if = [&](Program& candidate) {
     ++n;
     sweep(candidate.kernel);
-    if (target.empty() || what_differs(candidate, device) != target) return false;
+    if (target.empty() || what_differs(candidate, o) != target) return false;
     p = std::move(candidate);
     return true;
   };
@@ -134,7 +157,7 @@ Program reduce(Program p, const std::string& device, int* tries) {
     const size_t count = places(p.kernel).size();
     for (size_t at = 0; at < count; ++at) {
       // Each edit on a copy, the op found again by its place in the order.
-      for (int edit = 0; edit < 4; ++edit) {
+      for (int edit = 0; edit < 5; ++edit) {
         Program c = p;
         std::vector<Place> ps = places(c.kernel);
         if (at >= ps.size()) break;
@@ -160,25 +183,24 @@ Program reduce(Program p, const std::string& device, int* tries) {
           k.result = op.result;
           const ir::Scalar s = op.type.scalar;
           k.attrs = {ir::Attr{ir::AttrKey::Value, s == ir::Scalar::Bool ? ir::AttrValue::of_bool(false)
-                                                  : ir::is_float(s)    ? ir::AttrValue::of_float(0.0)
-                                                                       : ir::AttrValue::of_int(0)}};
+                                                  : ir::is_float(s)     ? ir::AttrValue::of_float(0.0)
+                                                                        : ir::AttrValue::of_int(0)}};
           op = std::move(k);
           made = true;
-        } else if (edit == 3 && (op.kind == OpKind::If || op.kind == OpKind::For)) {
-          // An if decided (its condition a constant), a loop of no trips (its upper bound its lower).
+        } else if ((edit == 3 || edit == 4) && op.kind == OpKind::If) {
+          // An if decided: its condition the constant true (edit 3), then false (edit 4).
           ir::Region& r = *ps[at].region;
           const size_t i = ps[at].index;
-          if (op.kind == OpKind::If) {
-            ir::Op k;
-            k.kind = OpKind::Const;
-            k.type = ir::Type::scalar_of(ir::Scalar::Bool);
-            k.result = c.kernel.new_value(k.type);
-            k.attrs = {ir::Attr{ir::AttrKey::Value, ir::AttrValue::of_bool(at % 2 == 0)}};
-            r.ops[i].operands[0] = k.result;
-            r.ops.insert(r.ops.begin() + long(i), std::move(k));
-          } else {
-            op.operands[1] = op.operands[0];
-          }
+          ir::Op k;
+          k.kind = OpKind::Const;
+          k.type = ir::Type::scalar_of(ir::Scalar::Bool);
+          k.result = c.kernel.new_value(k.type);
+          k.attrs = {ir::Attr{ir::AttrKey::Value, ir::AttrValue::of_bool(edit == 3)}};
+          r.ops[i].operands[0] = k.result;
+          r.ops.insert(r.ops.begin() + long(i), std::move(k));
+          made = true;
+        } else if (edit == 3 && op.kind == OpKind::For) {
+          op.operands[1] = op.operands[0];  // a loop of no trips: its upper bound its lower
           made = true;
         }
         if (made && keep_if(c)) progress = true;
@@ -194,11 +216,11 @@ Program reduce(Program p, const std::string& device, int* tries) {
       c.units = units;
       c.kernel.facts.cube_dim = ir::Dim3{units, 1, 1};
       for (size_t i = 0; i < c.args.size(); ++i) {
-        if (c.is_output[i]) c.args[i].resize(c.args[i].size() / (p.cubes * p.units) * units);
+        if (c.per_unit[i]) c.args[i].resize(c.args[i].size() / (p.cubes * p.units) * units);
       }
     } else {
       for (size_t i = 0; i < c.args.size(); ++i) {
-        if (c.is_output[i]) c.args[i].resize(c.args[i].size() / p.cubes);
+        if (c.per_unit[i]) c.args[i].resize(c.args[i].size() / p.cubes);
       }
     }
     if (keep_if(c)) break;
@@ -220,22 +242,39 @@ std::string reproducer(const Program& p, const std::string& note) {
 
 Program replay(const std::string& text) {
   const size_t at = text.find("// family ");
-  if (at == std::string::npos) throw Error("fuzz.bad_reproducer", "no '// family ... seed ... cubes ... units ...' line");
+  if (at == std::string::npos)
+    throw Error("fuzz.bad_reproducer", "no '// family ... seed ... cubes ... units ...' line");
   char family[16] = {0}, mode[16] = {0};
   unsigned long long seed = 0;
   unsigned cubes = 0, units = 0;
-  if (std::sscanf(text.c_str() + at, "// family %15s seed %llu cubes %u units %u %15s", family, &seed, &cubes, &units, mode) != 5 ||
+  if (std::sscanf(text.c_str() + at, "// family %15s seed %llu cubes %u units %u %15s", family, &seed, &cubes, &units,
+                  mode) != 5 ||
       std::string(family) != "simt" || cubes == 0 || units == 0) {
-    throw Error("fuzz.bad_reproducer", "the '// family' line does not read as 'family simt seed N cubes C units U checked'");
+    throw Error("fuzz.bad_reproducer",
+                "the '// family' line does not read as 'family simt seed N cubes C units U checked'");
   }
-  Program p = generate_simt(seed);
-  const uint32_t had = p.cubes * p.units;
+  // The inputs come back from the seed's program, parameter by parameter by name: the text may
+  // hold fewer (a reproducer kept from an older generator, which made fewer buffers).
+  const Program generated = generate_simt(seed);
+  const uint32_t had = generated.cubes * generated.units;
+  Program p = generated;
   p.kernel = ir::parse(text);
   p.cubes = cubes;
   p.units = units;
   p.checked = std::string(mode) == "checked";
-  for (size_t i = 0; i < p.args.size(); ++i) {
-    if (p.is_output[i]) p.args[i].resize(p.args[i].size() / had * cubes * units, 0xa5);
+  p.args.clear();
+  p.is_output.clear();
+  p.per_unit.clear();
+  for (const ir::Param& param : p.kernel.params) {
+    size_t j = 0;
+    while (j < generated.kernel.params.size() && generated.kernel.params[j].name != param.name) ++j;
+    if (j == generated.kernel.params.size() || !(generated.kernel.params[j].type == param.type))
+      throw Error("fuzz.bad_reproducer",
+                  "seed " + std::to_string(seed) + " makes no parameter '" + param.name + "' of the reproducer's type");
+    p.args.push_back(generated.args[j]);
+    p.is_output.push_back(generated.is_output[j]);
+    p.per_unit.push_back(generated.per_unit[j]);
+    if (p.per_unit.back()) p.args.back().resize(p.args.back().size() / had * cubes * units, 0xa5);
   }
   return p;
 }

@@ -1,6 +1,7 @@
 // Running a fuzz program on a kiln device through the public runtime: the kernel as a recorded
 // program (kernel_ref), its buffers uploaded (outputs poisoned), one launch, everything read back.
 // The pipeline of passes and the backend run as they do for any program.
+#include <map>
 #include <span>
 
 #include "kiln/error.h"
@@ -11,9 +12,22 @@
 
 namespace kiln::fuzz {
 
+namespace {
+
+// One client per device for the whole process: a client holds the device's context, its pool
+// and its compiled kernels, which thousands of small runs should share rather than remake.
+const Client& client_for(const std::string& device) {
+  static std::map<std::string, Client> clients;
+  auto it = clients.find(device);
+  if (it == clients.end()) it = clients.emplace(device, Device::parse(device).client()).first;
+  return it->second;
+}
+
+}  // namespace
+
 Outcome run_on_device(const Program& p, const std::string& device) {
   Outcome o;
-  Client client = Device::parse(device).client();
+  const Client& client = client_for(device);
   std::vector<Handle> handles;
   for (size_t i = 0; i < p.args.size(); ++i) {
     Handle raw = client.upload_bytes(p.args[i].data(), p.args[i].size());
