@@ -49,8 +49,10 @@ test-sanitize: sanitize-build
 
 # kiln as a dependency of an outside project: installed and found with find_package, added with
 # add_subdirectory, fetched with FetchContent (tests/consumer/run.sh; its own build folders).
+# CONSUMER_INSTALL_FROM (CI: the main build folder, built already) spares the installed package a
+# build of its own.
 test-consumer:
-	JOBS=$(JOBS) tests/consumer/run.sh
+	JOBS=$(JOBS) KILN_INSTALL_FROM=$(CONSUMER_INSTALL_FROM) tests/consumer/run.sh
 
 # The differential fuzzer (docs/fuzz.md) past CTest's fixed seeds: from FUZZ_SEED, FUZZ_COUNT
 # SIMT programs and a tenth as many tile programs and tensor chains, the evaluators against the

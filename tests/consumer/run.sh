@@ -10,6 +10,7 @@
 # them. No build type is chosen for the consumers (kiln must not choose one for them), so kiln
 # compiles unoptimised there, which is also the quickest build.
 #   tests/consumer/run.sh [WORK_DIR]    (default: a temporary folder, removed afterwards)
+#   KILN_INSTALL_FROM=build tests/consumer/run.sh    (1. installs from that built folder)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -51,13 +52,21 @@ consumer() {
   echo "consumer: $name passed in $(($(date +%s) - t0)) s"
 }
 
-# 1. Installed package.
+# 1. Installed package: from KILN_INSTALL_FROM, a build folder of this tree that is already built
+# (CI's main one: installing needs no second build of the libraries), or from a build of kiln as
+# a library only.
 t0=$(date +%s)
-quiet kiln-configure cmake -S "$src" -B "$work/kiln-build" "${no_test_deps[@]}" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_EXAMPLES=OFF -DKILN_BUILD_TOOLS=OFF \
-  -DKILN_BUILD_BENCH=OFF
-quiet kiln-build cmake --build "$work/kiln-build" -j"$jobs"
-quiet kiln-install cmake --install "$work/kiln-build" --prefix "$work/staged"
+if [[ -n ${KILN_INSTALL_FROM:-} ]]; then
+  kiln_build=$(cd "$KILN_INSTALL_FROM" && pwd)
+  quiet kiln-build cmake --build "$kiln_build" -j"$jobs"
+else
+  kiln_build=$work/kiln-build
+  quiet kiln-configure cmake -S "$src" -B "$kiln_build" "${no_test_deps[@]}" -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_EXAMPLES=OFF -DKILN_BUILD_TOOLS=OFF \
+    -DKILN_BUILD_BENCH=OFF
+  quiet kiln-build cmake --build "$kiln_build" -j"$jobs"
+fi
+quiet kiln-install cmake --install "$kiln_build" --prefix "$work/staged"
 if find "$work/staged" -path '*/include/*' -type f ! -path '*/include/kiln/*' | grep -q .; then
   echo "consumer: headers installed outside include/kiln" >&2
   exit 1
