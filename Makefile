@@ -36,9 +36,14 @@ SANITIZE_SKIP = AllScalars/Sweep|SuiteCudaSource|TensorCudaSource
 # range and crashes (`Tracer caught signal 11`, `DTLS 6 at 0x...100a-0x...210c`) after the test
 # passed, depending on memory layout. ASan and UBSan still check every access there.
 NO_LEAK_CHECK = backends/cuda
+# Clang 14 where it is installed: it builds the instrumented tests three times as fast as GCC 12
+# (3.95 s against 12.05 s for tests/tensor/ops_test.cpp), and so a second compiler checks kiln. The
+# compiler is chosen for a build folder that has none yet, as the generator is.
+SANITIZE_CXX ?= $(shell command -v clang++-14 2>/dev/null)
+sanitize_compiler = $(if $(wildcard $(ASAN_BUILD)/CMakeCache.txt),,$(if $(SANITIZE_CXX),-DCMAKE_CXX_COMPILER=$(SANITIZE_CXX)))
 sanitize-build:
-	cmake -S . -B $(ASAN_BUILD) $(call generator,$(ASAN_BUILD)) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF \
-		-DKILN_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
+	cmake -S . -B $(ASAN_BUILD) $(call generator,$(ASAN_BUILD)) $(sanitize_compiler) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+		-DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 
 test-sanitize: sanitize-build
@@ -50,9 +55,10 @@ test-sanitize: sanitize-build
 # kiln as a dependency of an outside project: installed and found with find_package, added with
 # add_subdirectory, fetched with FetchContent (tests/consumer/run.sh; its own build folders).
 # CONSUMER_INSTALL_FROM (CI: the main build folder, built already) spares the installed package a
-# build of its own.
+# build of its own; the other two consumers build kiln with clang 14 where it is (what is checked is
+# how kiln builds as a dependency, and clang builds it the quickest).
 test-consumer:
-	JOBS=$(JOBS) KILN_INSTALL_FROM=$(CONSUMER_INSTALL_FROM) tests/consumer/run.sh
+	JOBS=$(JOBS) KILN_INSTALL_FROM=$(CONSUMER_INSTALL_FROM) KILN_CONSUMER_CXX=$(SANITIZE_CXX) tests/consumer/run.sh
 
 # The differential fuzzer (docs/fuzz.md) past CTest's fixed seeds: from FUZZ_SEED, FUZZ_COUNT
 # SIMT programs and a tenth as many tile programs and tensor chains, the evaluators against the

@@ -23,6 +23,8 @@ fi
 no_test_deps=(-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON)
 # Ninja where it is installed, as the Makefile (all of these folders are new).
 if command -v ninja >/dev/null 2>&1; then no_test_deps+=(-G Ninja); fi
+# KILN_CONSUMER_CXX: the compiler of the consumers' builds (the default one when unset).
+if [[ -n ${KILN_CONSUMER_CXX:-} ]]; then no_test_deps+=(-DCMAKE_CXX_COMPILER="$KILN_CONSUMER_CXX"); fi
 start=$(date +%s)
 
 # Runs a command with its output in $work/LOG.log, shown only if it fails.

@@ -51,12 +51,7 @@ void relax_for_device(Evaluation& want, const Outcome& got, const std::string& d
 
 Verdict compare(const Program& p, const Evaluation& want, const Outcome& got) {
   Verdict v;
-  if (want.outcome.error_kind != got.error_kind) {
-    v.agree = false;
-    v.first_difference = "the evaluator ended with '" + want.outcome.error_kind + "' (" + want.outcome.error_message +
-                         "), the device with '" + got.error_kind + "' (" + got.error_message + ")";
-    return v;
-  }
+  if (errors_differ(want.outcome, got, v)) return v;
   if (!got.error_kind.empty()) return v;  // the same error on both sides: a failed launch's outputs mean nothing
   for (size_t i = 0; i < p.args.size(); ++i) {
     if (!p.is_output[i]) continue;

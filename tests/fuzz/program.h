@@ -11,6 +11,11 @@
 
 #include "kiln/ir/kernel.h"
 
+namespace kiln {
+class Client;
+class Handle;
+}  // namespace kiln
+
 namespace kiln::fuzz {
 
 enum class Family { Simt, Tile, Tensor };
@@ -117,6 +122,22 @@ struct CaseReport {
   std::string text;                                  // the case as text (IR, a chain), for a disagreement
   std::string reduced;                               // a reproducer, where --reduce made one
 };
+
+// What the families' cases share (case_support.cpp): one client per device for the process (a
+// client holds the device's context, pool and compiled kernels, which thousands of small runs
+// should share); buffers uploaded as their parameters' types and read back into an Outcome.
+const Client& client_for(const std::string& device);
+std::vector<Handle> upload(const Client& client, const std::vector<ir::Param>& params,
+                           const std::vector<std::vector<unsigned char>>& args);
+void read_back(const Client& client, const std::vector<Handle>& handles,
+               const std::vector<std::vector<unsigned char>>& args, Outcome& o);
+// Whether the device refused a program the evaluator ran (a compile, trace, verifier, emit or
+// record error, as opposed to one it ran into): r says so.
+bool refused_by_device(const Outcome& want, const Outcome& got, CaseReport& r);
+// Whether the two ended in different errors (or one in none): v says which.
+bool errors_differ(const Outcome& want, const Outcome& got, Verdict& v);
+// v's counts and, where it disagrees, its difference into r; whether it disagrees.
+bool settle(CaseReport& r, const Verdict& v);
 
 // One case of each family, from its seed.
 CaseReport run_simt_case(uint64_t seed, const RunOptions& o);

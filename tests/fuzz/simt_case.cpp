@@ -9,14 +9,6 @@ namespace kiln::fuzz {
 
 namespace {
 
-// Errors that say the device would not take the program (as opposed to an error it ran into).
-bool refused_kind(const std::string& kind) {
-  for (const char* prefix : {"compile.", "trace.", "ir.", "verify", "emit."}) {
-    if (kind.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
-
 bool same_outputs(const Program& p, const Evaluation& a, const Evaluation& b) {
   for (size_t i = 0; i < p.args.size(); ++i) {
     if (p.is_output[i] && a.outcome.after[i] != b.outcome.after[i]) return false;
@@ -49,19 +41,9 @@ CaseReport run_simt_case(uint64_t seed, const RunOptions& o) {
   const Outcome got = run_on_device(p, o.device);
   relax_for_device(want, got, o.device);
   r.both_failed = !want.outcome.error_kind.empty();
-  if (!got.error_kind.empty() && want.outcome.error_kind.empty() && refused_kind(got.error_kind)) {
-    r.status = CaseReport::Status::Refused;
-    r.difference = got.error_kind + ": " + got.error_message;
-    return r;
-  }
+  if (refused_by_device(want.outcome, got, r)) return r;
   const Verdict v = compare(p, want, got);
-  r.exact = v.exact;
-  r.approximate = v.approximate;
-  r.unknown = v.unknown;
-  if (v.agree) return r;
-  r.status = CaseReport::Status::Disagree;
-  r.both_failed = false;
-  r.difference = v.first_difference;
+  if (!settle(r, v)) return r;
   r.text = "// kiln_fuzz --family simt --seed " + std::to_string(seed) + " --count 1 --device " + o.device +
            " --against " + o.against + "\n// cubes " + std::to_string(p.cubes) + " x units " + std::to_string(p.units) +
            (p.checked ? ", checked" : ", unchecked") + "\n// " + v.first_difference + "\n" + ir::print(p.kernel);

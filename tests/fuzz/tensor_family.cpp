@@ -26,13 +26,6 @@ struct DeviceRun {
   std::vector<std::string> variants;  // the matmul variants it ran, in order
 };
 
-const Client& client_of(const std::string& device) {
-  static std::map<std::string, Client> clients;
-  auto it = clients.find(device);
-  if (it == clients.end()) it = clients.emplace(device, Device::parse(device).client()).first;
-  return it->second;
-}
-
 kiln::Operand number(DType d, double v) {
   if (ir::is_float(d)) return kiln::Operand(v);
   return kiln::Operand(int64_t(v));
@@ -150,7 +143,7 @@ DeviceRun run_on(const Chain& c, const std::string& device) {
   autotune::set_mode(autotune::Mode::off);
   DeviceRun r;
   try {
-    r = Runner(c, client_of(device)).run();
+    r = Runner(c, client_for(device)).run();
   } catch (const Error& e) {
     r.error_kind = e.kind();
     r.error_message = e.what();

@@ -17,40 +17,14 @@ namespace {
 
 using ir::Scalar;
 
-// Errors that say a device would not take the program, as opposed to one it ran into.
-bool refused_kind(const std::string& kind) {
-  for (const char* prefix : {"compile.", "trace.", "ir.", "verify", "emit.", "record.", "lower."}) {
-    if (kind.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
-
-const Client& client_for(const std::string& device) {
-  static std::map<std::string, Client> clients;
-  auto it = clients.find(device);
-  if (it == clients.end()) it = clients.emplace(device, Device::parse(device).client()).first;
-  return it->second;
-}
-
 bool same_element(Scalar s, uint64_t a, uint64_t b) {
   if (ir::is_float(s) && std::isnan(float_value(s, a))) return std::isnan(float_value(s, b));
   return (a & mask_of(s)) == (b & mask_of(s));
 }
 
-struct TileVerdict {
-  bool agree = true;
-  std::string difference;
-  uint64_t exact = 0, approximate = 0, unknown = 0;
-};
-
-TileVerdict compare_tile(const TileCase& c, const TileEvaluation& want, const Outcome& got) {
-  TileVerdict v;
-  if (want.outcome.error_kind != got.error_kind) {
-    v.agree = false;
-    v.difference = "the evaluator ended with '" + want.outcome.error_kind + "' (" + want.outcome.error_message +
-                   "), the device with '" + got.error_kind + "' (" + got.error_message + ")";
-    return v;
-  }
+Verdict compare_tile(const TileCase& c, const TileEvaluation& want, const Outcome& got) {
+  Verdict v;
+  if (errors_differ(want.outcome, got, v)) return v;
   if (!got.error_kind.empty()) return v;  // the same error on both sides: the outputs mean nothing
   const ir::Kernel& k = c.program->kernel();
   for (size_t p = 0; p < c.args.size(); ++p) {
@@ -82,9 +56,10 @@ TileVerdict compare_tile(const TileCase& c, const TileEvaluation& want, const Ou
         auto shown = [&](uint64_t b) {
           return ir::is_float(s) ? std::to_string(double(float_value(s, b))) : std::to_string(signed_value(s, b));
         };
-        v.difference = "parameter " + std::to_string(p) + " element " + std::to_string(i) + ": want " + shown(w) +
-                       (t == Trust::Approximate ? " (within " + std::to_string(double(want.bound[p][i])) + ")" : "") +
-                       ", got " + shown(g);
+        v.first_difference =
+            "parameter " + std::to_string(p) + " element " + std::to_string(i) + ": want " + shown(w) +
+            (t == Trust::Approximate ? " (within " + std::to_string(double(want.bound[p][i])) + ")" : "") + ", got " +
+            shown(g);
       }
     }
   }
@@ -108,12 +83,7 @@ bool same_outputs(const TileCase& a, const TileEvaluation& x, const TileCase& b,
 Outcome run_tile_on_device(const TileCase& c, const std::string& device) {
   Outcome o;
   const Client& client = client_for(device);
-  const ir::Kernel& k = c.program->kernel();
-  std::vector<Handle> handles;
-  for (size_t i = 0; i < c.args.size(); ++i) {
-    Handle raw = client.upload_bytes(c.args[i].data(), c.args[i].size());
-    handles.push_back(ir::visit_scalar(k.params[i].type.scalar, [&]<class T>() { return raw.view_as<T>(); }));
-  }
+  const std::vector<Handle> handles = upload(client, c.program->kernel().params, c.args);
   try {
     tile::Entry(c.program).launch(client, std::span<const Handle>(handles.data(), handles.size()), c.grid);
     client.sync();
@@ -121,10 +91,7 @@ Outcome run_tile_on_device(const TileCase& c, const std::string& device) {
     o.error_kind = e.kind();
     o.error_message = e.what();
   }
-  for (size_t i = 0; i < handles.size(); ++i) {
-    o.after.emplace_back(c.args[i].size());
-    client.read_bytes(handles[i], o.after.back().data(), o.after.back().size());
-  }
+  read_back(client, handles, c.args, o);
   return o;
 }
 
@@ -145,22 +112,12 @@ CaseReport run_tile_case(uint64_t seed, const RunOptions& o) {
   if (o.against == "cpu" && want.outcome.error_kind.empty()) want.outcome = run_tile_on_device(c, "cpu");
   r.both_failed = !want.outcome.error_kind.empty();
   const Outcome got = run_tile_on_device(c, o.device);
-  if (!got.error_kind.empty() && want.outcome.error_kind.empty() && refused_kind(got.error_kind)) {
-    r.status = CaseReport::Status::Refused;
-    r.difference = got.error_kind + ": " + got.error_message;
-    return r;
-  }
-  const TileVerdict v = compare_tile(c, want, got);
-  r.exact = v.exact;
-  r.approximate = v.approximate;
-  r.unknown = v.unknown;
-  if (v.agree) return r;
-  r.status = CaseReport::Status::Disagree;
-  r.both_failed = false;
-  r.difference = v.difference;
+  if (refused_by_device(want.outcome, got, r)) return r;
+  const Verdict v = compare_tile(c, want, got);
+  if (!settle(r, v)) return r;
   r.text = "// kiln_fuzz --family tile --seed " + std::to_string(seed) + " --count 1 --device " + o.device +
            " --against " + o.against + "\n// shape " + c.shape + ", grid " + std::to_string(c.grid[0]) + " x " +
-           std::to_string(c.grid[1]) + " x " + std::to_string(c.grid[2]) + "\n// " + v.difference + "\n" +
+           std::to_string(c.grid[1]) + " x " + std::to_string(c.grid[2]) + "\n// " + v.first_difference + "\n" +
            ir::print(c.program->kernel());
   return r;
 }

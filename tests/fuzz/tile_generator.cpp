@@ -322,7 +322,9 @@ class TileGenerator {
 
   void elementwise() {
     const std::vector<Scalar> types = some_types(r_.pick(1, 3));
-    const auto [extent, tl] = some_cells(2048);
+    const auto cut = some_cells(2048);  // not a structured binding: the recording lambda captures them
+    const std::vector<int64_t>& extent = cut.first;
+    const std::vector<int64_t>& tl = cut.second;
     const tile::Cells cells = tile::cells(extent, tl).pad(pad_for(types[0]));
     const int x = in(types[0], cells);
     // A second input: another type of the same cells, or (rank 2) one column widened along rows.

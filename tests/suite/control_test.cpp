@@ -254,7 +254,9 @@ void register_comptime(size_t n) {
            [=](Client& client, std::mt19937_64& rng) {
              auto x = random_values<T>(rng, n, -2, 2);
              Handle hx = client.upload(x);
-             for (auto [degree, negate] : {std::pair{3, false}, std::pair{5, true}, std::pair{0, true}}) {
+             for (auto [degree_, negate_] : {std::pair{3, false}, std::pair{5, true}, std::pair{0, true}}) {
+               const int degree = degree_;  // plain variables: clang 14 captures no structured binding
+               const bool negate = negate_;
                Handle hy = poisoned_elems<T>(client, n);
                launch<ComptimePoly<T>>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hy, comptime(degree),
                                        comptime(negate));

@@ -396,8 +396,11 @@ KILN_SUITE_CASES(divergence) {
   add_case(case_name({"comptime_kinds", nn(n)}), kernels<ComptimeKinds>(), [=](Client& client, std::mt19937_64& rng) {
     auto x = random_values<int32_t>(rng, n, -1000, 1000);
     Handle hx = client.upload(x);
-    for (auto [scale, shift, offset] :
+    for (auto [scale_, shift_, offset_] :
          {std::tuple{0.375, uint8_t(3), int64_t(-7)}, std::tuple{-1.5, uint8_t(0), int64_t(1) << 40}}) {
+      const double scale = scale_;  // plain variables: clang 14 captures no structured binding
+      const uint8_t shift = shift_;
+      const int64_t offset = offset_;
       Handle hy = poisoned_elems<double>(client, n);
       launch<ComptimeKinds>(client, CubeCount{cubes_for(n, 64)}, CubeDim{64}, 1, hx, hy, comptime(scale),
                             comptime(shift), comptime(offset));

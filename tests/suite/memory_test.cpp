@@ -208,7 +208,7 @@ KILN_SUITE_CASES(memory) {
        {std::pair{"abc", std::array<int, 3>{0, 1, 2}}, std::pair{"cab", std::array<int, 3>{2, 0, 1}},
         std::pair{"bca", std::array<int, 3>{1, 2, 0}}}) {
     add_case(case_name({"sum_last_axis", "i32", "layout", label, "7x11x13"}), kernels<SumLastAxis<int32_t>>(),
-             [perm](Client& client, std::mt19937_64& rng) {
+             [perm = perm](Client& client, std::mt19937_64& rng) {  // an init-capture: clang 14 captures no binding
                const uint32_t shape[3] = {7, 11, 13};
                // Memory order: dims listed in perm, outermost first.
                uint32_t stride[3];

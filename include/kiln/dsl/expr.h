@@ -52,31 +52,37 @@ using NumberFor = Number<proxy_element_t<A>>;
 // vector lane, a plane lane): a proxy of element E, or a C++ number as Number<E> takes it. It keeps
 // the proxy and reads it when ref() is called, so the caller records its operands in order.
 template <Element E>
-class Operand : public Number<E> {
+class Operand {
  public:
   // Number's constructors, each forwarded (GCC 12 does not keep consteval on an inherited one).
+  // The number is a member, not a base: clang 14 crashes generating code for a consteval
+  // constructor of a class that has a base.
   template <class L>
   requires(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>) consteval Operand(L&& v)
-      : Number<E>(static_cast<L&&>(v)) {}  // NOLINT: implicit on purpose
+      : number_(static_cast<L&&>(v)) {}  // NOLINT: implicit on purpose
   template <class L>
   requires(fit_of<L, E> != NumberFit::none && !(fit_of<L, E> == NumberFit::constant_in_range && !mutable_variable<L>))
       Operand(L&& v)
-      : Number<E>(static_cast<L&&>(v)) {}        // NOLINT
-  Operand(const Number<E>& n) : Number<E>(n) {}  // NOLINT
+      : number_(static_cast<L&&>(v)) {}        // NOLINT
+  Operand(const Number<E>& n) : number_(n) {}  // NOLINT
   template <Proxy P>
   Operand(const P& p) : proxy_(&p), read_(&read_proxy<P>) {  // NOLINT: implicit on purpose
     static_assert(std::is_same_v<proxy_element_t<P>, E>,
                   "the proxy's element type differs from the one this operand takes; use cast<T>()");
   }
-  dsl::ValueRef ref() const { return read_ ? read_(proxy_) : Number<E>::ref(); }
-  // A C++ number (not a proxy): its value is known while tracing.
+  dsl::ValueRef ref() const { return read_ ? read_(proxy_) : number_.ref(); }
+  // A C++ number (not a proxy): its value is known while tracing, as number() says.
   bool is_number() const { return read_ == nullptr; }
+  const Number<E>& number() const { return number_; }
+  bool positive() const { return number_.positive(); }
+  std::string text() const { return number_.text(); }
 
  private:
   template <class P>
   static dsl::ValueRef read_proxy(const void* p) {
     return read_ref(*static_cast<const P*>(p));
   }
+  Number<E> number_;
   const void* proxy_ = nullptr;
   dsl::ValueRef (*read_)(const void*) = nullptr;
 };

@@ -180,8 +180,10 @@ class Number {
                                      : std::to_string(f_);
   }
 
- protected:
-  Number() = default;  // for Operand, which holds a proxy instead
+ private:
+  template <Element>
+  friend class Operand;
+  Number() = default;  // for an Operand that holds a proxy instead
 
  private:
   enum class Kind : uint8_t { Signed, Unsigned, Floating };
