@@ -34,10 +34,6 @@ bool unspecified_off_the_cpu(const std::string& error_kind) {
 
 }  // namespace
 
-long double approximate_tolerance(ir::Scalar s) {
-  return s == ir::Scalar::F64 ? 1e-12L : s == ir::Scalar::F32 ? 1e-5L : s == ir::Scalar::F16 ? 4e-3L : 3e-2L;
-}
-
 Evaluation expected(const Program& p, const RunOptions& o, Evaluation want) {
   if (o.against == "cpu" && want.outcome.error_kind.empty()) want.outcome = run_on_device(p, "cpu");
   return want;

@@ -42,6 +42,9 @@ long double largest_finite(ir::Scalar s) {
   return std::ldexp(2.0L - std::ldexp(1.0L, 1 - f.precision), f.emax);
 }
 long double smallest_normal(ir::Scalar s) { return std::ldexp(1.0L, format_of(s).emin); }
+long double approximate_tolerance(ir::Scalar s) {
+  return s == ir::Scalar::F64 ? 1e-12L : s == ir::Scalar::F32 ? 1e-5L : s == ir::Scalar::F16 ? 4e-3L : 3e-2L;
+}
 
 long double float_value(ir::Scalar s, uint64_t v) {
   if (s == ir::Scalar::F32) {

@@ -27,5 +27,8 @@ int precision_of(ir::Scalar s);
 long double roundoff(ir::Scalar s);
 long double largest_finite(ir::Scalar s);
 long double smallest_normal(ir::Scalar s);
+// The tolerance table's relative bound for a value a transcendental op fed (docs/fuzz.md): 1e-12
+// (f64), 1e-5 (f32), 4e-3 (f16), 3e-2 (bf16), of max(|x|, 1). Every family's bounds start from it.
+long double approximate_tolerance(ir::Scalar s);
 
 }  // namespace kiln::fuzz

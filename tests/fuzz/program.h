@@ -62,7 +62,7 @@ Program generate_simt(uint64_t seed);
 Evaluation evaluate(const Program& p);
 // The relative tolerance of an Approximate float (compare.cpp's table, docs/fuzz.md), which the
 // evaluator's bounds on sums and products must fit.
-long double approximate_tolerance(ir::Scalar s);
+
 // The same program with other inputs (a seed's), to find programs whose outputs ignore them.
 Program with_other_inputs(const Program& p, uint64_t seed);
 

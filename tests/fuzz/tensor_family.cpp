@@ -9,6 +9,7 @@
 #include "kiln/autotune.h"
 #include "kiln/runtime.h"
 #include "kiln/tensor.h"
+#include "numbers.h"
 #include "program.h"
 #include "tensor_chain.h"
 
@@ -152,37 +153,14 @@ DeviceRun run_on(const Chain& c, const std::string& device) {
   return r;
 }
 
-double float_at(const TensorData& t, size_t k) {
-  const unsigned char* p = t.bytes.data() + k * element_bytes(t.dtype);
-  if (t.dtype == DType::F64) {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  if (t.dtype == DType::F32) {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return from_half_bits(t.dtype, h);
+// Element k's bits, and its value by numbers.h's decoding.
+uint64_t bits_at(const TensorData& t, size_t k) {
+  uint64_t b = 0;
+  std::memcpy(&b, t.bytes.data() + k * element_bytes(t.dtype), element_bytes(t.dtype));
+  return b;
 }
-
-int64_t int_at(const TensorData& t, size_t k) {
-  const unsigned char* p = t.bytes.data() + k * element_bytes(t.dtype);
-  if (t.dtype == DType::I64) {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  if (t.dtype == DType::I32) {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  return t.dtype == DType::Bool ? *p != 0 : *p;
-}
+double float_at(const TensorData& t, size_t k) { return double(float_value(t.dtype, bits_at(t, k))); }
+int64_t int_at(const TensorData& t, size_t k) { return signed_value(t.dtype, bits_at(t, k)); }
 
 bool same_float(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);  // any NaN matches any NaN

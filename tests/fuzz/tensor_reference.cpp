@@ -25,15 +25,8 @@ double largest(DType d) { return double(largest_finite(d)); }
 double ulp_of_one(DType d) { return double(2 * roundoff(d)); }
 double smallest(DType d) { return double(ulp_of(d, 0)); }  // the smallest subnormal
 int min_exponent(DType d) { return std::ilogb(smallest_normal(d)); }
-// The tolerance table's bound for a value a transcendental op fed (docs/fuzz.md).
-double op_tolerance(DType d) {
-  switch (d) {
-    case DType::F64: return 1e-12;
-    case DType::F32: return 1e-5;
-    case DType::F16: return 4e-3;
-    default: return 3e-2;
-  }
-}
+// The tolerance table's bound for a value a transcendental op fed (numbers.h).
+double op_tolerance(DType d) { return double(approximate_tolerance(d)); }
 // f16 and bf16 compute in f32.
 DType compute_type(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
 

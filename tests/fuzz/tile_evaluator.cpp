@@ -49,11 +49,6 @@ struct Failure {
   std::string kind, message;
 };
 
-// The relative bound of a transcendental op's result by its type (docs/fuzz.md's table).
-long double transcendental_bound(Scalar s) {
-  return s == Scalar::F64 ? 1e-12L : s == Scalar::F32 ? 1e-5L : s == Scalar::F16 ? 4e-3L : 3e-2L;
-}
-
 // An element whose value is `x` in type s, vouched for as `t` within `bound`: where the bound
 // reaches past the largest finite value, overflow may or may not happen, and nothing is vouched.
 Elem make_float(Scalar s, long double x, Trust t, long double bound) {
@@ -723,7 +718,7 @@ class TileInterpreter {
       if (!is_transcendental(k)) return {round_to(s, r), Trust::Exact, 0};
       // What the op's accuracy allows; NaN and infinities from the op's edges are exact.
       if (!std::isfinite(r)) return std::isnan(r) ? Elem{round_to(s, r), Trust::Exact, 0} : Elem{0, Trust::Unknown, 0};
-      return make_float(s, r, Trust::Approximate, transcendental_bound(s) * std::max(std::fabs(r), 1.0L));
+      return make_float(s, r, Trust::Approximate, approximate_tolerance(s) * std::max(std::fabs(r), 1.0L));
     }
     // An approximate operand: the bound carried through the ops whose error is bounded by their
     // operands', nothing through the others.
