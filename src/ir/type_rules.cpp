@@ -353,14 +353,15 @@ TypeResult rule_debug_print(const TypeQuery& q) {
   return none();
 }
 
-// copy.async shared, index, global, index [, mask]: one 16-byte element of the global array into
-// as many scalars of the shared array.
+// copy.async shared, index, global, index [, mask]: one 4-, 8- or 16-byte element of the global
+// array (the sizes cp.async copies) into as many scalars of the shared array.
 TypeResult rule_copy_async(const TypeQuery& q) {
   const Type &dst = q.operand(ops::CopyAsync::shared), &src = q.operand(ops::CopyAsync::global);
+  const int64_t bytes = src.is_global() ? src.element_bytes() : 0;
   if (dst.kind != TypeKind::Shared || !src.is_global() || dst.scalar != src.scalar || dst.width != 1 ||
-      src.element_bytes() != 16) {
-    return error("copies a 16-byte element of a global array into a shared array of its scalar, not " + ts(src) +
-                 " into " + ts(dst));
+      (bytes != 4 && bytes != 8 && bytes != 16)) {
+    return error("copies a 4-, 8- or 16-byte element of a global array into a shared array of its scalar, not " +
+                 ts(src) + " into " + ts(dst));
   }
   return none();
 }

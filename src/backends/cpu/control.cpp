@@ -427,6 +427,8 @@ bool plan_control(Planner& p, const ir::Op& op) {
     case OpKind::SyncCube: p.emit(op, &sync_cube); return true;
     case OpKind::SyncPlane: p.emit(op, &sync_plane); return true;
     case OpKind::FenceDevice: p.emit(op, &fence_device); return true;
+    case OpKind::CopyAsyncCommit:
+    case OpKind::CopyAsyncWait: return plan_async_copy(p, op);
     default: return false;
   }
 }

@@ -41,6 +41,7 @@ struct AlignedBytes {
 // Everything one cube needs while it runs; reused across cubes and launches.
 struct CubeState {
   AlignedBytes regs, shared, masks;
+  AsyncCopies copies;
   explicit CubeState(const Plan& p)
       : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (2 + 3 * p.frame_depth)) {
     for (const Plan::Constant& c : p.constants) std::memcpy(regs.p + c.slot, c.bytes.data(), c.bytes.size());
@@ -104,6 +105,10 @@ void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, cons
   e.cur = s.masks.p;
   e.terminated = e.cur + p.units;
   e.frames = e.terminated + p.units;
+  // Copies a cube left in flight (a kernel that never waits) die with it, as on a GPU.
+  s.copies.pending.clear();
+  s.copies.commits.assign(p.units, 0);
+  e.copies = &s.copies;
   e.cube_pos = pos;
   e.cube_count = count;
   e.cube_dim = p.facts.cube_dim;

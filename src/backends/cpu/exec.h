@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backends/cpu/plan.h"
@@ -15,6 +16,18 @@ namespace kiln::cpu {
 // launch reports the failure that set it.
 struct Stopped {};
 
+// A cube's copy.asyncs that have not landed (async_copy.cpp): what each read when it was issued,
+// in issue order, with its group (0 while its unit has not committed it, else the unit's commit
+// count then); `commits` counts each unit's commits.
+struct PendingCopy {
+  uint32_t unit = 0, group = 0, shared_offset = 0, bytes = 0;
+  unsigned char data[16] = {};
+};
+struct AsyncCopies {
+  std::vector<PendingCopy> pending;
+  std::vector<uint32_t> commits;
+};
+
 struct Exec {
   const Plan* plan = nullptr;
   const backend::ArgBinding* args = nullptr;
@@ -23,6 +36,7 @@ struct Exec {
   uint8_t* cur = nullptr;           // active mask, one byte per unit
   uint8_t* terminated = nullptr;    // units that ran `terminate`
   uint8_t* frames = nullptr;        // 3 masks per control depth: saved, m1 (else/broken), m2 (continued)
+  AsyncCopies* copies = nullptr;    // empty when the cube starts
   uint32_t units = 0;
   bool all_active = true;  // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;

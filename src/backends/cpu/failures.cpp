@@ -9,7 +9,8 @@
 //   barrier is reached (`converged` below);
 // - debug.print formats into a growing string, which can throw std::bad_alloc: it can fail;
 // - loop.zero_trips (check.trips): it can fail;
-// - a wide access ({lanes = W}) has no mask: like an unmasked global access, it can fail.
+// - a wide access ({lanes = W}) has no mask: like an unmasked global access, it can fail;
+// - copy.async checks both its arrays and queues its copy in a growing list: it can fail.
 // Every other executor runs to its end. (Cube state is allocated before any cube runs, so running
 // out of memory for it fails before anything is written: cpu_backend.cpp.)
 //
@@ -145,6 +146,7 @@ class Analysis {
       case OpKind::SyncCube: return !converged;
       case OpKind::DebugPrint: return true;
       case OpKind::CheckTrips: return true;
+      case OpKind::CopyAsync: return true;  // bounds, unmasked by checked mode, and a growing queue
       default: break;
     }
     if (op.kind == OpKind::Load || op.kind == OpKind::Store || ir::is_atomic(op.kind)) return access_can_fail(op);

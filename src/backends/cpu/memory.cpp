@@ -296,6 +296,7 @@ bool plan_memory(Planner& p, const ir::Op& op) {
       p.plan().shared_bytes = uint32_t(off + bytes);
       return true;
     }
+    case OpKind::CopyAsync: return plan_async_copy(p, op);
     case OpKind::LocalAlloc: {
       uint64_t per_unit = uint64_t(op.type.length) * uint64_t(op.type.element_bytes());
       uint32_t slot = p.alloc(per_unit * p.plan().units);

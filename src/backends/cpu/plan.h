@@ -159,9 +159,21 @@ struct CheckTrips {
   uint32_t loop = 0;
 };
 
+// copy.async: the shared destination (offset, length in elements, alloc op, index), the global
+// source (parameter, index) and the element's bytes (the global array's one element); copy.async.wait:
+// the groups it leaves in flight.
+struct AsyncCopy {
+  Ref shared_index, global_index, mask;
+  bool masked = false;
+  ir::Scalar shared_index_type = ir::Scalar::U32, global_index_type = ir::Scalar::U32;
+  uint32_t shared_at = 0, shared_length = 0, shared_alloc_op = 0, shared_element_bytes = 0;
+  uint32_t param = 0, bytes = 0;
+  uint32_t pending = 0;
+};
+
 using Args = std::variant<std::monostate, Elementwise, Select, Lanes, Construct, Builtin, VarCopy, ArrayMeta, Access,
                           PlaneArgs, IfBegin, IfElse, Merge, LoopBegin, ForTest, ForNext, WhileHead, Condition, Jump,
-                          Leave, Print, CheckTrips>;
+                          Leave, Print, CheckTrips, AsyncCopy>;
 
 struct Instr {
   InstrFn fn = nullptr;

@@ -131,5 +131,8 @@ bool plan_atomic(Planner& p, const ir::Op& op);   // atomic.cpp
 bool plan_plane(Planner& p, const ir::Op& op);    // plane.cpp
 bool plan_control(Planner& p, const ir::Op& op);  // control.cpp: if, for, while, break, sync, ...
 bool plan_debug(Planner& p, const ir::Op& op);    // debug.cpp: debug.print, check.trips
+// async_copy.cpp: copy.async (a memory op, from plan_memory) and its commit and wait (sync ops,
+// from plan_control), which share a cube's copies in flight.
+bool plan_async_copy(Planner& p, const ir::Op& op);
 
 }  // namespace kiln::cpu

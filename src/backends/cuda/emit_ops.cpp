@@ -419,8 +419,9 @@ void Emitter::memory(const ir::Op& op) {
       std::string mask = op.mask() != ir::kNoValue ? name(op.mask()) : "true";
       std::string src =
           name(op.operand(C::global)) + " + (" + mask + " ? " + name(op.operand(C::global_index)) + " : 0u)";
-      return line("kiln_cp_async16(&" + name(op.operand(C::shared)) + "[" + name(op.operand(C::shared_index)) + "], " +
-                  src + ", " + mask + ");");
+      const int64_t bytes = type(op.operand(C::global)).element_bytes();
+      return line("kiln_cp_async<" + std::to_string(bytes) + ">(&" + name(op.operand(C::shared)) + "[" +
+                  name(op.operand(C::shared_index)) + "], " + src + ", " + mask + ");");
     }
     case K::LocalAlloc:
       return line(type_name(op.type.element()) + " " + name(op.result) + "[" + std::to_string(op.type.length) + "];");

@@ -189,11 +189,15 @@ extern "C" __global__ void plane_test(i64* out, f32 x) {
       {"async_copy", R"(
 extern "C" __global__ void async_copy_test(const kiln_vec<f32, 4>* in, f32* out) {
   __shared__ __align__(16) f32 s[256];
-  kiln_cp_async16(&s[threadIdx.x * 4u], in + threadIdx.x, threadIdx.x % 2u == 0u);  // odd units zero-fill
+  __shared__ __align__(16) f32 t[192];
+  kiln_cp_async<16>(&s[threadIdx.x * 4u], in + threadIdx.x, threadIdx.x % 2u == 0u);  // odd units zero-fill
+  kiln_cp_async<8>(&t[threadIdx.x * 2u], (const f32*)in + threadIdx.x * 2u, true);
+  kiln_cp_async_commit();
+  kiln_cp_async<4>(&t[128u + threadIdx.x], (const f32*)in + threadIdx.x, threadIdx.x < 32u);
   kiln_cp_async_commit();
   kiln_cp_async_wait<0>();
   __syncthreads();
-  out[threadIdx.x] = s[threadIdx.x];
+  out[threadIdx.x] = s[threadIdx.x] + t[threadIdx.x % 192u];
 }
 )"},
       {"wide", R"(
