@@ -75,6 +75,7 @@ struct KernelSignature {
   uint8_t count = 0;                                // parameters, comptime ones included
   uint8_t ir_count = 0;                             // kernel parameters (without the comptime ones)
   ir::FastMath fast_math{};                         // K::fast_math, or a recorded program's own choice
+  uint8_t cubes_per_processor = 0;                  // K::cubes_per_processor, or a program's (0: none)
   std::array<ParamSpec, kMaxParams> params{};
 };
 
@@ -110,19 +111,20 @@ using ComptimeValues = std::array<ComptimeBits, kMaxComptime>;
 // declares them from this list, finalize hashes them, operator== compares them and to_string
 // prints those that differ from their initial values. Per-parameter arrays are indexed by kernel
 // parameter (comptime parameters are not among them); entries past the counts stay initial.
-#define KILN_KERNEL_ID_FIELDS(X)                                                               \
-  X(uint64_t, kernel_hash, 0) /* the program's content hash; a C++ kernel type's hash_code */  \
-  X(ir::Dim3, cube_dim, {})                                                                    \
-  X(ir::ExecMode, mode, ir::ExecMode::Checked)                                                 \
-  X(ir::AddressType, address, ir::AddressType::U32)                                            \
-  X(ir::FastMath, fast_math, {}) /* the kernel's own choice: ids that differ compile apart */  \
-  X(uint8_t, vector_width, 1)                                                                  \
-  X(uint8_t, param_count, 0) /* kernel parameters */                                           \
-  X(uint8_t, comptime_count, 0)                                                                \
-  X(ParamScalars, element, {})    /* each parameter's element scalar */                        \
-  X(ParamCounts, width, {})       /* buffers and tensors: lanes per element */                 \
-  X(ParamCounts, rank, {})        /* tensors' rank */                                          \
-  X(ParamCounts, alias, {})       /* buffers: 1 + the lowest other sharing its memory, or 0 */ \
+#define KILN_KERNEL_ID_FIELDS(X)                                                                  \
+  X(uint64_t, kernel_hash, 0) /* the program's content hash; a C++ kernel type's hash_code */     \
+  X(ir::Dim3, cube_dim, {})                                                                       \
+  X(ir::ExecMode, mode, ir::ExecMode::Checked)                                                    \
+  X(ir::AddressType, address, ir::AddressType::U32)                                               \
+  X(ir::FastMath, fast_math, {})     /* the kernel's own choice: ids that differ compile apart */ \
+  X(uint8_t, cubes_per_processor, 0) /* the kernel's own choice too */                            \
+  X(uint8_t, vector_width, 1)                                                                     \
+  X(uint8_t, param_count, 0) /* kernel parameters */                                              \
+  X(uint8_t, comptime_count, 0)                                                                   \
+  X(ParamScalars, element, {})    /* each parameter's element scalar */                           \
+  X(ParamCounts, width, {})       /* buffers and tensors: lanes per element */                    \
+  X(ParamCounts, rank, {})        /* tensors' rank */                                             \
+  X(ParamCounts, alias, {})       /* buffers: 1 + the lowest other sharing its memory, or 0 */    \
   X(ComptimeValues, comptime, {}) /* the first comptime_count */
 
 // Fixed-size on purpose: building and hashing an id on the launch path allocates nothing.

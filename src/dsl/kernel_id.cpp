@@ -106,6 +106,7 @@ KernelId assemble_kernel_id(const KernelSignature& sig, const LaunchFacts& facts
   id.address = facts.address;
   id.vector_width = facts.vector_width;
   id.fast_math = sig.fast_math;
+  id.cubes_per_processor = sig.cubes_per_processor;
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamDesc& d = params[i];
     if (d.kind == ParamKind::Comptime) {
@@ -156,6 +157,7 @@ ir::KernelFacts kernel_facts(const KernelId& id) {
   f.address = id.address;
   f.vector_width = id.vector_width;
   f.fast_math = id.fast_math;
+  f.cubes_per_processor = id.cubes_per_processor;
   for (size_t p = 0; p < id.param_count; ++p) {
     if (id.alias[p]) {
       f.alias.assign(id.alias.begin(), id.alias.begin() + id.param_count);

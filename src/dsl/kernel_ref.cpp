@@ -19,10 +19,13 @@ namespace {
 
 Program::Program(ir::Kernel k) : kernel_(std::move(k)) {
   // The launch decides the facts; a program's identity is its parameters, its body and its own
-  // choice of fast math (kept in its facts when recorded, like K::fast_math for a C++ kernel).
+  // choices of fast math and cubes a processor (kept in its facts when recorded, like
+  // K::fast_math and K::cubes_per_processor for a C++ kernel).
   ir::FastMath fast_math = kernel_.facts.fast_math;
+  const int cubes_per_processor = kernel_.facts.cubes_per_processor;
   kernel_.facts = ir::KernelFacts{};
   kernel_.facts.fast_math = fast_math;
+  kernel_.facts.cubes_per_processor = cubes_per_processor;
   ir::verify(kernel_, "recorded");
   if (kernel_.params.size() > size_t(kMaxParams)) {
     bad_params(kernel_, "it has " + std::to_string(kernel_.params.size()) + " parameters; a kernel takes at most " +
@@ -35,6 +38,7 @@ Program::Program(ir::Kernel k) : kernel_(std::move(k)) {
   sig_.program = this;
   sig_.kernel_hash = hash_;
   sig_.fast_math = fast_math;
+  sig_.cubes_per_processor = uint8_t(cubes_per_processor);
   sig_.count = sig_.ir_count = uint8_t(kernel_.params.size());
   for (size_t i = 0; i < kernel_.params.size(); ++i) {
     const ir::Param& p = kernel_.params[i];

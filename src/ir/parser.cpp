@@ -285,6 +285,8 @@ class Parser {
             } while (accept(','));
           }
           expect(']');
+        } else if (key == "cubes_per_processor") {
+          f.cubes_per_processor = static_cast<int>(unsigned_number(kIntMax));
         } else if (key == "fast_math") {
           expect('[');
           if (peek(']')) fail("fast_math lists 'contract', 'approx' or both; leave it out for exact math");

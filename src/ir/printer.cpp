@@ -64,6 +64,7 @@ class Printer {
       out_ += "]";
     }
     if (f.fast_math.any()) out_ += ", fast_math = [" + std::string(to_string(f.fast_math)) + "]";
+    if (f.cubes_per_processor) out_ += ", cubes_per_processor = " + std::to_string(f.cubes_per_processor);
     if (f.target.known()) out_ += ", target = " + to_string(f.target);
     out_ += "}";
     if (!f.comptime.empty()) {

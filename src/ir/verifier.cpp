@@ -33,6 +33,10 @@ class Verifier {
     if (!Target::valid_vector_width(f.vector_width)) {
       fail_kernel("vector width " + std::to_string(f.vector_width) + " is not one of " + Target::vector_widths_text());
     }
+    if (f.cubes_per_processor < 0 || f.cubes_per_processor > Target::kMaxCubesPerProcessor) {
+      fail_kernel("cubes_per_processor " + std::to_string(f.cubes_per_processor) +
+                  " is not 0 (the backend's choice) to " + std::to_string(Target::kMaxCubesPerProcessor));
+    }
     region(k_.body, Context{});
   }
 

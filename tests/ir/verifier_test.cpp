@@ -392,6 +392,16 @@ TEST(Verifier, VectorWidthNotAllowed) {
   EXPECT_EQ(verify_error(k), "kernel 'w': vector width 3 is not one of 1, 2, 4, 8, 16");
 }
 
+TEST(Verifier, CubesPerProcessorPastTheLimit) {
+  Kernel k = parse(
+      "kernel @c() {cube_dim = [1, 1, 1], mode = checked, address = u32, vector = 1, cubes_per_processor = 33} {\n}\n");
+  EXPECT_EQ(verify_error(k), "kernel 'c': cubes_per_processor 33 is not 0 (the backend's choice) to 32");
+  k.facts.cubes_per_processor = -1;
+  EXPECT_EQ(verify_error(k), "kernel 'c': cubes_per_processor -1 is not 0 (the backend's choice) to 32");
+  k.facts.cubes_per_processor = 32;
+  EXPECT_EQ(verify_error(k), "(verified)");
+}
+
 // ---- rules that text cannot break: built by hand ------------------------------------------------
 
 Kernel small_kernel() {

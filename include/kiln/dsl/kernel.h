@@ -114,6 +114,20 @@ constexpr FastMath fast_math_of() {
   }
 }
 
+// K::cubes_per_processor, or 0 (the backend's choice) when K does not say.
+template <class K>
+constexpr int cubes_per_processor_of() {
+  if constexpr (requires { K::cubes_per_processor; }) {
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(K::cubes_per_processor)>, int>,
+                  "a kernel's cubes_per_processor is a static constexpr int");
+    static_assert(K::cubes_per_processor >= 1 && K::cubes_per_processor <= ir::Target::kMaxCubesPerProcessor,
+                  "a kernel's cubes_per_processor is 1 to 32 (leave it out for the backend's choice)");
+    return K::cubes_per_processor;
+  } else {
+    return 0;
+  }
+}
+
 template <class Tuple, size_t I>
 constexpr int comptime_index() {
   int n = 0;
@@ -223,6 +237,7 @@ KernelSignature make_signature() {
   sig.count = uint8_t(n);
   sig.ir_count = uint8_t(n - size_t(comptime_index<Params, n>()));
   sig.fast_math = fast_math_of<K>();
+  sig.cubes_per_processor = uint8_t(cubes_per_processor_of<K>());
   [&]<size_t... I>(std::index_sequence<I...>) {
     ((sig.params[I] = param_spec<K, std::tuple_element_t<I, Params>, I>()), ...);
   }

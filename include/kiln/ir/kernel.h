@@ -133,6 +133,10 @@ struct KernelFacts {
   AddressType address = AddressType::U32;
   int vector_width = 1;
   FastMath fast_math;  // the kernel's choice (K::fast_math), not the launch's
+  // The kernel's choice too (K::cubes_per_processor): at least this many of its cubes are meant
+  // to share a processor, so a backend holds each unit's registers to fit them (CUDA: the second
+  // argument of __launch_bounds__; ptxas spills what does not fit); 0 leaves it to the backend.
+  int cubes_per_processor = 0;
   // Per parameter: 0, or 1 + the lowest index of another parameter whose memory this one overlaps
   // (an in-place launch); every overlapping parameter has an entry. Empty when no parameters
   // alias. Backends may assume that a buffer with entry 0 overlaps no other.

@@ -33,6 +33,9 @@ struct Target {
   // Bytes of shared memory a CUDA kernel may declare statically; past it, its shared arrays are
   // carved from one dynamic buffer and the launch opts in to the larger size.
   static constexpr uint32_t kCudaStaticShared = 48 * 1024;
+  // The most cubes a kernel may ask to share one processor (KernelFacts::cubes_per_processor):
+  // the resident-cube limit of the largest CUDA processors (32 on sm_75 to sm_90).
+  static constexpr int kMaxCubesPerProcessor = 32;
 
   enum class Kind : uint8_t {
     Any,   // not known (hand-written IR, tests): passes assume nothing about the target
