@@ -42,13 +42,16 @@ struct RowSpec {
   // Held (with split): each cube keeps its chunk in registers and waits for its group's other
   // chunks' statistics, so the row is read once without L2's help (decision 030).
   bool held = false;
+  // Held softmax of f32 past the registers: the shared half lands by copy.async, in flight
+  // together with the register half's loads (decision 030).
+  bool async = false;
 
   // What makes two specs the same kernel (built on every call: it fits a key's inline bytes).
   common::Key key() const {
     common::Key k;
     k("kernel", std::string_view("row"))("op", op)("dtype", dtype)("outer_rank", outer_rank)("weight", weight)(
         "bias", bias)("units", units)("resident", resident)("tile", tile)("transpose", transpose)("split", split)(
-        "depth", depth)("held", held);
+        "depth", depth)("held", held)("async", async);
     return k;
   }
 };

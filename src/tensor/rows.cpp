@@ -235,7 +235,7 @@ struct RowLaunch {
   // kernel's items over chunks of `chunk` elements of 32 rows of it, output items `lag` groups
   // behind, or (held) a cube per chunk that keeps it.
   void run(uint32_t units, int resident, int tile, uint32_t chunk = 0, uint32_t lag = 0, int depth = 0,
-           bool held = false) const {
+           bool held = false, bool async = false) const {
     RowSpec s = spec;
     s.units = units;
     s.resident = resident;
@@ -248,6 +248,7 @@ struct RowLaunch {
       s.tile = chunk > 0 ? 0 : tile;
       s.split = chunk > 0;
       s.held = held;
+      s.async = async;
       s.depth = depth;
       s.transpose = tiled->transpose;
       s.outer_rank = tiled->outer_rank;
@@ -456,6 +457,19 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
       if (most < 2 || most > at_once) continue;
       candidates.push_back({"held " + std::to_string(chunk),
                             [work = &l, chunk, depth] { work->run(256, 0, 0, chunk, 0, depth, true); }});
+    }
+    // Held with its shared part landing by copy.async beside the register loads: f32 softmax
+    // (a copy moves the element as it is), 64 or 80 elements a unit in shared memory (chunks of
+    // 1024 and 1152; 102 KiB a cube at 1152, two cubes an SM).
+    for (int depth : {128, 144}) {
+      if (op != RowOp::Softmax || x.dtype() != DType::F32) continue;
+      const uint32_t chunk = uint32_t(depth) * (256 / kPlane);
+      // Rows of the bucket are longer than half of it, so longer than the chunk (1152 is not a
+      // power of two: a bucket of two chunks may hold rows shorter than one).
+      const int64_t most = (autotune::bucket(cols) + chunk - 1) / chunk;
+      if (autotune::bucket(cols) / 2 < chunk || most > at_once) continue;
+      candidates.push_back({"held " + std::to_string(chunk) + " async",
+                            [work = &l, chunk, depth] { work->run(256, 0, 0, chunk, 0, depth, true, true); }});
     }
   }
   const int64_t cols_bucket = autotune::bucket(cols);

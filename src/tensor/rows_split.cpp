@@ -55,6 +55,11 @@ ir::Kernel record_split_rows(const RowSpec& s) {
   const DType acc = ir::compute_scalar(s.dtype);
   ir::Kernel k;
   k.name = std::string("tensor_") + name_of(s.op) + (s.held ? "_held" : "_split");
+  // Two cubes an SM are what the held softmax's shared part is sized for (86 KiB a cube of
+  // held 1024). With its copies in flight beside the register loads, ptxas would otherwise
+  // take 220 registers a unit, one cube's worth: holding it to two cubes' 128 spills about
+  // 28 values a unit.
+  if (s.async) k.facts.cubes_per_processor = 2;
   Tracer t(k);
   const int rank = s.outer_rank + 1, tdim = s.outer_rank - 1;  // tdim: the group's dim
   const ir::Type elem = ir::Type::scalar_of(s.dtype);
@@ -340,19 +345,44 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       // Elements d < in_shared wait in shared memory at d * units + unit (consecutive units,
       // consecutive banks), loaded and stored before the ones kept in registers are loaded, so
       // that no more than a register's share is in flight at once.
-      const uint32_t in_shared = kDepth > kHeldInRegisters ? kDepth - kHeldInRegisters : 0;
+      const uint32_t in_registers = kHeldInRegisters;
+      const uint32_t in_shared = kDepth > in_registers ? kDepth - in_registers : 0;
       ValueRef hold;
       if (in_shared > 0) hold = t.alloc(K::SharedAlloc, ir::Type::scalar_of(acc), int64_t(in_shared) * units);
       auto hold_at = [&](uint32_t d) { return add(unit, u32(d * units)); };
-      std::vector<ValueRef> parked = load_values(0, in_shared);
-      mask_overlap(parked, 0);
-      for (uint32_t d = 0; d < in_shared; ++d) t.store(hold, hold_at(d), parked[d]);
-      ValueRef m_parked = in_shared > 0 ? stats.maximum(parked) : ValueRef{};  // before they die
-      // No load moves above a barrier: without it, the compiler issues the registers' loads
-      // before the shared ones land, with both in flight (220 registers a unit, one cube an SM).
-      if (in_shared > 0) t.sync(K::SyncCube);
+      ValueRef m_parked;
+      if (s.async) {
+        // The shared half as copies (s.async: f32, which needs no conversion on the way), then
+        // the register half's loads: both in flight at once, the copies holding no register.
+        for (uint32_t d = 0; d < in_shared; ++d) {
+          t.record(K::CopyAsync, {{hold, hold_at(d), in, d == 0 ? first_at : add(first_at, mul(u32(d), step))}},
+                   ir::Type::none());
+        }
+        t.record(K::CopyAsyncCommit, {}, ir::Type::none());
+      } else {
+        std::vector<ValueRef> parked = load_values(0, in_shared);
+        mask_overlap(parked, 0);
+        for (uint32_t d = 0; d < in_shared; ++d) t.store(hold, hold_at(d), parked[d]);
+        if (in_shared > 0) m_parked = stats.maximum(parked);  // before they die
+        // No load moves above a barrier: without it, the compiler issues the registers' loads
+        // before the shared ones land, with both in flight (220 registers a unit, one cube an SM).
+        if (in_shared > 0) t.sync(K::SyncCube);
+      }
       std::vector<ValueRef> xs = load_values(in_shared, kDepth);
       mask_overlap(xs, in_shared);
+      if (s.async) {
+        // A unit reads only the elements it copied: its own wait shows them to it, no barrier.
+        // The overlap's elements become -inf in place, in the one cube of a row that has them.
+        t.record(K::CopyAsyncWait, {}, ir::Type::none(), {ir::attr<ir::AttrKey::Pending>(0)});
+        size_t overlaps = t.begin_if(lt(u32(0), skip));
+        for (uint32_t d = 0; d < in_shared; ++d) {
+          t.store(hold, hold_at(d), t.select(mine_at(d), t.load(hold, hold_at(d)), constant(t, acc, -INFINITY)));
+        }
+        t.end_then(overlaps);
+        std::vector<ValueRef> parked;
+        for (uint32_t d = 0; d < in_shared; ++d) parked.push_back(t.load(hold, hold_at(d)));
+        m_parked = stats.maximum(parked);
+      }
       ValueRef m = stats.maximum(xs);
       if (in_shared > 0) m = bin(K::Max, m_parked, m);
       // exp(x - m) for the output (one exp an element), in place of x.

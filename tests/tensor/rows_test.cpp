@@ -67,6 +67,12 @@ void each_kernel(const std::string& op, int64_t len, const std::function<void(co
       if (chunk > 512 && (op != "softmax" || *tiled == DType::F64)) continue;
       if (most >= 2 && most <= at_once) kinds.push_back("held " + std::to_string(chunk));
     }
+    // f32 softmax alone lands its shared part by copy.async.
+    for (int64_t chunk : {1024, 1152}) {
+      const int64_t most = (bucket + chunk - 1) / chunk;
+      if (op == "softmax" && *tiled == DType::F32 && bucket / 2 >= chunk && most <= at_once)
+        kinds.push_back("held " + std::to_string(chunk) + " async");
+    }
     for (auto [bytes, units] : {std::pair{32, 256}, std::pair{16, 1024}, std::pair{32, 1024}, std::pair{128, 1024}}) {
       kinds.push_back("strided " + std::to_string(std::clamp(bytes / ir::scalar_bytes(*tiled), 1, 32)) + "x" +
                       std::to_string(units));
@@ -279,7 +285,8 @@ INSTANTIATE_TEST_SUITE_P(EveryFloat, TensorRowsStrided,
 // held 1024 (softmax computed in f32 only) keeps half of a unit's 128 elements in shared memory:
 // rows of 1500 (two chunks, the last window overlapping both halves of the chunk before) of f32,
 // f16 and bf16, 37 of them (a ragged second group), written transposed and strided; f64 is not
-// offered it. Pinned alone: every kernel at this length under the sanitizers took minutes of CI.
+// offered it. For f32, also with that half landing by copy.async (held 1024 async), which f16 and
+// bf16 are not offered. Pinned alone: every kernel at this length under the sanitizers took minutes of CI.
 TEST(TensorRows, HeldRowsKeepHalfInSharedMemory) {
   uint32_t seed = 800;
   for (const Device& dev : devices()) {
@@ -296,11 +303,19 @@ TEST(TensorRows, HeldRowsKeepHalfInSharedMemory) {
           host_rows(hx, 1, [](const std::vector<double>& r) { return host_softmax(r, false); }).v;
       std::vector<double> want_dim0 =
           host_rows(h, 0, [](const std::vector<double>& r) { return host_softmax(r, false); }).v;
-      autotune::pin("softmax", "held 1024");
-      expect_values(softmax(x, -1), values(data_of(t, {int64_t(want.size())}, want)), tol,
-                    what + ", softmax of x.transpose()");
-      expect_values(softmax(base, 0), values(data_of(t, {int64_t(want_dim0.size())}, want_dim0)), tol,
-                    what + ", softmax over dim 0");
+      std::vector<std::string> kinds = {"held 1024"};
+      if (t == DType::F32) kinds.push_back("held 1024 async");
+      for (const std::string& kind : kinds) {
+        autotune::pin("softmax", kind);
+        expect_values(softmax(x, -1), values(data_of(t, {int64_t(want.size())}, want)), tol,
+                      what + ", " + kind + ", softmax of x.transpose()");
+        expect_values(softmax(base, 0), values(data_of(t, {int64_t(want_dim0.size())}, want_dim0)), tol,
+                      what + ", " + kind + ", softmax over dim 0");
+      }
+      if (t != DType::F32) {
+        autotune::pin("softmax", "held 1024 async");  // a copy cannot convert f16 or bf16
+        expect_error([&] { (void)softmax(x, -1); }, "autotune.bad_pin");
+      }
       autotune::pin("softmax", std::nullopt);
     }
     HostTensor h = random_host(DType::F64, {1500, 37}, seed++, -6, 6);
@@ -367,6 +382,11 @@ TEST(TensorRows, SplitRowsCombineChunksInOrder) {
         const int64_t most = (bucket + chunk - 1) / chunk;
         if (most >= 2 && most <= dev.info().multiprocessors)
           kinds.push_back({"held " + std::to_string(chunk), "tensor_softmax_held"});
+      }
+      for (int64_t chunk : {1024, 1152}) {
+        const int64_t most = (bucket + chunk - 1) / chunk;
+        if (bucket / 2 >= chunk && most <= dev.info().multiprocessors)
+          kinds.push_back({"held " + std::to_string(chunk) + " async", "tensor_softmax_held"});
       }
       for (const auto& [kind, kernel] : kinds) {
         autotune::pin("softmax", kind);
