@@ -106,8 +106,7 @@ TEST(AsyncCopy, CopiesEightAndSixteenByteElements) {
   std::vector<uint32_t> v(32), w(64);
   for (uint32_t i = 0; i < 32; ++i) v[i] = 1000 + i * 3;
   for (uint32_t i = 0; i < 64; ++i) w[i] = 5000 + i * 7;
-  Outcome o =
-      run_both(k, {Arg::buffer(v), Arg::buffer(w), Arg::buffer(std::vector<uint32_t>(80, 0xdeadu))}, {1, 1, 1});
+  Outcome o = run_both(k, {Arg::buffer(v), Arg::buffer(w), Arg::buffer(std::vector<uint32_t>(80, 0xdeadu))}, {1, 1, 1});
   ASSERT_EQ(o.error_kind, "") << o.error_message;
   const std::vector<uint32_t> out = as<uint32_t>(o.after[2]);
   for (uint32_t i = 0; i < 16; ++i) {
@@ -139,14 +138,14 @@ kernel @reach(%x: buffer<vector<4 x f32>, ro>, %out: buffer<f32, rw>, %shift: u3
 TEST(AsyncCopy, PastEitherArrayIsOutOfRangeAndPutsTheBuffersBack) {
   ir::Kernel k = parse_verified(kReach);
   std::vector<float> x(40, 2.5f), out(8, -1.0f);
-  Outcome fine = run_both(k, {Arg::buffer(x), Arg::buffer(out), Arg::value(uint32_t(2)), Arg::value(uint32_t(0))},
-                          {1, 1, 1});
+  Outcome fine =
+      run_both(k, {Arg::buffer(x), Arg::buffer(out), Arg::value(uint32_t(2)), Arg::value(uint32_t(0))}, {1, 1, 1});
   ASSERT_EQ(fine.error_kind, "") << fine.error_message;
   EXPECT_EQ(as<float>(fine.after[1]), std::vector<float>(8, 2.5f));
 
   // Unit 7 reads x[10] of 10: checked mode does not guard a copy.
-  Outcome global = run_both(
-      k, {Arg::buffer(x), Arg::buffer(out), Arg::value(uint32_t(3)), Arg::value(uint32_t(0))}, {1, 1, 1});
+  Outcome global =
+      run_both(k, {Arg::buffer(x), Arg::buffer(out), Arg::value(uint32_t(3)), Arg::value(uint32_t(0))}, {1, 1, 1});
   EXPECT_EQ(global.error_kind, "bounds.out_of_range");
   EXPECT_EQ(global.error_message,
             "kernel 'reach' (checked): op #7 'copy.async' in unit 7 of cube (0, 0, 0): index 10 is out of range of "
@@ -154,8 +153,8 @@ TEST(AsyncCopy, PastEitherArrayIsOutOfRangeAndPutsTheBuffersBack) {
   EXPECT_EQ(as<float>(global.after[1]), out) << "the failed launch put out back";
 
   // Unit 7 lands s[29 .. 33) of 32.
-  Outcome shared = run_both(
-      k, {Arg::buffer(x), Arg::buffer(out), Arg::value(uint32_t(0)), Arg::value(uint32_t(1))}, {1, 1, 1});
+  Outcome shared =
+      run_both(k, {Arg::buffer(x), Arg::buffer(out), Arg::value(uint32_t(0)), Arg::value(uint32_t(1))}, {1, 1, 1});
   EXPECT_EQ(shared.error_kind, "bounds.out_of_range");
   EXPECT_EQ(shared.error_message,
             "kernel 'reach' (checked): op #7 'copy.async' in unit 7 of cube (0, 0, 0): the 4 elements from index 29 "

@@ -12,9 +12,10 @@ namespace {
 
 // Each unit loads 64 values, then sums exp of each: 64 loads in flight want 64 registers and more.
 std::string hungry(int cubes) {
-  std::string s = "kernel @hungry(%x: buffer<f32, ro>, %y: buffer<f32, rw>) {cube_dim = [256, 1, 1], "
-                  "mode = unchecked, address = u32, vector = 1" +
-                  (cubes ? ", cubes_per_processor = " + std::to_string(cubes) : std::string()) + "} {\n";
+  std::string s =
+      "kernel @hungry(%x: buffer<f32, ro>, %y: buffer<f32, rw>) {cube_dim = [256, 1, 1], "
+      "mode = unchecked, address = u32, vector = 1" +
+      (cubes ? ", cubes_per_processor = " + std::to_string(cubes) : std::string()) + "} {\n";
   s += "  %0 = builtin.absolute_pos : u32\n  %1 = const 262144 : u32\n";
   int v = 2;
   std::vector<int> loaded;
