@@ -66,6 +66,14 @@ std::vector<Value> Op::results() const {
   return r;
 }
 
+uint16_t Kernel::layout_number(const TileLayout& l) {
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    if (layouts[i] == l) return uint16_t(i + 1);
+  }
+  layouts.push_back(l);
+  return uint16_t(layouts.size());
+}
+
 Value Kernel::add_result(Op& op, const Type& t) {
   Value v = new_value(t);
   if (op.result == kNoValue) {

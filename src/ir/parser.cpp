@@ -48,6 +48,7 @@ class Parser {
       }
       expect('}');
     }
+    if (accept_word("layouts")) layouts();
     expect('{');
     region_body(k_.body);
     skip();
@@ -147,7 +148,7 @@ class Parser {
     if (v > max) fail_at(token_, "the number " + w + " is too large here (at most " + std::to_string(max) + ")");
     return v;
   }
-  static constexpr uint64_t kU8Max = 0xff, kU32Max = 0xffffffffull, kIntMax = 0x7fffffff;
+  static constexpr uint64_t kU8Max = 0xff, kU32Max = 0xffffffffull, kIntMax = 0x7fffffff, kLayoutMax = 0xffff;
 
   Scalar scalar() {
     std::string w = ident();
@@ -208,8 +209,9 @@ class Parser {
       Type e = element();
       expect(',');
       uint32_t len = static_cast<uint32_t>(unsigned_number(kU32Max));
+      uint16_t layout = shared ? layout_ref() : 0;
       expect('>');
-      return shared ? Type::shared(e, len) : Type::local(e, len);
+      return shared ? Type::shared(e, len).with_layout(layout) : Type::local(e, len);
     }
     if (accept_word("var")) {
       expect('<');
@@ -238,10 +240,107 @@ class Parser {
       if (!parse_memory_space(w, space)) {
         fail_at(token_, "a tile's memory space is 'registers', 'shared' or 'global', not '" + w + "'");
       }
+      uint16_t layout = layout_ref();
       expect('>');
-      return Type::tile(s, rank, shape, space);
+      return Type::tile(s, rank, shape, space).with_layout(layout);
     }
     return element();
+  }
+
+  // ", #N" naming entry N of the kernel's layout table, or nothing (0).
+  uint16_t layout_ref() {
+    if (!accept(',')) return 0;
+    expect('#');
+    return static_cast<uint16_t>(unsigned_number(kLayoutMax));
+  }
+
+  // The kernel's layout table: "layouts {#1 = fragment<...>, #2 = shared<...>}", numbered in order.
+  void layouts() {
+    expect('{');
+    if (!peek('}')) {
+      do {
+        expect('#');
+        size_t at = token_;
+        uint64_t n = unsigned_number(kLayoutMax);
+        if (n != k_.layouts.size() + 1) {
+          fail_at(at, "layouts are numbered from #1 in order: expected #" + std::to_string(k_.layouts.size() + 1));
+        }
+        expect('=');
+        k_.layouts.push_back(tile_layout());
+      } while (accept(','));
+    }
+    expect('}');
+  }
+
+  LayoutBit layout_bit() {
+    if (accept('-')) return {};
+    LayoutBit b;
+    b.dim = static_cast<int>(unsigned_number(3));
+    expect(':');
+    b.bit = static_cast<int>(unsigned_number(31));
+    return b;
+  }
+
+  std::vector<LayoutBit> layout_bits() {
+    std::vector<LayoutBit> bits;
+    expect('[');
+    if (!peek(']')) {
+      do {
+        bits.push_back(layout_bit());
+      } while (accept(','));
+    }
+    expect(']');
+    return bits;
+  }
+
+  TileLayout tile_layout() {
+    skip();
+    if (accept_word("fragment")) {
+      FragmentLayout f;
+      expect('<');
+      expect('[');
+      if (!peek(']')) {
+        do {
+          if (f.rank == 4) fail_at(token_, "a fragment layout has at most 4 dimensions");
+          f.shape[static_cast<size_t>(f.rank++)] = static_cast<uint32_t>(unsigned_number(kU32Max));
+        } while (accept(','));
+      }
+      expect(']');
+      expect(',');
+      expect_word("slot");
+      expect('=');
+      f.slot = layout_bits();
+      expect(',');
+      expect_word("unit");
+      expect('=');
+      f.unit = layout_bits();
+      expect('>');
+      return TileLayout::of(f);
+    }
+    if (accept_word("shared")) {
+      SharedLayout s;
+      expect('<');
+      expect_word("pitch");
+      expect('=');
+      s.pitch = static_cast<uint32_t>(unsigned_number(kU32Max));
+      expect(',');
+      expect_word("swizzle");
+      expect('=');
+      skip();
+      if (!accept_word("none")) {
+        size_t at = token_;
+        uint64_t span = unsigned_number(kU32Max);
+        if (span != 32 && span != 64 && span != 128) fail_at(at, "a swizzle is 'none', 32, 64 or 128 bytes");
+        s.swizzle = static_cast<Swizzle>(span);
+      }
+      expect(',');
+      expect_word("align");
+      expect('=');
+      s.align = static_cast<uint32_t>(unsigned_number(kU32Max));
+      expect('>');
+      return TileLayout::of(s);
+    }
+    fail("a layout is 'fragment<...>' or 'shared<...>'");
   }
 
   void facts() {

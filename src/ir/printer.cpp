@@ -74,6 +74,14 @@ class Printer {
       }
       out_ += "}";
     }
+    if (!k_.layouts.empty()) {
+      // One a line: a fragment layout names every bit of a unit and a slot.
+      out_ += " layouts {";
+      for (size_t i = 0; i < k_.layouts.size(); ++i) {
+        out_ += std::string(i ? "," : "") + "\n  #" + std::to_string(i + 1) + " = " + to_string(k_.layouts[i]);
+      }
+      out_ += "\n}";
+    }
     out_ += " {\n";
     region(k_.body, 1);
     out_ += "}\n";

@@ -80,12 +80,13 @@ Type Type::var(Type element) {
     t.rank = element.rank;
     t.shape = element.shape;
     t.space = element.space;
+    t.layout = element.layout;
   }
   return t;
 }
 
 Type Type::element() const {
-  if (kind == TypeKind::Var && holds_tile) return tile(scalar, rank, shape, space);
+  if (kind == TypeKind::Var && holds_tile) return tile(scalar, rank, shape, space).with_layout(layout);
   return vector_of(scalar, width);
 }
 
@@ -136,13 +137,16 @@ std::string to_string(const Type& t) {
     case TypeKind::Tensor:
       return "tensor<" + element_text(t) + ", " + std::to_string(t.rank) +
              (t.access == Access::ReadOnly ? ", ro>" : ", rw>");
-    case TypeKind::Shared: return "shared<" + element_text(t) + ", " + std::to_string(t.length) + ">";
+    case TypeKind::Shared:
+      return "shared<" + element_text(t) + ", " + std::to_string(t.length) +
+             (t.layout ? ", #" + std::to_string(t.layout) : std::string()) + ">";
     case TypeKind::Local: return "local<" + element_text(t) + ", " + std::to_string(t.length) + ">";
     case TypeKind::Var: return "var<" + (t.holds_tile ? to_string(t.element()) : element_text(t)) + ">";
     case TypeKind::Tile: {
       std::string s = "tile<[";
       for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
-      return s + "] x " + std::string(scalar_name(t.scalar)) + ", " + std::string(to_string(t.space)) + ">";
+      return s + "] x " + std::string(scalar_name(t.scalar)) + ", " + std::string(to_string(t.space)) +
+             (t.layout ? ", #" + std::to_string(t.layout) : std::string()) + ">";
     }
   }
   return "?";

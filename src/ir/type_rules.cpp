@@ -582,6 +582,20 @@ TypeResult rule_tile_transpose(const TypeQuery& q) {
   return ok(r);
 }
 
+// The operand's values in the stated type's layout: both register tiles of one shape and scalar,
+// of two layouts (the same layout is no change, and no layout yet is none to change).
+TypeResult rule_tile_convert_layout(const TypeQuery& q) {
+  const Type& t = q.operand(ops::TileUnary::tile);
+  const Type& to = q.stated;
+  if (!t.is_register_tile() || !to.is_register_tile() || to.scalar != t.scalar || !same_shape(t, to)) {
+    return error("converts a register tile to the same tile in another layout, not " + ts(t) + " to " + ts(to));
+  }
+  if (t.layout == 0 || to.layout == 0)
+    return error("converts between two assigned layouts: " + ts(t) + " to " + ts(to));
+  if (t.layout == to.layout) return error("converts " + ts(t) + " to its own layout");
+  return ok(to);
+}
+
 TypeResult rule_tile_mma(const TypeQuery& q) {
   const Type &a = q.operand(ops::TileMma::a), &b = q.operand(ops::TileMma::b), &c = q.operand(ops::TileMma::c);
   for (const Type* t : {&a, &b, &c}) {
@@ -715,6 +729,12 @@ TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
     if (!same_shape(t, shape)) return error("operands have different shapes: " + ts(shape) + " and " + ts(t));
     elements.push_back(Type::scalar_of(t.scalar));
   }
+  for (size_t i = 1; i < q.operands.size(); ++i) {
+    if (q.operands[i].layout != q.operands[0].layout) {
+      return error("operands have different layouts: " + ts(q.operands[0]) + " and " + ts(q.operands[i]) +
+                   " (a layout changes by tile.convert_layout)");
+    }
+  }
   TypeQuery inner = q;
   inner.operands = elements;
   if (q.stated.is_tile()) {
@@ -723,7 +743,7 @@ TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
   }
   TypeResult r = kRules[static_cast<size_t>(q.kind)](inner);
   if (!r.ok()) return r;
-  return ok(shape.tile_of(r.type.scalar));
+  return ok(shape.with_layout(q.operands[0].layout).tile_of(r.type.scalar));
 }
 
 // The schema's part of typing: operand counts are the verifier's structure check, so here each
@@ -792,7 +812,13 @@ TypeResult result_type(const TypeQuery& q) {
       if (t.is_tile()) return lift_to_tiles(q, t);
     }
   }
-  return kRules[static_cast<size_t>(q.kind)](q);
+  TypeResult r = kRules[static_cast<size_t>(q.kind)](q);
+  // A tile op's result takes the layout its stated type names (a pass assigns them; 0 before),
+  // whatever its operands' are: the rules say what a result is, the layout pass where it sits.
+  if (r.ok() && r.type.is_tile() && op_family(q.kind) == OpFamily::Tile) {
+    r.type.layout = q.stated.is_tile() ? q.stated.layout : 0;
+  }
+  return r;
 }
 
 }  // namespace kiln::ir

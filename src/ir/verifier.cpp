@@ -18,6 +18,11 @@ class Verifier {
   Verifier(const Kernel& k, std::string_view stage) : k_(k), stage_(stage) {}
 
   void run() {
+    for (size_t i = 0; i < k_.layouts.size(); ++i) {
+      if (std::string e = layout_error(k_.layouts[i]); !e.empty()) {
+        fail_kernel("layout #" + std::to_string(i + 1) + " (" + to_string(k_.layouts[i]) + "): " + e);
+      }
+    }
     defined_.assign(k_.value_types.size(), false);
     for (const Param& p : k_.params) {
       if (p.value >= k_.value_types.size()) fail_kernel("parameter '" + p.name + "' has no value");
@@ -68,6 +73,17 @@ class Verifier {
       throw Error("ir.verify", "kernel '" + k_.name + "': value " + std::to_string(v) + " has no type");
     defined_[v] = true;
     scope_.push_back(v);
+    const Type& t = k_.type_of(v);
+    if (t.layout == 0) return;
+    const TileLayout* l = k_.layout_of(t);
+    if (!l) {
+      fail_kernel("a value of type " + to_string(t) + " names layout #" + std::to_string(t.layout) +
+                  "; the kernel has " + std::to_string(k_.layouts.size()));
+    }
+    if (std::string e = layout_fit_error(*l, t); !e.empty()) {
+      fail_kernel("a value of type " + to_string(t) + " cannot take layout #" + std::to_string(t.layout) + " (" +
+                  to_string(*l) + "): " + e);
+    }
   }
 
   std::string ts(const Type& t) { return to_string(t); }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/ir/attr.h"
+#include "kiln/ir/layout.h"
 #include "kiln/ir/op_kinds.h"
 #include "kiln/ir/target.h"
 #include "kiln/ir/type.h"
@@ -159,6 +160,8 @@ struct Kernel {
   Region body;
   KernelFacts facts;
   std::vector<Type> value_types;  // indexed by Value
+  // The layouts its tiles and shared arrays name: Type::layout n is layouts[n - 1].
+  std::vector<TileLayout> layouts;
 
   Value new_value(const Type& t) {
     value_types.push_back(t);
@@ -167,6 +170,12 @@ struct Kernel {
   // Makes a new value of type `t` and appends it to the op's results.
   Value add_result(Op& op, const Type& t);
   const Type& type_of(Value v) const { return value_types.at(v); }
+  // The number that names `l` in the layout table (added if it is not there yet).
+  uint16_t layout_number(const TileLayout& l);
+  // The layout a type names, or nullptr for none (0) or a number past the table.
+  const TileLayout* layout_of(const Type& t) const {
+    return t.layout == 0 || t.layout > layouts.size() ? nullptr : &layouts[t.layout - 1];
+  }
   // The parameter whose value is `v`, or nullptr.
   const Param* param_of(Value v) const;
   // Whether parameter i shares memory with another parameter of this launch.

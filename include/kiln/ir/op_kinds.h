@@ -293,6 +293,8 @@ std::string_view family_name(OpFamily f);
   X(TileReduceMax, "tile.reduce_max", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                   \
   X(TileReduceMin, "tile.reduce_min", Tile, TileUnary, "t", "dim keepdims?", tile_reduce, "", kPure)                   \
   X(TileTranspose, "tile.transpose", Tile, TileUnary, "t", "", tile_transpose, "", kPure)                              \
+  /* the same register tile in the layout its result type names: the one op that changes a layout */                   \
+  X(TileConvertLayout, "tile.convert_layout", Tile, TileUnary, "t", "", tile_convert_layout, "", kPure)                \
   X(TileMma, "tile.mma", Tile, TileMma, "t", "", tile_mma, "", kPure)                                                  \
   X(TileBlockId, "tile.block_id", Tile, Nullary, "v", "axis", tile_block_id, "", kPure | kBuiltin)                     \
   /* tensor cores: every unit of the cube together (uniform control flow, a barrier before and after                   \

@@ -43,6 +43,9 @@ struct Type {
   std::array<uint32_t, 4> shape{};             // tiles
   MemorySpace space = MemorySpace::Registers;  // tiles
   bool holds_tile = false;                     // a var whose value is a tile: rank, shape and space are the tile's
+  // Tiles and shared arrays: the kernel's layout (Kernel::layouts[layout - 1], kiln/ir/layout.h),
+  // 0 while none is assigned.
+  uint16_t layout = 0;
 
   static Type none() { return {}; }
   static Type scalar_of(Scalar s);
@@ -56,8 +59,18 @@ struct Type {
   static Type var(Type element);
   static Type tile(Scalar s, int rank, const std::array<uint32_t, 4>& shape,
                    MemorySpace space = MemorySpace::Registers);
-  // The same tile with another element scalar (a tile's cast, compare, or the lifted rules).
-  Type tile_of(Scalar s) const { return tile(s, rank, shape, space); }
+  // The same tile (its layout too) with another element scalar (a tile's cast, compare, or the
+  // lifted rules).
+  Type tile_of(Scalar s) const {
+    Type t = tile(s, rank, shape, space);
+    t.layout = layout;
+    return t;
+  }
+  Type with_layout(uint16_t l) const {
+    Type t = *this;
+    t.layout = l;
+    return t;
+  }
 
   bool is_none() const { return kind == TypeKind::None; }
   bool is_value() const { return kind == TypeKind::Scalar || kind == TypeKind::Vector; }

@@ -289,7 +289,12 @@ bool plan_memory(Planner& p, const ir::Op& op) {
     }
     case OpKind::SharedAlloc: {
       uint64_t bytes = uint64_t(op.type.length) * uint64_t(op.type.element_bytes());
-      uint64_t off = (uint64_t(p.plan().shared_bytes) + 15) / 16 * 16;
+      // 16 bytes, or the alignment of the array's shared layout, as on CUDA (no op can see an
+      // address, but offsets then agree between the backends).
+      const ir::TileLayout* l = p.kernel().layout_of(op.type);
+      const uint64_t align =
+          l && l->kind == ir::TileLayout::Kind::Shared ? std::max<uint64_t>(16, l->shared.align) : 16;
+      uint64_t off = (uint64_t(p.plan().shared_bytes) + align - 1) / align * align;
       if (off + bytes > (uint64_t(1) << 31)) throw Error("compile.unsupported", "shared memory over 2 GiB");
       p.define_array(op.result, ArrayRef{ArraySpace::Shared, uint32_t(off), op.type.length, p.op_number()});
       p.plan().shared_arrays.emplace_back(uint32_t(off), uint32_t(bytes));

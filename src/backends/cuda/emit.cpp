@@ -195,7 +195,8 @@ void Emitter::signature(EmitResult& out) {
 }
 
 // Shared arrays are one per cube wherever they are allocated, so all of them are declared at the
-// top of the entry. Each starts 16-byte aligned. Arrays of one overlay group (attr `overlay`, set
+// top of the entry. Each starts 16-byte aligned, or at its layout's alignment (a swizzled tile's
+// 256 to 1024 bytes: the pattern is read off the address bits). Arrays of one overlay group (attr `overlay`, set
 // by a pass that knows their lifetimes never meet) start at the same byte and take the largest
 // member's room. Past the target's static limit (48 KiB on CUDA) they are carved from one dynamic
 // buffer whose size the launcher passes; overlays are always carved, so that they can alias.
@@ -205,7 +206,7 @@ void Emitter::plan_shared() {
   bool overlays = false;
   for (size_t i = 0; i < shared_.size(); ++i) {
     const ir::Op* op = shared_[i];
-    uint64_t bytes = align16(uint64_t(op->type.element_bytes()) * op->type.length);
+    uint64_t bytes = align16(uint64_t(op->type.element_bytes()) * op->type.length), align = align_of_array(*op);
     const ir::AttrValue* g = op->attr(ir::AttrKey::Overlay);
     if (g) overlays = true;
     if (g && group_first.count(g->i)) {
@@ -213,14 +214,18 @@ void Emitter::plan_shared() {
       continue;
     }
     if (g) {
-      // The group's room: its largest member's.
+      // The group's room and alignment: its largest member's, its most aligned member's.
       for (size_t j = i + 1; j < shared_.size(); ++j) {
         const ir::AttrValue* h = shared_[j]->attr(ir::AttrKey::Overlay);
-        if (h && h->i == g->i)
+        if (h && h->i == g->i) {
           bytes = std::max(bytes, align16(uint64_t(shared_[j]->type.element_bytes()) * shared_[j]->type.length));
+          align = std::max(align, align_of_array(*shared_[j]));
+        }
       }
       group_first[g->i] = i;
     }
+    total = (total + align - 1) / align * align;
+    shared_align_ = std::max(shared_align_, align);
     shared_offsets_.push_back(static_cast<uint32_t>(total));
     total += bytes;
     if (total > 0xffffffffull) unsupported(*op, "cannot place more than 4 GiB of shared memory");
@@ -246,13 +251,26 @@ uint32_t Emitter::min_cubes_hint() const {
   return uint32_t(cubes);
 }
 
+uint64_t Emitter::align_of_array(const ir::Op& alloc) const {
+  const ir::TileLayout* l = k_.layout_of(alloc.type);
+  return std::max<uint64_t>(16, l && l->kind == ir::TileLayout::Kind::Shared ? l->shared.align : 16);
+}
+
 void Emitter::shared_memory(EmitResult& out) {
   const std::vector<uint32_t>& offsets = shared_offsets_;
   const uint64_t total = shared_total_;
   const bool dynamic = shared_dynamic_;
-  if (dynamic) {
+  if (dynamic && shared_align_ > 16) {
+    // The dynamic buffer's start is only known to be 16-byte aligned: the arrays are placed from
+    // the first multiple of the largest alignment in it, which the launch's extra bytes leave room for.
+    out.dynamic_shared_bytes = static_cast<uint32_t>(total + shared_align_ - 16);
+    line(std::string(t_.dynamic_shared) + " " + std::string(t_.align) + "(16) u8 kiln_smem_raw[];");
+    line("u8* kiln_smem = kiln_smem_raw + ((" + std::to_string(shared_align_) +
+         "u - (u32)__cvta_generic_to_shared(kiln_smem_raw) % " + std::to_string(shared_align_) + "u) % " +
+         std::to_string(shared_align_) + "u);");
+  } else if (dynamic) {
     out.dynamic_shared_bytes = static_cast<uint32_t>(total);
-    line(std::string(t_.dynamic_shared) + " " + std::string(t_.align16) + " u8 kiln_smem[];");
+    line(std::string(t_.dynamic_shared) + " " + std::string(t_.align) + "(16) u8 kiln_smem[];");
   } else {
     out.static_shared_bytes = static_cast<uint32_t>(total);
   }
@@ -263,8 +281,8 @@ void Emitter::shared_memory(EmitResult& out) {
     if (dynamic) {
       line(elem + "* " + n + " = reinterpret_cast<" + elem + "*>(kiln_smem + " + std::to_string(offsets[i]) + ");");
     } else {
-      line(std::string(t_.shared) + " " + std::string(t_.align16) + " " + elem + " " + n + "[" +
-           std::to_string(op.type.length) + "];");
+      line(std::string(t_.shared) + " " + std::string(t_.align) + "(" + std::to_string(align_of_array(op)) + ") " +
+           elem + " " + n + "[" + std::to_string(op.type.length) + "];");
     }
   }
 }

@@ -40,7 +40,7 @@ const CStyleTarget& cuda_target() {
       .launch_bounds = "__launch_bounds__",
       .shared = "__shared__",
       .dynamic_shared = "extern __shared__",
-      .align16 = "__align__(16)",
+      .align = "__align__",
       .restrict_ptr = "__restrict__",
       .barrier = "__syncthreads();",
       .plane_barrier = "__syncwarp();",

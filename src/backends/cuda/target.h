@@ -35,7 +35,7 @@ struct CStyleTarget {
   std::string_view launch_bounds;              // "__launch_bounds__(" ... ")" around the units per cube
   std::string_view shared;                     // qualifier of a static shared array
   std::string_view dynamic_shared;             // declaration prefix of the one dynamic shared buffer
-  std::string_view align16;                    // alignment attribute for shared arrays
+  std::string_view align;                      // alignment attribute for shared arrays, before "(bytes)"
   std::string_view restrict_ptr;               // pointer qualifier for non-aliasing read-only buffers
   std::string_view barrier;                    // sync.cube
   std::string_view plane_barrier;              // sync.plane

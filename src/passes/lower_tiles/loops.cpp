@@ -40,6 +40,7 @@ void Lowerer::one(const Op& op) {
     case K::TileReduceMax:
     case K::TileReduceMin: reduce(op); return;
     case K::TileTranspose: transpose(op); return;
+    case K::TileConvertLayout: convert_layout(op); return;
     case K::TileMma: mma(op); return;
     case K::TileBlockId: {
       // The cube's position on the axis, as i32; the op keeps its value number (later ops name it).

@@ -33,23 +33,9 @@ inline int log2_of(uint64_t v) {
   return b;
 }
 
-// Where one input bit (of the unit position or of the slot number) goes: bit `bit` of coordinate
-// `dim`, or nowhere (dim -1).
-struct Target {
-  int dim = -1;
-  int bit = 0;
-  bool none() const { return dim < 0; }
-  friend bool operator==(const Target&, const Target&) = default;
-};
-
-struct Layout {
-  int rank = 0;
-  std::array<uint32_t, 4> shape{};
-  std::vector<Target> slot;  // slot bit i
-  std::vector<Target> unit;  // unit bit i
-  size_t slots() const { return size_t(1) << slot.size(); }
-  friend bool operator==(const Layout&, const Layout&) = default;
-};
+// The IR's fragment layouts (kiln/ir/layout.h): a register tile's bits over units and slots.
+using Target = ir::LayoutBit;
+using Layout = ir::FragmentLayout;
 
 // Row-major over `shape`, the last dimension fastest: `vec` consecutive elements of a row in one
 // unit's first slots (one vector access), then the lanes, then the planes, then the unit's further
@@ -154,6 +140,7 @@ class Lowerer {
   void full(const Op& op);
   void widen(const Op& op);
   void transpose(const Op& op);
+  void convert_layout(const Op& op);
   Value combine(OpKind k, Value a, Value b);
   void reduce(const Op& op);
   static Layout mma_layout(const MmaInstruction& in, const Type& t, int wm, int wn);

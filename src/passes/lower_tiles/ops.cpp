@@ -70,6 +70,28 @@ void Lowerer::widen(const Op& op) {
   tiles_[op.result] = r;
 }
 
+// The layout the result's type names (a layout pass wrote it), over the cube's units: a layout of
+// fewer unit bits leaves the further units holding copies.
+void Lowerer::convert_layout(const Op& op) {
+  const TileLayout* named = k_.layout_of(op.type);
+  if (!named || named->kind != TileLayout::Kind::Fragment) {
+    throw Error("passes.lower_tiles", "kernel '" + k_.name + "': tile.convert_layout to " + to_string(op.type) +
+                                          " names no fragment layout of the kernel's table");
+  }
+  Layout want = named->fragment;
+  if (want.unit.size() > size_t(unit_bits_)) {
+    throw Error("passes.lower_tiles", "kernel '" + k_.name + "': tile.convert_layout to " + to_string(*named) +
+                                          " spreads the tile over " + std::to_string(size_t(1) << want.unit.size()) +
+                                          " units; the cube has " + std::to_string(units_));
+  }
+  want.unit.resize(size_t(unit_bits_));
+  Tiled r;
+  r.type = op.type;
+  r.layout = want;
+  r.slots = present(tile(op.operand(ops::TileUnary::tile)), want);
+  tiles_[op.result] = r;
+}
+
 void Lowerer::transpose(const Op& op) {
   const Tiled& src = tile(op.operand(ops::TileUnary::tile));
   Tiled r = src;
