@@ -49,8 +49,9 @@ uint64_t SharedLayout::byte_offset(uint64_t row, uint64_t col, int element_bytes
 
 std::string to_string(const TileLayout& l) {
   if (l.kind == TileLayout::Kind::Shared) {
-    return "shared<pitch = " + std::to_string(l.shared.pitch) + ", swizzle = " + std::string(to_string(l.shared.swizzle)) +
-           ", align = " + std::to_string(l.shared.align) + ">";
+    return "shared<pitch = " + std::to_string(l.shared.pitch) +
+           ", swizzle = " + std::string(to_string(l.shared.swizzle)) + ", align = " + std::to_string(l.shared.align) +
+           ">";
   }
   const FragmentLayout& f = l.fragment;
   std::string s = "fragment<[";
@@ -109,14 +110,17 @@ std::string layout_fit_error(const TileLayout& l, const Type& t) {
   if (t.is_tile() && t.space == MemorySpace::Global) return "a view of global memory has no layout";
   if (t.is_register_tile()) {
     if (l.kind != TileLayout::Kind::Fragment) return "a register tile takes a fragment layout";
-    if (l.fragment.rank != t.rank || l.fragment.shape != t.shape) return "the fragment layout's shape is not the tile's";
+    if (l.fragment.rank != t.rank || l.fragment.shape != t.shape)
+      return "the fragment layout's shape is not the tile's";
     return "";
   }
-  if (!shared_array && !(t.is_tile() && t.space == MemorySpace::Shared)) return "only tiles and shared arrays have layouts";
+  if (!shared_array && !(t.is_tile() && t.space == MemorySpace::Shared))
+    return "only tiles and shared arrays have layouts";
   if (l.kind != TileLayout::Kind::Shared) return "shared memory takes a shared layout";
   const SharedLayout& s = l.shared;
   const uint64_t row_bytes = uint64_t(s.pitch) * uint64_t(scalar_bytes(t.scalar) * t.width);
-  if (row_bytes % 16 != 0) return "a shared layout's rows are whole 16-byte chunks, not " + std::to_string(row_bytes) + " bytes";
+  if (row_bytes % 16 != 0)
+    return "a shared layout's rows are whole 16-byte chunks, not " + std::to_string(row_bytes) + " bytes";
   if (s.swizzle != Swizzle::None && row_bytes % uint64_t(s.swizzle) != 0) {
     return "a " + std::string(to_string(s.swizzle)) + "-byte swizzle permutes chunks within whole spans: rows of " +
            std::to_string(row_bytes) + " bytes are not";

@@ -1,12 +1,13 @@
 // Tile layouts in the IR (decision 031): the swizzles' byte offsets against the hardware's
 // pattern, what a layout must be on its own and to fit a type, the verifier's and the type
 // rules' messages, and the parser's.
+#include "kiln/ir/layout.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "kiln/error.h"
-#include "kiln/ir/layout.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/type_rules.h"
 #include "kiln/ir/verifier.h"
@@ -53,7 +54,8 @@ TEST(TileLayout, RulesOfItsOwn) {
             "a 128-byte swizzle repeats every 1024 bytes and needs its base aligned to that, not to 512");
   EXPECT_EQ(layout_error(TileLayout::of(SharedLayout{64, Swizzle::None, 24})),
             "a shared layout's alignment is a power of two of 16 bytes or more, not 24");
-  EXPECT_EQ(layout_error(TileLayout::of(SharedLayout{0, Swizzle::None, 16})), "a shared layout's pitch is at least one element");
+  EXPECT_EQ(layout_error(TileLayout::of(SharedLayout{0, Swizzle::None, 16})),
+            "a shared layout's pitch is at least one element");
   EXPECT_EQ(layout_error(TileLayout::of(SharedLayout{8, Swizzle::Span32, 256})), "");
   FragmentLayout f{2, {4, 8, 0, 0}, {{1, 0}}, {{1, 1}, {1, 2}, {0, 0}, {0, 1}, {}}};
   EXPECT_EQ(layout_error(TileLayout::of(f)), "");
@@ -72,19 +74,25 @@ TEST(TileLayout, RulesOfItsOwn) {
 }
 
 TEST(TileLayout, WhatFitsWhichType) {
-  const TileLayout frag = TileLayout::of(FragmentLayout{1, {32, 0, 0, 0}, {}, {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}}});
+  const TileLayout frag =
+      TileLayout::of(FragmentLayout{1, {32, 0, 0, 0}, {}, {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}}});
   const TileLayout swz = TileLayout::of(SharedLayout{64, Swizzle::Span128, 1024});
   EXPECT_EQ(layout_fit_error(frag, Type::tile(Scalar::F32, 1, {32, 0, 0, 0})), "");
-  EXPECT_EQ(layout_fit_error(frag, Type::tile(Scalar::F32, 1, {64, 0, 0, 0})), "the fragment layout's shape is not the tile's");
-  EXPECT_EQ(layout_fit_error(swz, Type::tile(Scalar::F32, 1, {32, 0, 0, 0})), "a register tile takes a fragment layout");
-  EXPECT_EQ(layout_fit_error(frag, Type::shared(Type::scalar_of(Scalar::BF16), 64)), "shared memory takes a shared layout");
+  EXPECT_EQ(layout_fit_error(frag, Type::tile(Scalar::F32, 1, {64, 0, 0, 0})),
+            "the fragment layout's shape is not the tile's");
+  EXPECT_EQ(layout_fit_error(swz, Type::tile(Scalar::F32, 1, {32, 0, 0, 0})),
+            "a register tile takes a fragment layout");
+  EXPECT_EQ(layout_fit_error(frag, Type::shared(Type::scalar_of(Scalar::BF16), 64)),
+            "shared memory takes a shared layout");
   EXPECT_EQ(layout_fit_error(swz, Type::shared(Type::scalar_of(Scalar::BF16), 4096)), "");
   EXPECT_EQ(layout_fit_error(swz, Type::tile(Scalar::BF16, 2, {64, 64, 0, 0}, MemorySpace::Shared)), "");
   EXPECT_EQ(layout_fit_error(swz, Type::tile(Scalar::F32, 2, {64, 32, 0, 0}, MemorySpace::Shared)), "")
       << "64 f32 a row: two spans";
-  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{24, Swizzle::Span64, 512}), Type::shared(Type::scalar_of(Scalar::F32), 96)),
+  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{24, Swizzle::Span64, 512}),
+                             Type::shared(Type::scalar_of(Scalar::F32), 96)),
             "a 64-byte swizzle permutes chunks within whole spans: rows of 96 bytes are not");
-  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{6, Swizzle::None, 16}), Type::shared(Type::scalar_of(Scalar::F16), 96)),
+  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{6, Swizzle::None, 16}),
+                             Type::shared(Type::scalar_of(Scalar::F16), 96)),
             "a shared layout's rows are whole 16-byte chunks, not 12 bytes");
   EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{32, Swizzle::None, 16}),
                              Type::tile(Scalar::F32, 2, {8, 64, 0, 0}, MemorySpace::Shared)),
@@ -110,7 +118,8 @@ const char* kHead =
     "  #2 = fragment<[16, 16], slot = [0:0, 0:1, 1:3], unit = [0:2, 0:3, 1:0, 1:1, 1:2]>,\n"
     "  #3 = shared<pitch = 64, swizzle = 128, align = 1024>\n"
     "} {\n"
-    "  %0 = tile.view %x {extent = [16, 16], tile = [16, 16], along = [0, 1], pad = zero} : tile<[16, 16] x f32, global>\n"
+    "  %0 = tile.view %x {extent = [16, 16], tile = [16, 16], along = [0, 1], pad = zero} : tile<[16, 16] x f32, "
+    "global>\n"
     "  %1 = tile.load_cell %0 : tile<[16, 16] x f32, registers, #1>\n"
     "  %2 = tile.load_cell %0 : tile<[16, 16] x f32, registers, #2>\n";
 
@@ -123,18 +132,21 @@ TEST(TileLayout, TheVerifierHoldsValuesToTheirLayouts) {
   EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = add %1, %1 : tile<[16, 16] x f32, registers, #2>\n}\n"),
             "ir.verify: kernel 'k': op #4 'add': result type is tile<[16, 16] x f32, registers, #2>, expected "
             "tile<[16, 16] x f32, registers, #1>");
-  EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = tile.convert_layout %1 : tile<[16, 16] x f32, registers, #1>\n}\n"),
-            "ir.verify: kernel 'k': op #4 'tile.convert_layout': converts tile<[16, 16] x f32, registers, #1> to its "
-            "own layout");
+  EXPECT_EQ(
+      verify_error(std::string(kHead) + "  %3 = tile.convert_layout %1 : tile<[16, 16] x f32, registers, #1>\n}\n"),
+      "ir.verify: kernel 'k': op #4 'tile.convert_layout': converts tile<[16, 16] x f32, registers, #1> to its "
+      "own layout");
   EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = tile.convert_layout %1 : tile<[16, 16] x f32, registers>\n}\n"),
             "ir.verify: kernel 'k': op #4 'tile.convert_layout': converts between two assigned layouts: tile<[16, 16] "
             "x f32, registers, #1> to tile<[16, 16] x f32, registers>");
-  EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = tile.convert_layout %1 : tile<[16, 16] x f32, registers, #3>\n}\n"),
-            "ir.verify: kernel 'k': a value of type tile<[16, 16] x f32, registers, #3> cannot take layout #3 "
-            "(shared<pitch = 64, swizzle = 128, align = 1024>): a register tile takes a fragment layout");
-  EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = tile.convert_layout %1 : tile<[16, 16] x f32, registers, #4>\n}\n"),
-            "ir.verify: kernel 'k': a value of type tile<[16, 16] x f32, registers, #4> names layout #4; the kernel "
-            "has 3");
+  EXPECT_EQ(
+      verify_error(std::string(kHead) + "  %3 = tile.convert_layout %1 : tile<[16, 16] x f32, registers, #3>\n}\n"),
+      "ir.verify: kernel 'k': a value of type tile<[16, 16] x f32, registers, #3> cannot take layout #3 "
+      "(shared<pitch = 64, swizzle = 128, align = 1024>): a register tile takes a fragment layout");
+  EXPECT_EQ(
+      verify_error(std::string(kHead) + "  %3 = tile.convert_layout %1 : tile<[16, 16] x f32, registers, #4>\n}\n"),
+      "ir.verify: kernel 'k': a value of type tile<[16, 16] x f32, registers, #4> names layout #4; the kernel "
+      "has 3");
   EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = shared.alloc : shared<bf16, 4096, #3>\n}\n"), "(verified)");
   EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = shared.alloc : shared<f16, 100, #1>\n}\n"),
             "ir.verify: kernel 'k': a value of type shared<f16, 100, #1> cannot take layout #1 (fragment<[16, 16], "

@@ -98,7 +98,8 @@ TEST(TileLayouts, ASwizzledSharedArrayStartsOnItsAlignment) {
     } else {
       EXPECT_NE(e.source.find("u8* kiln_smem = kiln_smem_raw + ((1024u - "), std::string::npos) << e.source;
       EXPECT_NE(e.source.find("reinterpret_cast<bf16*>(kiln_smem + 1024)"), std::string::npos) << e.source;
-      EXPECT_EQ(e.dynamic_shared_bytes, 1024u + 40960u * 2 + 1024 - 16) << "the array's end, and room to align the base";
+      EXPECT_EQ(e.dynamic_shared_bytes, 1024u + 40960u * 2 + 1024 - 16)
+          << "the array's end, and room to align the base";
     }
     if (cuda::nvrtc_available()) {
       EXPECT_NO_THROW((void)cuda::compile(e.source, e.entry, cuda::default_compile_options("sm_90a"))) << length;
