@@ -104,6 +104,22 @@ TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
   EXPECT_NE(l.source.find("__launch_bounds__(128)"), std::string::npos);
 }
 
+// Loads no product reads are pipelined too: x's [16, 64] f32 cells (16-byte copies into a ring of
+// 3 x 1024 floats) and v's [16] cells of a 1001-element extent (one f32 a vector: 4-byte copies,
+// 3 x 16 floats), read from the ring into the layouts their users want.
+TEST(TileCudaSource, LoadsThatNoProductReadsArePipelined) {
+  Lowered l = lower_for_sm90(testing::streamed_sums_program(1001, 3));
+  std::vector<uint32_t> rings;
+  for (const ir::Op& op : l.kernel.body.ops) {
+    if (op.kind == ir::OpKind::SharedAlloc && op.type.scalar == ir::Scalar::F32) rings.push_back(op.type.length);
+  }
+  EXPECT_NE(std::find(rings.begin(), rings.end(), 3u * 16 * 64), rings.end()) << "x's ring";
+  EXPECT_NE(std::find(rings.begin(), rings.end(), 3u * 16), rings.end()) << "v's ring";
+  EXPECT_NE(l.source.find("kiln_cp_async<16>("), std::string::npos);
+  EXPECT_NE(l.source.find("kiln_cp_async<4>("), std::string::npos);
+  EXPECT_NE(l.source.find("kiln_cp_async_wait<1>()"), std::string::npos) << "three stages: one group may still fly";
+}
+
 // x @ w.T: a loaded tile of w whose transpose is the product's b stays in its ring as loaded (two
 // rings, copied by cp.async, no scratch array that registers would fill), and the product reads it
 // as columns: kiln_mma_sync<..., true>, mma.sync strides [lda, ldb, 1].

@@ -139,6 +139,26 @@ inline Traced matmul_bf16_program(int64_t n, int64_t stages) {
                });
 }
 
+// Twice the column sums of x and the sums of v, 16 rows a step: loads that no product reads,
+// pipelined by prefetch_stages (stages < 2: loaded each iteration). `rows` need not be a multiple
+// of 16 (the last step's cells are ragged); an odd count makes v's vectors one f32 wide.
+inline Traced streamed_sums_program(int64_t rows, int64_t stages) {
+  const int32_t steps = int32_t((rows + 15) / 16);
+  return trace("streamed_sums", In<float>(cells({rows, 64}, {16, 64}).along({free_axis, free_axis})),
+               In<float>(cells({rows}, {16}).along({free_axis})), Out<float>(cells({64}, {64})),
+               Out<float>(cells({16}, {16})),
+               [steps, stages](Param<float> x, Param<float> v, Param<float> col_sums, Param<float> v_sums) {
+                 Var<float> acc = zeros<float>({64});
+                 Var<float> vacc = zeros<float>({16});
+                 For(d_range(0, steps).prefetch_stages(stages), [&](Index i) {
+                   acc = acc.get() + reduce_sum(load_at(x, {i, 0}) * 2.0f, {.dim = 0});
+                   vacc = vacc.get() + load_at(v, {i});
+                 });
+                 store_cell(col_sums, acc);
+                 store_cell(v_sums, vacc);
+               });
+}
+
 inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
   return {
       {"vadd_1000", [] { return vadd_program(1000); }},
@@ -156,6 +176,7 @@ inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
       {"matmul", matmul_program},
       {"matmul_bf16", [] { return matmul_bf16_program(256, 1); }},
       {"matmul_bf16_prefetch_3", [] { return matmul_bf16_program(256, 3); }},
+      {"streamed_sums_prefetch_3", [] { return streamed_sums_program(1001, 3); }},
   };
 }
 

@@ -282,6 +282,44 @@ void ragged_grid_matmul(int64_t gx, int64_t gy, int64_t tile_mn, int64_t tile_k,
   }
 }
 
+// prefetch_stages pipelines every tile load of the loop, not only a product's factors: column sums
+// of 2x and sums of v, 16 rows a step, over 1001 rows (the last step ragged, its copies masked to
+// zeros) and over 64, at 1 (loaded each iteration) to 4 stages. Each stage count adds the same
+// values in the same order, so the results are the same bits.
+TEST(TileRun, PrefetchPipelinesLoadsThatNoProductReads) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (int64_t rows : {1001, 64}) {
+      std::vector<double> xs = random_values(size_t(rows * 64), 61, -2, 2), vs = random_values(size_t(rows), 62, -2, 2);
+      std::vector<float> x(xs.begin(), xs.end()), v(vs.begin(), vs.end());
+      std::vector<double> want_cols(64, 0), want_v(16, 0);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < 64; ++j) want_cols[size_t(j)] += 2.0 * double(x[size_t(r * 64 + j)]);
+        want_v[size_t(r % 16)] += double(v[size_t(r)]);
+      }
+      std::vector<float> first_cols, first_v;
+      for (int64_t stages : {1, 2, 3, 4}) {
+        Traced t = testing::streamed_sums_program(rows, stages);
+        Handle hx = c.upload(std::span<const float>(x)), hv = c.upload(std::span<const float>(v));
+        std::vector<float> poison(64, float(kPoison));
+        Handle hc = c.upload(std::span<const float>(poison)), hs = c.upload(std::span<const float>(poison.data(), 16));
+        t.entry.launch(c, {hx, hv, hc, hs});
+        std::vector<float> cols = c.read<float>(hc), sums = c.read<float>(hs);
+        const std::string what = dev.name() + " rows " + std::to_string(rows) + " stages " + std::to_string(stages);
+        for (size_t j = 0; j < 64; ++j) EXPECT_NEAR(cols[j], want_cols[j], 1e-3) << what << " column " << j;
+        for (size_t j = 0; j < 16; ++j) EXPECT_NEAR(sums[j], want_v[j], 1e-3) << what << " v sum " << j;
+        if (stages == 1) {
+          first_cols = cols;
+          first_v = sums;
+        } else {
+          EXPECT_EQ(cols, first_cols) << what;
+          EXPECT_EQ(sums, first_v) << what;
+        }
+      }
+    }
+  }
+}
+
 TEST(TileRun, MatmulOnARaggedGridOfBlockGroups) {
   for (auto [gx, gy] : {std::pair<int64_t, int64_t>{11, 3}, {3, 5}, {9, 1}, {1, 4}, {17, 2}}) {
     ragged_grid_matmul<double, double>(gx, gy, 32, 16, 1, 1e-14);

@@ -17,7 +17,7 @@ void Lowerer::one(const Op& op) {
       if (auto it = rings_.find(op.result); it != rings_.end()) {
         Tiled t;
         t.type = op.type;
-        t.staged = Tiled::Staged{it->second.array, it->second.current, it->second.pitch};
+        t.staged = Tiled::Staged{it->second.array, it->second.current, it->second.pitch, false, it->second.vec};
         tiles_[op.result] = t;
         return;
       }
@@ -156,28 +156,30 @@ void Lowerer::plan_rings(const Op& op, const std::unordered_map<Value, const Op*
   };
   walk(walk, body);
   for (const Op& l : body.ops) {
-    if (l.kind != K::TileLoadAt || l.type.rank != 2) continue;
+    if (l.kind != K::TileLoadAt || l.type.rank < 1 || l.type.rank > 2) continue;
+    // A copy zero-fills what is past the extent, and moves 4, 8 or 16 bytes (cp.async's sizes):
+    // a view padded otherwise, or of narrower vectors, is loaded each iteration as before.
     CellAccess c = cell_access(l.operand(ops::TileLoadAt::view));
-    if (c.pad != Pad::zero || c.vec * scalar_bytes(l.type.scalar) != 16) continue;
-    // Its users: products that take it as a factor, or transposes of it that a product takes as
-    // its b (stored as the tile's columns: x @ w.T reads w's rows).
-    std::vector<std::pair<const Op*, size_t>> products;
+    const int bytes = c.vec * scalar_bytes(l.type.scalar);
+    if (c.pad != Pad::zero || (bytes != 4 && bytes != 8 && bytes != 16)) continue;
+    // Any user reads the staged tile (into the layout it wants, from this iteration's slot): a
+    // product as a factor, or a transpose of it as its b (stored as the tile's columns: x @ w.T
+    // reads w's rows), straight from shared memory.
     bool ok = !users[l.result].empty();
+    std::vector<std::pair<const Op*, size_t>> products;
     for (auto [user, at] : users[l.result]) {
       if (user->kind == K::TileMma && at <= 1) {
         products.push_back({user, at});
-      } else if (user->kind == K::TileTranspose && !users[user->result].empty()) {
+      } else if (user->kind == K::TileTranspose) {
         for (auto [product, b_at] : users[user->result]) {
-          ok = ok && product->kind == K::TileMma && b_at == 1;
-          products.push_back({product, b_at});
+          if (product->kind == K::TileMma && b_at <= 1) products.push_back({product, b_at});
         }
-      } else {
-        ok = false;
       }
     }
+    // Rows padded by 16 bytes for tensor cores' fragments (every product that reads it must
+    // agree); otherwise as they are. A tile of rank 1 is one row.
     std::optional<uint32_t> pitch;
     for (auto [user, at] : products) {
-      if (!ok) break;
       const Type ta = k_.type_of(user->operand(ops::TileMma::a)), tb = k_.type_of(user->operand(ops::TileMma::b));
       MmaPlan plan = plan_mma(ta.scalar, user->type.scalar, ta.shape[0], tb.shape[1], ta.shape[1]);
       uint32_t cols = l.type.shape[1];
@@ -185,12 +187,14 @@ void Lowerer::plan_rings(const Op& op, const std::unordered_map<Value, const Op*
       if (pitch && *pitch != p) ok = false;
       pitch = p;
     }
+    if (!pitch) pitch = l.type.rank == 2 ? l.type.shape[1] : 1;
     for (Value i : l.operands_from(ops::TileLoadAt::cell)) ok = ok && clonable(i, body, def);
     if (!ok) continue;
     Ring r;
     r.load = &l;
     r.pitch = *pitch;
-    r.slot_elems = l.type.shape[0] * r.pitch;
+    r.vec = c.vec;
+    r.slot_elems = l.type.rank == 2 ? l.type.shape[0] * r.pitch : l.type.shape[0];
     r.array = own_shared(l.type.scalar, uint64_t(stages) * r.slot_elems);
     rings_[l.result] = r;
   }
@@ -216,6 +220,10 @@ void Lowerer::issue_copies(const Ring& r, Value at, Value slot_offset, Value val
       emit(K::CopyAsync, {r.array, dst, c.array, a.chunk_index[ch], mask});
     } else {
       Value v = emit(K::Load, {c.array, a.chunk_index[ch], mask});
+      if (c.vec == 1) {
+        emit(K::Store, {r.array, dst, v});
+        continue;
+      }
       for (int lane = 0; lane < c.vec; ++lane) {
         Value x = emit(K::VectorExtract, {v}, {{AttrKey::Lane, AttrValue::of_int(lane)}});
         emit(K::Store, {r.array, add(dst, c32(uint32_t(lane))), x});

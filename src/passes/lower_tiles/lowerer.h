@@ -59,6 +59,7 @@ struct Tiled {
     Value offset;
     uint32_t pitch;
     bool columns = false;
+    int vec = 1;  // the loaded view's vector width: a load of it would have been blocked(.., vec)
   };
   std::optional<Staged> staged;
 };
@@ -123,6 +124,7 @@ class Lowerer {
 
   static bool free_widen(const Layout& from, const Layout& want, std::vector<size_t>& slot_of);
   Tiled in_slots(const Tiled& t);
+  Layout loaded_layout(const Type& t, const Tiled::Staged& st) const;
   std::vector<Value> present(const Tiled& t, const Layout& want);
   std::vector<Value> present_widened(const Tiled& src, const Layout& want);
   std::vector<Value> relayout(const Tiled& t, const Layout& want);
@@ -213,6 +215,7 @@ class Lowerer {
     const Op* load = nullptr;
     Value array = kNoValue;
     uint32_t pitch = 0, slot_elems = 0;
+    int vec = 1;               // the view's vector width
     Value current = kNoValue;  // this iteration's slot offset, while the body is lowered
   };
   bool async_copies() const { return k_.facts.target.cuda_at_least(80); }

@@ -13,10 +13,13 @@ Tiled& Lowerer::tile(Value v) {
 }
 
 // The layout an elementwise op computes in: its first operand's that has one.
+// The first operand's layout that has one: a placed tile's, or a staged one's as its load would
+// have placed it (so a pipeline leaves every layout, and every reduction's order, as it was).
 std::optional<Layout> Lowerer::common_layout(std::span<const Value> operands) {
   for (Value v : operands) {
     const Tiled& t = tile(v);
     if (placed(t)) return t.layout;
+    if (t.staged && !t.widen_of) return loaded_layout(t.type, *t.staged);
   }
   return std::nullopt;
 }

@@ -30,14 +30,31 @@ bool Lowerer::free_widen(const Layout& from, const Layout& want, std::vector<siz
   return true;
 }
 
-// `t` with its values in slots: itself when placed, else in the blocked layout.
+// `t` with its values in slots: itself when placed, else in the blocked layout; a staged tile in
+// the layout its load would have given it (transposed where it is read as columns), so that a
+// pipeline changes when a tile arrives and never the order a reduction adds it in.
 Tiled Lowerer::in_slots(const Tiled& t) {
   if (placed(t)) return t;
   Tiled r;
   r.type = t.type;
   r.layout = blocked(t.type, units_, 1);
+  if (t.staged && !t.widen_of) r.layout = loaded_layout(t.type, *t.staged);
   r.slots = present(t, r.layout);
   return r;
+}
+
+Layout Lowerer::loaded_layout(const Type& t, const Tiled::Staged& st) const {
+  if (!st.columns) return blocked(t, units_, st.vec);
+  Type loaded = t;
+  std::swap(loaded.shape[0], loaded.shape[1]);
+  Layout l = blocked(loaded, units_, st.vec);
+  std::swap(l.shape[0], l.shape[1]);
+  for (auto* bits : {&l.slot, &l.unit}) {
+    for (Target& b : *bits) {
+      if (!b.none()) b.dim = 1 - b.dim;
+    }
+  }
+  return l;
 }
 
 std::vector<Value> Lowerer::present(const Tiled& t, const Layout& want) {
@@ -52,7 +69,7 @@ std::vector<Value> Lowerer::present_widened(const Tiled& src, const Layout& want
   if (src.staged) {
     Tiled m = src;
     m.staged.reset();
-    m.layout = blocked(src.type, units_, 1);
+    m.layout = loaded_layout(src.type, *src.staged);
     m.slots = read_staged(*src.staged, m.layout);
     return present_widened(m, want);
   }
