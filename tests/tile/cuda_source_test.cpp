@@ -120,6 +120,39 @@ TEST(TileCudaSource, LoadsThatNoProductReadsArePipelined) {
   EXPECT_NE(l.source.find("kiln_cp_async_wait<1>()"), std::string::npos) << "three stages: one group may still fly";
 }
 
+// A factor from before the loop (q) is written into an array of its own once, before the loop; with
+// k copied by the pipeline, the loop's product has both factors in place: its body stores nothing
+// into shared memory and passes the pipeline's barrier only. Inside another loop too, where the
+// trial lowerings of the outer loop leave no array behind.
+TEST(TileCudaSource, AFactorFromBeforeTheLoopIsWrittenOnce) {
+  for (bool nested : {false, true}) {
+    Lowered l = lower_for_sm90(testing::resident_factor_program(4, 2, nested));
+    std::vector<const ir::Op*> loops;
+    auto find = [&](auto& self, const ir::Region& r) -> void {
+      for (const ir::Op& op : r.ops) {
+        if (op.kind == ir::OpKind::For && op.attr_int(ir::AttrKey::PrefetchStages, -1) == 2) loops.push_back(&op);
+        for (const ir::Region& in : op.regions) self(self, in);
+      }
+    };
+    find(find, l.kernel.body);
+    ASSERT_EQ(loops.size(), 1u) << "nested " << nested;
+    int64_t shared_stores = 0, barriers = 0;
+    ir::walk(loops[0]->regions[0], [&](const ir::Op& op) {
+      if (op.kind == ir::OpKind::Store &&
+          l.kernel.type_of(op.operand(ir::ops::Store::array)).kind == ir::TypeKind::Shared)
+        ++shared_stores;
+      barriers += op.kind == ir::OpKind::SyncCube;
+    });
+    EXPECT_EQ(shared_stores, 0) << "nested " << nested;
+    EXPECT_EQ(barriers, 1) << "nested " << nested << ": the pipeline's";
+    int64_t bf16_arrays = 0;
+    for (const ir::Op& op : l.kernel.body.ops) {
+      bf16_arrays += op.kind == ir::OpKind::SharedAlloc && op.type.scalar == ir::Scalar::BF16;
+    }
+    EXPECT_EQ(bf16_arrays, 2) << "nested " << nested << ": q's array and k's ring, nothing a trial made";
+  }
+}
+
 // x @ w.T: a loaded tile of w whose transpose is the product's b stays in its ring as loaded (two
 // rings, copied by cp.async, no scratch array that registers would fill), and the product reads it
 // as columns: kiln_mma_sync<..., true>, mma.sync strides [lda, ldb, 1].

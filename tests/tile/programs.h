@@ -159,6 +159,27 @@ inline Traced streamed_sums_program(int64_t rows, int64_t stages) {
                });
 }
 
+// c = q x sum over steps of the k cells: q (bf16, [64, 64]) is loaded once before the loop, so
+// the loop's products take a factor from before it (kept resident in shared memory); with
+// `nested`, the loop stands inside another of two steps that adds its result twice.
+inline Traced resident_factor_program(int64_t steps, int64_t stages, bool nested) {
+  return trace("resident_factor", In<bf16>(cells({64, 64}, {64, 64})),
+               In<bf16>(cells({steps * 64, 64}, {64, 64}).along({free_axis, free_axis})),
+               Out<float>(cells({64, 64}, {64, 64})),
+               [steps, stages, nested](Param<bf16> q, Param<bf16> k, Param<float> c) {
+                 Tile<bf16> qt = load_cell(q);
+                 Var<float> acc = zeros(c);
+                 auto inner = [&] {
+                   For(d_range(0, int32_t(steps)).prefetch_stages(stages), [&](Index j) {
+                     acc = mma(qt, load_at(k, {j, Index(0)}), acc.get());
+                   });
+                 };
+                 if (nested) For(d_range(0, 2), [&](Index) { inner(); });
+                 else inner();
+                 store_cell(c, acc);
+               });
+}
+
 inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
   return {
       {"vadd_1000", [] { return vadd_program(1000); }},
@@ -177,6 +198,8 @@ inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
       {"matmul_bf16", [] { return matmul_bf16_program(256, 1); }},
       {"matmul_bf16_prefetch_3", [] { return matmul_bf16_program(256, 3); }},
       {"streamed_sums_prefetch_3", [] { return streamed_sums_program(1001, 3); }},
+      {"resident_factor", [] { return resident_factor_program(4, 2, false); }},
+      {"resident_factor_nested", [] { return resident_factor_program(3, 3, true); }},
   };
 }
 

@@ -320,6 +320,44 @@ TEST(TileRun, PrefetchPipelinesLoadsThatNoProductReads) {
   }
 }
 
+// A product's factor from before its loop (q) is written into shared memory once and read there
+// every iteration: the product over 4 steps (2 stages), and the loop inside another (3 stages,
+// twice), against the host's sums of q x k_j in double.
+TEST(TileRun, AFactorFromBeforeTheLoopStaysResident) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (auto [steps, stages, nested] : {std::tuple{4, 2, false}, std::tuple{3, 3, true}, std::tuple{5, 1, false}}) {
+      std::vector<double> qs = random_values(64 * 64, 71, -1, 1),
+                          ks = random_values(size_t(steps) * 64 * 64, 72, -1, 1);
+      std::vector<bf16> q, k;
+      for (double v : qs) q.push_back(bf16(float(v)));
+      for (double v : ks) k.push_back(bf16(float(v)));
+      Traced t = testing::resident_factor_program(steps, stages, nested);
+      std::vector<float> poison(64 * 64, float(kPoison));
+      Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)),
+             hc = c.upload(std::span<const float>(poison));
+      t.entry.launch(c, {hq, hk, hc});
+      std::vector<float> out = c.read<float>(hc);
+      double worst = 0;
+      for (int64_t i = 0; i < 64; ++i) {
+        for (int64_t j = 0; j < 64; ++j) {
+          double want = 0, scale = 0;
+          for (int64_t s = 0; s < steps; ++s) {
+            for (int64_t x = 0; x < 64; ++x) {
+              const double p = double(float(q[size_t(i * 64 + x)])) * double(float(k[size_t((s * 64 + x) * 64 + j)]));
+              want += p;
+              scale += std::abs(p);
+            }
+          }
+          if (nested) want *= 2, scale *= 2;
+          worst = std::max(worst, std::abs(double(out[size_t(i * 64 + j)]) - want) / scale);
+        }
+      }
+      EXPECT_LE(worst, 1e-5) << dev.name() << " steps " << steps << " stages " << stages << " nested " << nested;
+    }
+  }
+}
+
 TEST(TileRun, MatmulOnARaggedGridOfBlockGroups) {
   for (auto [gx, gy] : {std::pair<int64_t, int64_t>{11, 3}, {3, 5}, {9, 1}, {1, 4}, {17, 2}}) {
     ragged_grid_matmul<double, double>(gx, gy, 32, 16, 1, 1e-14);

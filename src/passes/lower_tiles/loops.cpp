@@ -1,5 +1,7 @@
 // lower_tiles' regions and loops: ops copied with their regions, For loops whose carried tiles
 // become slots (the layouts settled by trial lowerings), and the prefetch_stages pipeline.
+#include <unordered_set>
+
 #include "kiln/error.h"
 #include "passes/lower_tiles/lowerer.h"
 
@@ -247,6 +249,44 @@ bool Lowerer::exits_early(const Region& body) {
   return walk(walk, body);
 }
 
+std::vector<Value> Lowerer::keep_resident(const Op& loop) {
+  const Region& body = loop.regions[0];
+  std::unordered_set<Value> inside(body.args.begin(), body.args.end());
+  std::vector<const Op*> products;
+  auto walk = [&](auto& self, const Region& r) -> void {
+    for (const Op& o : r.ops) {
+      for (Value v : o.results()) inside.insert(v);
+      if (o.kind == K::TileMma) products.push_back(&o);
+      for (const Region& in : o.regions) {
+        inside.insert(in.args.begin(), in.args.end());
+        self(self, in);
+      }
+    }
+  };
+  walk(walk, body);
+  std::vector<Value> kept;
+  for (const Op* p : products) {
+    const Value a = p->operand(ops::TileMma::a), b = p->operand(ops::TileMma::b);
+    const Type ta = k_.type_of(a), tb = k_.type_of(b);
+    const uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
+    const MmaPlan plan = plan_mma(ta.scalar, p->type.scalar, m, n, kk);
+    // Rows as the product stages them (padded by 16 bytes for tensor cores' fragments).
+    const uint32_t lda = plan.fragments ? kk + 8 : kk, ldb = plan.fragments ? n + 8 : n;
+    for (auto [v, pitch] : {std::pair{a, lda}, std::pair{b, ldb}}) {
+      if (inside.count(v) || resident_.count(v) || !tiles_.count(v) || tiles_.at(v).staged) continue;
+      const Tiled t = tiles_.at(v);
+      Value array = own_shared(t.type.scalar, uint64_t(t.type.shape[0]) * pitch);
+      write_rows(t, array, 0, pitch);
+      resident_[v] = Tiled::Staged{array, c32(0), pitch};
+      kept.push_back(v);
+    }
+  }
+  // Every unit's rows are written before any product reads them (the loop's own barriers may not
+  // come first: a product whose factors are all in place passes none).
+  if (!kept.empty()) emit(K::SyncCube, {});
+  return kept;
+}
+
 void Lowerer::lower_for(const Op& op) {
   const Region& body = op.regions[0];
   std::span<const Value> init_values = op.operands_from(ops::For::inits);
@@ -256,6 +296,7 @@ void Lowerer::lower_for(const Op& op) {
     for (Value v : o.results()) def[v] = &o;
   }
   plan_rings(op, def);
+  const std::vector<Value> resident = keep_resident(op);
   // A loop in the kernel's own body runs once (trials lower only loops inside other loops).
   const bool top_level = !trial_ && &op >= k_.body.ops.data() && &op < k_.body.ops.data() + k_.body.ops.size();
   std::vector<const Ring*> rings;
@@ -403,6 +444,7 @@ void Lowerer::lower_for(const Op& op) {
       if (o.array == r->array) o.top_level = top_level, o.ended = true;
     }
   }
+  for (Value v : resident) resident_.erase(v);
 }
 
 // Lowers the body into a scratch region and reports the layouts of what its yield passes on.

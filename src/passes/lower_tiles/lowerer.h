@@ -160,6 +160,7 @@ class Lowerer {
   std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off, Value sb,
                                    Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs, bool b_columns);
   Value stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first = false);
+  void write_rows(const Tiled& t0, Value buf, uint64_t at, uint32_t pitch);
 
   // ---- cells --------------------------------------------------------------------------------
 
@@ -227,6 +228,10 @@ class Lowerer {
   void issue_copies(const Ring& r, Value at, Value slot_offset, Value valid, const Region& body,
                     const std::unordered_map<Value, const Op*>& def);
   static bool exits_early(const Region& body);
+  // A loop's products whose factor is a register tile from before the loop: each such tile is
+  // written into shared memory of its own once, before the loop, and the products read it there
+  // (resident_, for the loop's lowering) instead of writing it again every iteration.
+  std::vector<Value> keep_resident(const Op& loop);
   void lower_for(const Op& op);
 
   // The layouts a loop carries its tiles in: each yielded tile's own, found by lowering the body
@@ -245,7 +250,8 @@ class Lowerer {
   std::unordered_map<Value, const Op*> views_;
   std::map<Scalar, Scratch> scratch_;
   std::vector<Owned> own_;
-  std::unordered_map<Value, Ring> rings_;  // by the pipelined load's result
+  std::unordered_map<Value, Ring> rings_;              // by the pipelined load's result
+  std::unordered_map<Value, Tiled::Staged> resident_;  // factors kept in shared memory for a loop
   std::vector<std::vector<std::optional<Layout>>> loop_layouts_;
   bool trial_ = false;
 };

@@ -254,7 +254,11 @@ void Lowerer::mma(const Op& op) {
   // written into the scratch array (a at 0, b after it).
   // b may be staged as its columns (the transposed view of a loaded tile: x @ w.T), rows of k
   // padded alike; mma reads it so without moving it.
-  const Tiled &fa = tile(a), &fb = tile(b);
+  // A factor the loop around kept resident (staged once before it) is read where it stays.
+  Tiled fa = tile(a), fb = tile(b);
+  for (auto [v, f] : {std::pair{a, &fa}, std::pair{b, &fb}}) {
+    if (auto it = resident_.find(v); it != resident_.end()) f->staged = it->second;
+  }
   bool a_ready = fa.staged && !fa.staged->columns && fa.staged->pitch == lda;
   bool b_ready =
       fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
@@ -331,9 +335,16 @@ std::vector<Value> Lowerer::exact_product(const std::vector<Value>& acc, const L
 // Writes a factor into the scratch array of its type at `at`, rows `pitch` elements apart (the
 // first factor after a barrier: the array's last use may still be reading).
 Value Lowerer::stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first) {
-  Tiled t = in_slots(t0);
-  Value buf = scratch(t.type.scalar, at + uint64_t(t.type.shape[0]) * pitch);
+  Value buf = scratch(t0.type.scalar, at + uint64_t(t0.type.shape[0]) * pitch);
   if (at == 0 || first) emit(K::SyncCube, {});
+  write_rows(t0, buf, at, pitch);
+  return buf;
+}
+
+// The tile's elements into `buf` from element `at`, row-major, rows `pitch` apart, each by its
+// owner.
+void Lowerer::write_rows(const Tiled& t0, Value buf, uint64_t at, uint32_t pitch) {
+  Tiled t = in_slots(t0);
   std::array<uint32_t, 4> stride = {pitch, 1, 0, 0};
   Value mine = owner(t.layout);
   Value base = add(unit_linear(t.layout, stride), c32(at));
@@ -342,7 +353,6 @@ Value Lowerer::stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first) {
     if (mine == kNoValue) emit(K::Store, {buf, idx, t.slots[j]});
     else emit(K::Store, {buf, idx, t.slots[j], mine});
   }
-  return buf;
 }
 
 }  // namespace kiln::passes::tile_lowering
