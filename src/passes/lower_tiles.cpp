@@ -53,7 +53,7 @@ void largest_tile(const Region& r, const Kernel& k, uint64_t& most, uint64_t& pr
 // and 256 units. A kernel with products takes one plane per 64 x 64 of its largest product, from
 // four planes to eight (decision 020): a plane's 64 x 64 accumulators read each factor fragment
 // four times from registers, where 32 x 64 read half of them twice as often from shared memory.
-uint32_t tile_units(const Kernel& k) {
+uint32_t tile_units(const Kernel& k, const ir::Target&) {
   constexpr uint64_t plane = ir::Target::kPlaneWidth;
   uint64_t most = 1, product = 0;
   largest_tile(k.body, k, most, product);
@@ -71,7 +71,7 @@ bool lower_tiles(Kernel& k) {
     throw Error("passes.lower_tiles",
                 "kernel '" + k.name + "': a tile kernel runs on cubes of [U, 1, 1] units, U a power of two from " +
                     std::to_string(ir::Target::kPlaneWidth) + " to " + std::to_string(ir::Target::kMaxCubeUnits) +
-                    " (tile_units gives " + std::to_string(tile_units(k)) + "), not [" +
+                    " (tile_units gives " + std::to_string(tile_units(k, k.facts.target)) + "), not [" +
                     std::to_string(k.facts.cube_dim.x) + ", " + std::to_string(k.facts.cube_dim.y) + ", " +
                     std::to_string(k.facts.cube_dim.z) + "]");
   }

@@ -70,11 +70,12 @@ void Program::scan(const ir::Region& r) {
 
 Program::Program(std::string name, std::vector<ParamDecl> params, ir::Kernel kernel, std::optional<Grid> grid)
     : name_(std::move(name)), params_(std::move(params)), grid_(grid) {
-  units_ = passes::tile_units(kernel);
   compiled_ = std::make_shared<const kiln::Program>(std::move(kernel));
   views_.resize(params_.size());
   scan(compiled_->kernel().body);
 }
+
+uint32_t Program::units_for(const ir::Target& target) const { return passes::tile_units(compiled_->kernel(), target); }
 
 namespace {
 
@@ -227,7 +228,8 @@ void Entry::launch(const Client& client, std::span<const Handle> buffers, std::o
   // Cell accesses are masked by the extent and the launch checked the buffers cover it, so they
   // need no bounds checks; accesses at computed addresses (Shared) keep checked mode's.
   ir::ExecMode mode = p.uses_addresses() ? ir::ExecMode::Checked : ir::ExecMode::Unchecked;
-  kiln::launch(client, KernelRef(p.compiled()), LaunchConfig{CubeCount(g[0], g[1], g[2]), CubeDim(p.units()), 1, mode},
+  kiln::launch(client, KernelRef(p.compiled()),
+               LaunchConfig{CubeCount(g[0], g[1], g[2]), CubeDim(p.units_for(client.device().info().target)), 1, mode},
                args);
 }
 

@@ -71,6 +71,8 @@ class FakeCuda : public ::testing::Test {
     std::vector<Device> all = Device::all();
     ASSERT_EQ(all.size(), 2u) << "the stand-in driver reports one GPU";
     ASSERT_NE(all[1].info().name.find("kiln fake GPU"), std::string::npos) << all[1].info().name;
+    // Its info names the target its kernels compile for: the stand-in GPU's architecture.
+    ASSERT_EQ(ir::to_string(all[1].info().target), all[1].info().architecture);
   }
   void need_nvrtc() {
     if (!cuda::nvrtc_available()) GTEST_SKIP() << "NVRTC is not installed: nothing to compile with";

@@ -82,6 +82,7 @@ TEST(CompileTarget, TheBackendGetsTheKernelPassedForItsTarget) {
 
 TEST(CompileTarget, TheCpuBackendCompilesForTheCpu) {
   EXPECT_EQ(Device::cpu().state()->backend->target(), ir::Target::cpu());
+  EXPECT_EQ(Device::cpu().info().target, ir::Target::cpu()) << "what the device's info says it compiles for";
 }
 
 }  // namespace

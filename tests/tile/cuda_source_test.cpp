@@ -25,7 +25,9 @@ TEST(TileCudaSource, EveryTileProgramCompilesWithNvrtc) {
   for (const auto& [name, make] : testing::programs()) {
     Traced t = make();
     try {
-      kiln::test::compile_for_sm90a(t.program->kernel(), ir::Dim3{t.program->units(), 1, 1}, ir::ExecMode::Unchecked);
+      kiln::test::compile_for_sm90a(t.program->kernel(),
+                                    ir::Dim3{t.program->units_for(ir::Target::cuda(90, true)), 1, 1},
+                                    ir::ExecMode::Unchecked);
       ++compiled;
     } catch (const Error& err) {
       ADD_FAILURE() << name << ": " << err.what();
@@ -41,7 +43,7 @@ struct Lowered {
 };
 Lowered lower_for_sm90(const Traced& t) {
   Lowered l{t.program->kernel(), ""};
-  l.kernel.facts.cube_dim = ir::Dim3{t.program->units(), 1, 1};
+  l.kernel.facts.cube_dim = ir::Dim3{t.program->units_for(ir::Target::cuda(90, true)), 1, 1};
   l.kernel.facts.mode = ir::ExecMode::Unchecked;
   passes::PipelineOptions pipeline;
   pipeline.target = ir::Target::cuda(90, true);

@@ -22,6 +22,9 @@ struct DeviceInfo {
   std::array<uint32_t, 3> max_cube_count{0x7fffffffu, 65535, 65535};  // CUDA's grid limits
   uint32_t max_shared_bytes = ir::Target::kCudaStaticShared;          // per cube, as a kernel may use it
   uint32_t plane_dim = ir::Target::kPlaneWidth;
+  // What its kernels are compiled for (the pass pipeline's target): the tile layer chooses a
+  // kernel's units for it.
+  ir::Target target;
 };
 
 }  // namespace kiln

@@ -20,9 +20,11 @@ bool promote_vars(ir::Kernel& k);
 // accesses with the padding value, reductions plane shuffles and shared memory, block ids cube
 // positions. Needs facts.cube_dim = [tile_units(k), 1, 1]; a kernel without tile ops is unchanged.
 bool lower_tiles(ir::Kernel& k);
-// The units of one cube that lower_tiles spreads a tile kernel's tiles over, chosen from its
-// largest tile: a power of two from 32 to 256.
-uint32_t tile_units(const ir::Kernel& k);
+// The units of one cube that lower_tiles spreads a tile kernel's tiles over, for `target` (the
+// launch's device; they are part of what it compiles): chosen from its largest tile, a power of
+// two from 32 to 256. Every target takes the same count today, so that the CPU runs the very
+// layouts a GPU does; a target whose products want other cubes (Hopper's warp groups) will differ.
+uint32_t tile_units(const ir::Kernel& k, const ir::Target& target);
 // Loops marked {vectorize = W} run W iterations at a time on vector<W x T> values, with wide loads
 // and stores, then the iterations that remain as they were: loops of step 1 over an unsigned
 // index, carrying nothing, whose straight-line body of scalars reads and writes global buffers at

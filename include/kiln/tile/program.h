@@ -34,8 +34,10 @@ class Program {
   const ir::Kernel& kernel() const { return compiled_->kernel(); }
   // The grid the Out cells give; none when no Out has cells that fix it (dyn_dim, or only Shared).
   const std::optional<Grid>& grid() const { return grid_; }
-  // The units of one block, as the lowering picks them from the tile shapes (decision 019).
-  uint32_t units() const { return units_; }
+  // The units of one block on `target` (a launch's device: DeviceInfo::target), as the lowering
+  // picks them from the tile shapes (decision 019), chosen when a launch compiles, not when the
+  // kernel is recorded.
+  uint32_t units_for(const ir::Target& target) const;
   const std::shared_ptr<const kiln::Program>& compiled() const { return compiled_; }
   // The cells of each view of a parameter (its own and its retiles'), which the launch checks
   // buffers against.
@@ -53,7 +55,6 @@ class Program {
   std::string name_;
   std::vector<ParamDecl> params_;
   std::optional<Grid> grid_;
-  uint32_t units_ = 0;
   std::shared_ptr<const kiln::Program> compiled_;
   std::vector<std::vector<View>> views_;
   bool uses_addresses_ = false;

@@ -140,6 +140,7 @@ class CpuBackend : public backend::Backend {
  public:
   explicit CpuBackend(const PlanOptions& options) : options_(options), pool_(thread_count() - 1) {
     info_.name = cpu_name();
+    info_.target = ir::Target::cpu();
 #if defined(__x86_64__)
     info_.architecture = "x86_64";
 #elif defined(__aarch64__)

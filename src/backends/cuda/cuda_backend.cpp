@@ -125,6 +125,7 @@ class CudaBackend : public backend::Backend {
     arch_ = architecture(major, minor);
     info_.architecture = arch_;
     target_ = ir::Target::cuda(major * 10 + minor, arch_.back() == 'a');
+    info_.target = target_;
     size_t total = 0;
     d_.cuDeviceTotalMem(&total, dev_);
     info_.memory_bytes = total;
