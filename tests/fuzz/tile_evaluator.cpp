@@ -73,6 +73,8 @@ int quantum(long double x) {
 // magnitudes below 2^(precision + q), so no partial sum rounds), else approximate by the classic
 // bound n x eps x sum |term|. NaNs and infinities give what any order gives, when that is one value.
 Elem sum_of(Scalar s, const std::vector<long double>& terms, Trust t, long double bound) {
+  // A term not vouched for (an Unknown element's bits mean nothing) leaves the sum unvouched.
+  if (t == Trust::Unknown) return {0, Trust::Unknown, 0};
   bool nan = false, pos_inf = false, neg_inf = false;
   long double sum = 0, magnitude = 0;
   int q = std::numeric_limits<int>::max();
