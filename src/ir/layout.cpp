@@ -10,6 +10,12 @@ namespace {
 
 bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// The largest base a shared layout asks for: what a 128-byte swizzle needs, and all that Hopper's
+// bulk copies and warp-group products ask.
+constexpr uint32_t kMaxSharedAlign = 1024;
+// Slot bits of a fragment: 2^16 values a unit is far past any register file.
+constexpr size_t kMaxSlotBits = 16;
+
 int log2_of(uint64_t v) {
   int b = 0;
   while ((uint64_t(1) << b) < v) ++b;
@@ -66,6 +72,10 @@ std::string layout_error(const TileLayout& l) {
     if (!power_of_two(s.align) || s.align < 16) {
       return "a shared layout's alignment is a power of two of 16 bytes or more, not " + std::to_string(s.align);
     }
+    if (s.align > kMaxSharedAlign) {
+      return "a shared layout's alignment is at most " + std::to_string(kMaxSharedAlign) + " bytes, not " +
+             std::to_string(s.align);
+    }
     if (s.align < swizzle_alignment(s.swizzle)) {
       return "a " + std::string(to_string(s.swizzle)) + "-byte swizzle repeats every " +
              std::to_string(swizzle_alignment(s.swizzle)) + " bytes and needs its base aligned to that, not to " +
@@ -80,6 +90,10 @@ std::string layout_error(const TileLayout& l) {
     if (!power_of_two(f.shape[size_t(d)])) {
       return "a fragment layout's dimensions are powers of two, not " + std::to_string(f.shape[size_t(d)]);
     }
+  }
+  if (f.slot.size() > kMaxSlotBits) {
+    return "a fragment layout names " + std::to_string(f.slot.size()) + " slot bits; a unit holds at most 2^" +
+           std::to_string(kMaxSlotBits) + " values of a tile";
   }
   if (f.unit.size() > size_t(log2_of(Target::kMaxCubeUnits))) {
     return "a fragment layout names " + std::to_string(f.unit.size()) + " unit bits; a cube has at most " +

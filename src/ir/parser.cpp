@@ -251,7 +251,10 @@ class Parser {
   uint16_t layout_ref() {
     if (!accept(',')) return 0;
     expect('#');
-    return static_cast<uint16_t>(unsigned_number(kLayoutMax));
+    size_t at = token_;
+    uint64_t n = unsigned_number(kLayoutMax);
+    if (n == 0) fail_at(at, "layouts are numbered from #1 (a type without one names none)");
+    return static_cast<uint16_t>(n);
   }
 
   // The kernel's layout table: "layouts {#1 = fragment<...>, #2 = shared<...>}", numbered in order.

@@ -80,7 +80,8 @@ class Verifier {
       fail_kernel("a value of type " + to_string(t) + " names layout #" + std::to_string(t.layout) +
                   "; the kernel has " + std::to_string(k_.layouts.size()));
     }
-    if (std::string e = layout_fit_error(*l, t); !e.empty()) {
+    // A var of a tile holds the tile's layout: the tile must fit it.
+    if (std::string e = layout_fit_error(*l, t.kind == TypeKind::Var && t.holds_tile ? t.element() : t); !e.empty()) {
       fail_kernel("a value of type " + to_string(t) + " cannot take layout #" + std::to_string(t.layout) + " (" +
                   to_string(*l) + "): " + e);
     }

@@ -351,7 +351,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       if (in_shared > 0) hold = t.alloc(K::SharedAlloc, ir::Type::scalar_of(acc), int64_t(in_shared) * units);
       auto hold_at = [&](uint32_t d) { return add(unit, u32(d * units)); };
       ValueRef m_parked;
-      if (s.async) {
+      if (s.async && in_shared > 0) {
         // The shared half as copies (s.async: f32, which needs no conversion on the way), then
         // the register half's loads: both in flight at once, the copies holding no register.
         for (uint32_t d = 0; d < in_shared; ++d) {
@@ -370,7 +370,7 @@ ir::Kernel record_split_rows(const RowSpec& s) {
       }
       std::vector<ValueRef> xs = load_values(in_shared, kDepth);
       mask_overlap(xs, in_shared);
-      if (s.async) {
+      if (s.async && in_shared > 0) {
         // A unit reads only the elements it copied: its own wait shows them to it, no barrier.
         // The overlap's elements become -inf in place, in the one cube of a row that has them.
         t.record(K::CopyAsyncWait, {}, ir::Type::none(), {ir::attr<ir::AttrKey::Pending>(0)});

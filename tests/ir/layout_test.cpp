@@ -71,6 +71,12 @@ TEST(TileLayout, RulesOfItsOwn) {
   FragmentLayout odd = f;
   odd.shape[1] = 6;
   EXPECT_EQ(layout_error(TileLayout::of(odd)), "a fragment layout's dimensions are powers of two, not 6");
+  FragmentLayout copies = f;
+  copies.slot.resize(17);
+  EXPECT_EQ(layout_error(TileLayout::of(copies)),
+            "a fragment layout names 17 slot bits; a unit holds at most 2^16 values of a tile");
+  EXPECT_EQ(layout_error(TileLayout::of(SharedLayout{64, Swizzle::None, 2048})),
+            "a shared layout's alignment is at most 1024 bytes, not 2048");
 }
 
 TEST(TileLayout, WhatFitsWhichType) {
@@ -148,6 +154,13 @@ TEST(TileLayout, TheVerifierHoldsValuesToTheirLayouts) {
       "ir.verify: kernel 'k': a value of type tile<[16, 16] x f32, registers, #4> names layout #4; the kernel "
       "has 3");
   EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = shared.alloc : shared<bf16, 4096, #3>\n}\n"), "(verified)");
+  EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = var.decl : var<tile<[16, 16] x f32, registers, #2>>\n}\n"),
+            "(verified)")
+      << "a var of a tile holds the tile's layout";
+  EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = var.decl : var<tile<[8, 16] x f32, registers, #2>>\n}\n"),
+            "ir.verify: kernel 'k': a value of type var<tile<[8, 16] x f32, registers, #2>> cannot take layout #2 "
+            "(fragment<[16, 16], slot = [0:0, 0:1, 1:3], unit = [0:2, 0:3, 1:0, 1:1, 1:2]>): the fragment layout's "
+            "shape is not the tile's");
   EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = shared.alloc : shared<f16, 100, #1>\n}\n"),
             "ir.verify: kernel 'k': a value of type shared<f16, 100, #1> cannot take layout #1 (fragment<[16, 16], "
             "slot = [1:0, 1:1, 0:3], unit = [1:2, 1:3, 0:0, 0:1, 0:2]>): shared memory takes a shared layout");
@@ -167,6 +180,9 @@ TEST(TileLayout, TheTableIsVerifiedAndParsedInOrder) {
   std::string swz = kHead;
   swz.replace(swz.find("swizzle = 128"), 13, "swizzle = 48");
   EXPECT_NE(verify_error(swz + "}\n").find("a swizzle is 'none', 32, 64 or 128 bytes"), std::string::npos);
+  EXPECT_NE(verify_error(std::string(kHead) + "  %3 = shared.alloc : shared<bf16, 64, #0>\n}\n")
+                .find("layouts are numbered from #1 (a type without one names none)"),
+            std::string::npos);
 }
 
 }  // namespace

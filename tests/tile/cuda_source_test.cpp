@@ -155,6 +155,38 @@ TEST(TileCudaSource, AFactorFromBeforeTheLoopIsWrittenOnce) {
   }
 }
 
+// A pipelined loop inside another runs again: before the next outer iteration writes its ring's
+// first slots and its resident factor (q, loaded in the outer body) once more, every unit passes
+// a barrier after the inner loop, so that none still reads them. (The CPU runs a cube's units in
+// lockstep and cannot miss it; a GPU can.)
+TEST(TileCudaSource, APipelinedLoopThatRunsAgainEndsWithABarrier) {
+  Traced t = trace(
+      "again", In<bf16>(cells({128, 64}, {64, 64}).along({free_axis, free_axis})),
+      In<bf16>(cells({256, 64}, {64, 64}).along({free_axis, free_axis})), Out<float>(cells({64, 64}, {64, 64})),
+      [](Param<bf16> q, Param<bf16> k, Param<float> c) {
+        tile::Var<float> acc = zeros(c);
+        For(d_range(0, 2), [&](Index o) {
+          Tile<bf16> qt = load_at(q, {o, Index(0)});
+          For(d_range(0, 4).prefetch_stages(2), [&](Index j) { acc = mma(qt, load_at(k, {j, Index(0)}), acc.get()); });
+        });
+        store_cell(c, acc);
+      });
+  Lowered l = lower_for_sm90(t);
+  const ir::Op* outer = nullptr;
+  for (const ir::Op& op : l.kernel.body.ops) {
+    if (op.kind == ir::OpKind::For) outer = &op;
+  }
+  ASSERT_NE(outer, nullptr);
+  const std::vector<ir::Op>& body = outer->regions[0].ops;
+  size_t inner = body.size();
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i].kind == ir::OpKind::For && body[i].attr_int(ir::AttrKey::PrefetchStages, -1) == 2) inner = i;
+  }
+  ASSERT_LT(inner + 2, body.size());
+  EXPECT_EQ(body[inner + 1].kind, ir::OpKind::CopyAsyncWait) << "no copy in flight after the loop";
+  EXPECT_EQ(body[inner + 2].kind, ir::OpKind::SyncCube) << "then every unit done with the slots and q's rows";
+}
+
 // x @ w.T: a loaded tile of w whose transpose is the product's b stays in its ring as loaded (two
 // rings, copied by cp.async, no scratch array that registers would fill), and the product reads it
 // as columns: kiln_mma_sync<..., true>, mma.sync strides [lda, ldb, 1].

@@ -44,8 +44,9 @@ struct FragmentLayout {
 enum class Swizzle : uint8_t { None = 0, Span32 = 32, Span64 = 64, Span128 = 128 };
 std::string_view to_string(Swizzle s);
 
-// A shared tile of rank 2 (or 1): row r starts `pitch` elements after row r - 1; the element's byte
-// offset from the array's start is then swizzled; the array starts at a multiple of `align` bytes.
+// A shared tile of rank 2, or a shared array seen as rows: row r starts `pitch` elements after row
+// r - 1; the element's byte offset from the array's start is then swizzled; the array starts at a
+// multiple of `align` bytes (16 to 1024).
 struct SharedLayout {
   uint32_t pitch = 0;  // elements from one row to the next
   Swizzle swizzle = Swizzle::None;

@@ -34,7 +34,8 @@ struct Target {
   // carved from one dynamic buffer and the launch opts in to the larger size.
   static constexpr uint32_t kCudaStaticShared = 48 * 1024;
   // The most cubes a kernel may ask to share one processor (KernelFacts::cubes_per_processor):
-  // the resident-cube limit of the largest CUDA processors (32 on sm_75 to sm_90).
+  // the resident-cube limit of the largest CUDA processors (32 on sm_80 and sm_90; 16 on sm_75
+  // and sm_86, 24 on sm_89, where ptxas ignores a larger ask).
   static constexpr int kMaxCubesPerProcessor = 32;
 
   enum class Kind : uint8_t {

@@ -34,7 +34,7 @@ constexpr std::string_view kReserved[] = {
     "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
     "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
     "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "restrict", "threadIdx",
-    "blockIdx", "blockDim", "gridDim", "warpSize", "kiln_smem", "fmodf", "fmod", "fabsf", "fabs", "fminf", "fmin",
+    "blockIdx", "blockDim", "gridDim", "warpSize", "kiln_smem", "kiln_smem_raw", "fmodf", "fmod", "fabsf", "fabs", "fminf", "fmin",
     "fmaxf", "fmax", "fmaf", "fma", "__fmul_rn", "__dmul_rn", "__fdiv_rn", "__ddiv_rn", "__int_as_float",
     "__longlong_as_double", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"};
 // clang-format on
@@ -231,7 +231,12 @@ void Emitter::plan_shared() {
     if (total > 0xffffffffull) unsupported(*op, "cannot place more than 4 GiB of shared memory");
   }
   shared_total_ = total;
-  shared_dynamic_ = total > t_.max_static_shared || overlays;
+  // An array aligned past 16 bytes is carved too, at the offset planned here: the compiler may
+  // place static arrays of larger alignment otherwise than in declaration order.
+  shared_dynamic_ = total > t_.max_static_shared || overlays || shared_align_ > 16;
+  // The slack a re-aligned dynamic base needs counts as shared memory the launch asks for.
+  if (shared_dynamic_ && shared_align_ > 16) shared_total_ += shared_align_ - 16;
+  if (shared_total_ > 0xffffffffull) unsupported(*shared_.back(), "cannot place more than 4 GiB of shared memory");
 }
 
 // The second argument of __launch_bounds__: how many cubes the compiler may assume share a
@@ -263,7 +268,7 @@ void Emitter::shared_memory(EmitResult& out) {
   if (dynamic && shared_align_ > 16) {
     // The dynamic buffer's start is only known to be 16-byte aligned: the arrays are placed from
     // the first multiple of the largest alignment in it, which the launch's extra bytes leave room for.
-    out.dynamic_shared_bytes = static_cast<uint32_t>(total + shared_align_ - 16);
+    out.dynamic_shared_bytes = static_cast<uint32_t>(total);  // with the slack plan_shared counted
     line(std::string(t_.dynamic_shared) + " " + std::string(t_.align) + "(16) u8 kiln_smem_raw[];");
     line("u8* kiln_smem = kiln_smem_raw + ((" + std::to_string(shared_align_) +
          "u - (u32)__cvta_generic_to_shared(kiln_smem_raw) % " + std::to_string(shared_align_) + "u) % " +
@@ -281,8 +286,9 @@ void Emitter::shared_memory(EmitResult& out) {
     if (dynamic) {
       line(elem + "* " + n + " = reinterpret_cast<" + elem + "*>(kiln_smem + " + std::to_string(offsets[i]) + ");");
     } else {
-      line(std::string(t_.shared) + " " + std::string(t_.align) + "(" + std::to_string(align_of_array(op)) + ") " +
-           elem + " " + n + "[" + std::to_string(op.type.length) + "];");
+      // Static arrays are 16-byte aligned: one aligned further is carved from the dynamic buffer.
+      line(std::string(t_.shared) + " " + std::string(t_.align) + "(16) " + elem + " " + n + "[" +
+           std::to_string(op.type.length) + "];");
     }
   }
 }

@@ -127,7 +127,7 @@ class Emitter {
   uint64_t shared_total_ = 0;
   bool shared_dynamic_ = false;
   uint64_t shared_align_ = 16;  // the largest alignment of a shared array
-  // A static shared array's alignment: 16 bytes, or its shared layout's.
+  // A shared array's alignment: 16 bytes, or its shared layout's.
   uint64_t align_of_array(const ir::Op& alloc) const;
   bool error_word_ = false;  // the kernel has a check.trips: the entry takes the hidden error parameters
 

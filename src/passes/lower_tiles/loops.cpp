@@ -439,6 +439,9 @@ void Lowerer::lower_for(const Op& op) {
   // No copy may still be in flight when the loop is done (the last ones copied nothing, but
   // zero-filled their slots): then the rings' bytes may serve a later scratch use.
   if (!rings.empty() && async_copies()) emit(K::CopyAsyncWait, {}, {{AttrKey::Pending, AttrValue::of_int(0)}});
+  // A loop that may run again (inside another loop) writes its rings' first slots and its
+  // resident factors again before its first barrier: every unit must be done reading them.
+  if (!top_level && (!rings.empty() || !resident.empty())) emit(K::SyncCube, {});
   for (const Ring* r : rings) {
     for (Owned& o : own_) {
       if (o.array == r->array) o.top_level = top_level, o.ended = true;
