@@ -50,7 +50,10 @@ Lowerer::Addressing Lowerer::address(const CellAccess& c, const Layout& l, std::
   std::vector<Value> start(rank);
   std::vector<bool> guard(rank);
   for (size_t d = 0; d < rank; ++d) {
-    Value first = mul(as_u32(cell[d]), c32(uint64_t(c.tile[d])));
+    // One emitting call a statement: the order of a call's arguments is the compiler's, and the
+    // kernel's text (its cache key, the goldens) must not depend on it.
+    Value cell_d = as_u32(cell[d]);
+    Value first = mul(cell_d, c32(uint64_t(c.tile[d])));
     if (!sub_offset.empty()) first = add(first, sub_offset[d]);
     start[d] = add(first, unit_coord(l, int(d)));
     bool ragged = c.extent[d] >= 0 && c.extent[d] % c.tile[d] != 0;
@@ -79,8 +82,9 @@ Lowerer::Addressing Lowerer::address(const CellAccess& c, const Layout& l, std::
       if (d > 0) vs = mul(vs, d == last ? vec_extent : extent_of(c, d));
     }
     // The unit's first column is a whole vector (the layout's low column bits are slot bits).
-    last_start = add(mul(as_u32(cell[last]), c32(uint64_t(c.tile[last]) / vec)),
-                     emit(K::Shr, {unit_coord(l, int(last)), c32(uint64_t(log2_of(uint32_t(vec))))}));
+    Value cell_last = as_u32(cell[last]);
+    Value cell_first = mul(cell_last, c32(uint64_t(c.tile[last]) / vec));
+    last_start = add(cell_first, emit(K::Shr, {unit_coord(l, int(last)), c32(uint64_t(log2_of(uint32_t(vec))))}));
   }
   for (size_t j = 0; j < l.slots(); j += vec) {
     Value idx = kNoValue;
@@ -144,7 +148,10 @@ void Lowerer::store_cell(const Op& op) {
   std::vector<Value> sub;
   if (op.kind == K::TileStoreSub) {
     std::span<const Value> part = op.operands_from(ops::TileStoreSub::part);
-    for (size_t d = 0; d < part.size(); ++d) sub.push_back(mul(as_u32(part[d]), c32(tt.shape[d])));
+    for (size_t d = 0; d < part.size(); ++d) {
+      Value part_d = as_u32(part[d]);
+      sub.push_back(mul(part_d, c32(tt.shape[d])));
+    }
   }
   Addressing a = address(c, l, cell, sub);
   Value mine = owner(l);
