@@ -75,7 +75,14 @@ Program::Program(std::string name, std::vector<ParamDecl> params, ir::Kernel ker
   scan(compiled_->kernel().body);
 }
 
-uint32_t Program::units_for(const ir::Target& target) const { return passes::tile_units(compiled_->kernel(), target); }
+uint32_t Program::units_for(const ir::Target& target) const {
+  std::lock_guard lock(units_mutex_);
+  for (const auto& [t, units] : units_) {
+    if (t == target) return units;
+  }
+  units_.emplace_back(target, passes::tile_units(compiled_->kernel(), target));
+  return units_.back().second;
+}
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <concepts>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,6 +38,7 @@ class Program {
   // The units of one block on `target` (a launch's device: DeviceInfo::target), as the lowering
   // picks them from the tile shapes (decision 019), chosen when a launch compiles, not when the
   // kernel is recorded.
+  // Found once a target (a launch asks on every call: the kernel is walked only the first time).
   uint32_t units_for(const ir::Target& target) const;
   const std::shared_ptr<const kiln::Program>& compiled() const { return compiled_; }
   // The cells of each view of a parameter (its own and its retiles'), which the launch checks
@@ -56,6 +58,8 @@ class Program {
   std::vector<ParamDecl> params_;
   std::optional<Grid> grid_;
   std::shared_ptr<const kiln::Program> compiled_;
+  mutable std::mutex units_mutex_;
+  mutable std::vector<std::pair<ir::Target, uint32_t>> units_;  // by target, as found
   std::vector<std::vector<View>> views_;
   bool uses_addresses_ = false;
 };
