@@ -4,6 +4,9 @@
 # compared row by row (bench/compare_json.py), with each autotune candidate's time in the logs.
 # Logs under $OUT (or ./gpu-out).
 #   bash bench/gpu_before_after.sh BASE PHASES     PHASES: build,test,bench (any of them)
+# BENCH_ONLY (e.g. "tile,tensor.rows") is passed to `kiln bench --only`; PEERS_DIR (e.g. .peers, a
+# copy of ../shared/peers carried to the machine) runs its torch_peers.py once before the rounds and
+# gives both sides the figures (`--peers`), so each row's ratio is to a peer of the same command.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 base=$1 phases=${2:-build,test,bench}
@@ -48,11 +51,21 @@ if has test; then
   grep -E "\(Skipped\)" "$out/ctest.log" | head -10
 fi
 if has bench; then
+  extra=()
+  [ -n "${BENCH_ONLY:-}" ] && extra+=(--only "$BENCH_ONLY")
+  if [ -n "${PEERS_DIR:-}" ]; then
+    t0=$(date +%s)
+    python3 "$PEERS_DIR/torch_peers.py" >"$out/torch_peers.json" 2>"$out/torch_peers.log"
+    echo "torch_peers rc=$? in $(($(date +%s) - t0)) s"
+    # The script prints the device's name first, then the JSON.
+    sed -n '/^{/,$p' "$out/torch_peers.json" >"$out/torch.json"
+    extra+=(--peers "$out/torch.json")
+  fi
   for round in 1 2; do
     for side in before after; do
       tree=.; [ $side = before ] && tree=$base
       t0=$(date +%s)
-      KILN_LOG=autotune KILN_CACHE_DIR=$PWD/build-gpu/cache-$side "$tree/build-gpu/bin/kiln" bench --device cuda:0 --json "$out/bench_${side}_$round.json" \
+      KILN_LOG=autotune KILN_CACHE_DIR=$PWD/build-gpu/cache-$side "$tree/build-gpu/bin/kiln" bench --device cuda:0 "${extra[@]}" --json "$out/bench_${side}_$round.json" \
         >"$out/bench_${side}_$round.log" 2>&1
       echo "bench $side $round rc=$? in $(($(date +%s) - t0)) s"
     done
