@@ -122,6 +122,7 @@ Value written_array(OpKind kind, std::span<const Value> operands) {
     case OpKind::TileStoreCell: return at(ops::TileStoreCell::view);
     case OpKind::TileStoreSub: return at(ops::TileStoreSub::view);
     case OpKind::MmaSync: return at(ops::MmaSync::acc);
+    case OpKind::MmaSyncFragA: return at(ops::MmaSyncFragA::acc);
     default: return is_atomic(kind) ? at(ops::Atomic::array) : kNoValue;
   }
 }

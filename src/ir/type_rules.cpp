@@ -615,6 +615,23 @@ TypeResult rule_tile_mma(const TypeQuery& q) {
     return error("the accumulator " + ts(c) + " is not m x n = " + std::to_string(a.shape[0]) + " x " +
                  std::to_string(b.shape[1]));
   }
+  // planes = [pm, pn]: the product's placement (passes/tile/place_products), pm x pn planes of the
+  // cube each owning an (m / pm) x (n / pn) part; a_fragments: a is read from registers, which
+  // needs every plane to own whole rows.
+  if (q.attr(AttrKey::Planes)) {
+    std::span<const int64_t> p = q.get<AttrKey::Planes>();
+    auto pow2 = [](int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
+    if (p.size() != 2 || !pow2(p[0]) || !pow2(p[1]) || a.shape[0] % p[0] != 0 || b.shape[1] % p[1] != 0) {
+      return error("planes must be [pm, pn], powers of two dividing m = " + std::to_string(a.shape[0]) +
+                   " and n = " + std::to_string(b.shape[1]));
+    }
+    if (q.get<AttrKey::AFragments>() && p[1] != 1) {
+      return error("a_fragments needs planes = [pm, 1] (each plane owning whole rows), not [" + std::to_string(p[0]) +
+                   ", " + std::to_string(p[1]) + "]");
+    }
+  } else if (q.get<AttrKey::AFragments>()) {
+    return error("a_fragments needs planes = [pm, 1]");
+  }
   return ok(c);
 }
 
@@ -653,6 +670,45 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
                  ", and row pitches of whole 16 bytes at least k and n (k for b stored as columns)");
   }
   const int64_t slots = mma_sync_slots(in, uint32_t(m), uint32_t(n), uint32_t(wm), uint32_t(wn));
+  if (int64_t(acc.length) != slots) {
+    return error("each unit holds " + std::to_string(slots) + " accumulators, not " + std::to_string(acc.length));
+  }
+  return none();
+}
+
+// mma.sync.a_frag a, b, b_offset, acc {shape = [m, n, k], planes = [pm, 1], pitches = [ldb],
+// b_columns}: mma.sync with a in registers, a local array of each unit's elements of the m x k
+// factor in the accumulator layout of an m x k product over the same pm x 1 planes (mma.h).
+TypeResult rule_mma_sync_frag_a(const TypeQuery& q) {
+  const MmaInstruction& in = kMmaSyncM16N8K16;
+  const Type &a = q.operand(ops::MmaSyncFragA::a), &b = q.operand(ops::MmaSyncFragA::b),
+             &acc = q.operand(ops::MmaSyncFragA::acc);
+  if (a.kind != TypeKind::Local || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 || b.width != 1 ||
+      !mma_instruction(a.scalar, in.c)) {
+    return error("multiplies a local array by a shared array of " + std::string(scalar_name(in.factors[0])) + " or " +
+                 std::string(scalar_name(in.factors[1])) + ", not " + ts(a) + " and " + ts(b));
+  }
+  if (acc.kind != TypeKind::Local || acc.scalar != in.c || acc.width != 1) {
+    return error("accumulates into a local array of " + std::string(scalar_name(in.c)) + ", not " + ts(acc));
+  }
+  std::span<const int64_t> shape = q.get<AttrKey::Shape>(), planes = q.get<AttrKey::Planes>(),
+                           pitch = q.get<AttrKey::Pitches>();
+  if (shape.size() != 3 || planes.size() != 2 || pitch.size() != 1 || planes[1] != 1) {
+    return error("needs shape = [m, n, k], planes = [pm, 1] and pitches = [ldb]");
+  }
+  int64_t m = shape[0], n = shape[1], k = shape[2], wm = planes[0];
+  const bool b_columns = q.get<AttrKey::BColumns>();
+  const int64_t bm = in.m, bn = in.n, bk = in.k, esize = scalar_bytes(b.scalar);
+  if (wm < 1 || m % (bm * wm) != 0 || n % bn != 0 || k % bk != 0 || pitch[0] < (b_columns ? k : n) ||
+      (pitch[0] * esize) % 16 != 0) {
+    return error("takes m a multiple of " + std::to_string(bm) + " pm, n of " + std::to_string(bn) + ", k of " +
+                 std::to_string(bk) + ", and a row pitch of whole 16 bytes at least n (k for b stored as columns)");
+  }
+  const int64_t a_slots = mma_sync_slots(in, uint32_t(m), uint32_t(k), uint32_t(wm), 1);
+  if (int64_t(a.length) != a_slots) {
+    return error("each unit holds " + std::to_string(a_slots) + " elements of a, not " + std::to_string(a.length));
+  }
+  const int64_t slots = mma_sync_slots(in, uint32_t(m), uint32_t(n), uint32_t(wm), 1);
   if (int64_t(acc.length) != slots) {
     return error("each unit holds " + std::to_string(slots) + " accumulators, not " + std::to_string(acc.length));
   }

@@ -85,10 +85,44 @@ TEST(TileCudaSource, AProductsOutputRelayoutReusesItsPipelineRing) {
   EXPECT_EQ(counts, 2);
 }
 
-// A scratch array used inside the pipelined loop (a reduction across planes every iteration) is
-// live with the rings: it keeps bytes of its own, and the kernel's smaller shared memory gets no
-// occupancy hint that would cap registers below 255.
+// A scratch array used inside the pipelined loop (a reduction across planes every iteration: a
+// column sum, and the product on the square split's 2 x 2 planes) is live with the rings: it keeps
+// bytes of its own, and the kernel's smaller shared memory gets no occupancy hint that would cap
+// registers below 255.
 TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
+  Traced t = trace("col_sums", In<bf16>(cells({256, 256}, {128, 32}).along({0, free_axis})),
+                   In<bf16>(cells({256, 128}, {32, 128}).along({free_axis, 1})), Out<float>(cells({2, 128}, {1, 128})),
+                   [](Param<bf16> a, Param<bf16> b, Param<float> c) {
+                     tile::Var<float> acc = zeros<float>({1, 128});
+                     For(d_range(0, 256 / 32).prefetch_stages(3), [&](Index k) {
+                       acc = acc.get() + reduce_sum(mma(load_at(a, {k}), load_at(b, {k}), zeros<float>({128, 128})),
+                                                    {.dim = 0, .keepdims = true});
+                     });
+                     store_cell(c, acc);
+                   });
+  Lowered l = lower_for_sm90(t);
+  std::vector<int64_t> g = overlays(l.kernel);
+  EXPECT_EQ(g.size(), 3u) << "the reduction's scratch array and two rings";
+  for (int64_t x : g) EXPECT_EQ(x, -1);
+  EXPECT_NE(l.source.find("__launch_bounds__(128)"), std::string::npos);
+}
+
+// Ops of the loop body of the kernel's first loop, and of the regions inside it.
+int count_in_loop(const ir::Kernel& k, ir::OpKind kind) {
+  for (const ir::Op& op : k.body.ops) {
+    if (op.kind != ir::OpKind::For) continue;
+    int n = 0;
+    ir::walk(op.regions[0], [&](const ir::Op& o) { n += o.kind == kind; });
+    return n;
+  }
+  return -1;
+}
+
+// A product whose result is reduced along its rows is placed with whole rows a plane
+// (place_products: planes = [4, 1]), so the row sums are lane shuffles: the pipelined loop passes
+// only its ring's barrier, where the square split's 2 x 2 planes took two more and a scratch array
+// every iteration.
+TEST(TileCudaSource, ARowReductionOfAProductStaysInRegisters) {
   Traced t = trace("row_sums", In<bf16>(cells({256, 256}, {128, 32}).along({0, free_axis})),
                    In<bf16>(cells({256, 128}, {32, 128}).along({free_axis, 1})), Out<float>(cells({256, 1}, {128, 1})),
                    [](Param<bf16> a, Param<bf16> b, Param<float> c) {
@@ -100,10 +134,29 @@ TEST(TileCudaSource, ScratchUsedInsideAPipelinedLoopKeepsItsOwnBytes) {
                      store_cell(c, acc);
                    });
   Lowered l = lower_for_sm90(t);
-  std::vector<int64_t> g = overlays(l.kernel);
-  EXPECT_EQ(g.size(), 3u) << "the reduction's scratch array and two rings";
-  for (int64_t x : g) EXPECT_EQ(x, -1);
-  EXPECT_NE(l.source.find("__launch_bounds__(128)"), std::string::npos);
+  EXPECT_EQ(count_in_loop(l.kernel, ir::OpKind::SyncCube), 1) << "the ring's barrier only";
+  EXPECT_EQ(count_in_loop(l.kernel, ir::OpKind::PlaneShuffleXor), 4 * 2)
+      << "4 rows a unit (rows g and g + 8 of two m-tiles), each folded over the 4 lanes of its quad";
+  EXPECT_NE(l.source.find("kiln_mma_sync<128, 128, 32, 4, 1,"), std::string::npos);
+}
+
+// A product whose a is another product's result (relu, then bf16) reads a from registers on sm_90:
+// one kiln_mma_sync_frag_a with the first product's planes ([4, 1]: 16 rows a plane), b from
+// shared memory as rows (a transposed view outside a loop is transposed in registers first), and
+// in a pipelined loop as rows or as columns (a transposed view the ring stages as columns).
+TEST(TileCudaSource, AProductOfAProductReadsItsAFromRegisters) {
+  for (auto [transposed, looped] :
+       {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+    Lowered l = lower_for_sm90(testing::chained_products_program(transposed, looped));
+    const std::string what = std::string(transposed ? "w2 transposed" : "") + (looped ? "looped" : "");
+    EXPECT_NE(l.source.find("kiln_mma_sync<64, 64, 128, 4, 1,"), std::string::npos) << what;
+    const std::string frag =
+        std::string("kiln_mma_sync_frag_a<64, 128, 64, 4, ") + (transposed && looped ? "72, true>" : "136>");
+    EXPECT_NE(l.source.find(frag), std::string::npos) << what << "\n" << l.source.substr(l.source.find("__global__"));
+    int a_frag = 0;
+    ir::walk(l.kernel.body, [&](const ir::Op& o) { a_frag += o.kind == ir::OpKind::MmaSyncFragA; });
+    EXPECT_EQ(a_frag, 1) << what;
+  }
 }
 
 // Loads no product reads are pipelined too: x's [16, 64] f32 cells (16-byte copies into a ring of

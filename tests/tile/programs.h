@@ -180,6 +180,46 @@ inline Traced resident_factor_program(int64_t steps, int64_t stages, bool nested
                });
 }
 
+// h = relu(x w1), y = h w2 (f32) and the row sums of h: a product whose a is another product's
+// result; w2 as rows or as the transposed view of its stored transpose. Looped, attention's shape:
+// y = sum over s of relu(x w1_s) w2_s for kChainSteps blocks of w1 and w2 (2 stages), carrying y
+// and the sums; a transposed w2_s is then staged as columns by the loop's ring.
+constexpr int64_t kChainRows = 64, kChainIn = 128, kChainHidden = 64, kChainOut = 128, kChainSteps = 3;
+inline Traced chained_products_program(bool w2_transposed, bool looped) {
+  constexpr int64_t kRows = kChainRows, kIn = kChainIn, kHidden = kChainHidden, kOut = kChainOut;
+  const int64_t steps = looped ? kChainSteps : 1;
+  Cells w1 = cells({steps * kIn, kHidden}, {kIn, kHidden}).along({free_axis, 1});
+  Cells w2 = w2_transposed ? cells({steps * kOut, kHidden}, {kOut, kHidden}).along({free_axis, 1})
+                           : cells({steps * kHidden, kOut}, {kHidden, kOut}).along({free_axis, 1});
+  return trace(
+      "chained_products", In<bf16>(cells({kRows, kIn}, {kRows, kIn})), In<bf16>(w1), In<bf16>(w2),
+      Out<float>(cells({kRows, kOut}, {kRows, kOut})), Out<float>(cells({kRows, 1}, {kRows, 1})),
+      [=](Param<bf16> x, Param<bf16> w1p, Param<bf16> w2p, Param<float> y, Param<float> rows) {
+        Tile<bf16> xt = load_cell(x);
+        auto layer = [&](Index s, Tile<float> acc, Tile<float> sums) {
+          Tile<bf16> w2t = w2_transposed ? load_at(w2p, {s, Index(0)}).transpose() : load_at(w2p, {s, Index(0)});
+          Tile<float> h =
+              max(mma(xt, load_at(w1p, {s, Index(0)}), zeros<float>({kRows, kHidden})), zeros<float>({kRows, kHidden}));
+          return std::pair{mma(h.to<bf16>(), w2t, acc), sums + reduce_sum(h, {.keepdims = true})};
+        };
+        if (!looped) {
+          auto [out, sums] = layer(Index(0), zeros<float>({kRows, kOut}), zeros<float>({kRows, 1}));
+          store_cell(y, out);
+          store_cell(rows, sums);
+          return;
+        }
+        Var<float> acc = zeros<float>({kRows, kOut});
+        Var<float> sums = zeros<float>({kRows, 1});
+        For(d_range(0, int32_t(kChainSteps)).prefetch_stages(2), [&](Index s) {
+          auto [out, more] = layer(s, acc.get(), sums.get());
+          acc = out;
+          sums = more;
+        });
+        store_cell(y, acc.get());
+        store_cell(rows, sums.get());
+      });
+}
+
 inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
   return {
       {"vadd_1000", [] { return vadd_program(1000); }},
@@ -200,6 +240,10 @@ inline std::vector<std::pair<std::string, std::function<Traced()>>> programs() {
       {"streamed_sums_prefetch_3", [] { return streamed_sums_program(1001, 3); }},
       {"resident_factor", [] { return resident_factor_program(4, 2, false); }},
       {"resident_factor_nested", [] { return resident_factor_program(3, 3, true); }},
+      {"chained_products", [] { return chained_products_program(false, false); }},
+      {"chained_products_w2_transposed", [] { return chained_products_program(true, false); }},
+      {"chained_products_looped", [] { return chained_products_program(false, true); }},
+      {"chained_products_looped_w2_transposed", [] { return chained_products_program(true, true); }},
   };
 }
 

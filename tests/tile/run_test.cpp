@@ -358,6 +358,80 @@ TEST(TileRun, AFactorFromBeforeTheLoopStaysResident) {
   }
 }
 
+// A product whose a is another product's result (relu, then bf16) takes a from registers on tensor
+// cores (place_products' a_fragments; mma.sync.a_frag): h = relu(x w1) and y = h w2 over 64 rows,
+// with w2 as rows and as the transposed view of its stored transpose (b as columns), and with the
+// pair inside a loop that carries y (attention's shape: a product reduced along rows, its result
+// the next product's a). The reference rounds h to bf16 as the kernel does; an element of h whose
+// f32 sum rounds the other way moves y by at most 2^-8 of its scale.
+TEST(TileRun, AProductOfAProductReadsItsAFromRegisters) {
+  using testing::kChainHidden, testing::kChainIn, testing::kChainOut, testing::kChainRows, testing::kChainSteps;
+  constexpr int64_t kRows = kChainRows, kIn = kChainIn, kHidden = kChainHidden, kOut = kChainOut, kSteps = kChainSteps;
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    for (auto [transposed, looped] :
+         {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+      const int64_t steps = looped ? kSteps : 1;
+      auto draw = [](size_t n, uint32_t seed) {
+        std::vector<bf16> v;
+        for (double x : random_values(n, seed, -1, 1)) v.push_back(bf16(float(x)));
+        return v;
+      };
+      std::vector<bf16> x = draw(kRows * kIn, 81), w1 = draw(size_t(steps * kIn * kHidden), 82),
+                        w2 = draw(size_t(steps * kHidden * kOut), 83);
+      // w2 as the kernel reads it: (k, j) of step s is w2[(s * kHidden + k) * kOut + j], each step's
+      // block stored transposed when asked.
+      std::vector<bf16> w2_stored = w2;
+      for (int64_t s = 0; s < steps && transposed; ++s) {
+        for (int64_t k = 0; k < kHidden; ++k)
+          for (int64_t j = 0; j < kOut; ++j)
+            w2_stored[size_t((s * kOut + j) * kHidden + k)] = w2[size_t((s * kHidden + k) * kOut + j)];
+      }
+      Traced t = testing::chained_products_program(transposed, looped);
+      std::vector<float> poison_y(kRows * kOut, NAN), poison_rows(kRows, NAN);
+      Handle hx = c.upload(std::span<const bf16>(x)), hw1 = c.upload(std::span<const bf16>(w1)),
+             hw2 = c.upload(std::span<const bf16>(w2_stored)), hy = c.upload(std::span<const float>(poison_y)),
+             hr = c.upload(std::span<const float>(poison_rows));
+      t.entry.launch(c, {hx, hw1, hw2, hy, hr});
+      std::vector<float> y = c.read<float>(hy), rows = c.read<float>(hr);
+      double worst = 0, worst_row = 0;
+      for (int64_t i = 0; i < kRows; ++i) {
+        std::vector<double> want(kOut, 0.0), scale(kOut, 0.0);
+        double row_sum = 0, row_scale = 0;
+        for (int64_t s = 0; s < steps; ++s) {
+          for (int64_t h = 0; h < kHidden; ++h) {
+            double v = 0, v_scale = 0;
+            for (int64_t k = 0; k < kIn; ++k) {
+              const double p =
+                  double(float(x[size_t(i * kIn + k)])) * double(float(w1[size_t((s * kIn + k) * kHidden + h)]));
+              v += p;
+              v_scale += std::abs(p);
+            }
+            v = std::max(v, 0.0);
+            row_sum += v;
+            row_scale += v_scale;
+            const double hb = double(float(bf16(float(v))));
+            for (int64_t j = 0; j < kOut; ++j) {
+              const double w = double(float(w2[size_t((s * kHidden + h) * kOut + j)]));
+              want[size_t(j)] += hb * w;
+              scale[size_t(j)] += std::abs(hb * w);
+            }
+          }
+        }
+        for (int64_t j = 0; j < kOut; ++j) {
+          const double e = std::abs(double(y[size_t(i * kOut + j)]) - want[size_t(j)]) / scale[size_t(j)];
+          worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+        }
+        const double e = std::abs(double(rows[size_t(i)]) - row_sum) / row_scale;
+        worst_row = std::isnan(e) ? INFINITY : std::max(worst_row, e);
+      }
+      const std::string what = dev.name() + (transposed ? " w2 transposed" : "") + (looped ? " looped" : "");
+      EXPECT_LE(worst, 1.0 / 256) << what;
+      EXPECT_LE(worst_row, 1e-5) << what;
+    }
+  }
+}
+
 TEST(TileRun, MatmulOnARaggedGridOfBlockGroups) {
   for (auto [gx, gy] : {std::pair<int64_t, int64_t>{11, 3}, {3, 5}, {9, 1}, {1, 4}, {17, 2}}) {
     ragged_grid_matmul<double, double>(gx, gy, 32, 16, 1, 1e-14);

@@ -49,7 +49,8 @@ enum class AttrType : uint8_t { Flag, Int, Number, String, Ints, Pad };
   X(Vectorize, "vectorize", Int)            \
   X(AtLeastOnce, "at_least_once", Flag)     \
   X(Lanes, "lanes", Int)                    \
-  X(Loop, "loop", Int)
+  X(Loop, "loop", Int)                      \
+  X(AFragments, "a_fragments", Flag)
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text, type) e,

@@ -116,7 +116,8 @@ std::string_view family_name(OpFamily f);
   S(TileScatter, "atti*", (array, offsets, values, extent))                 \
   S(TileUnary, "t", (tile))                                                 \
   S(TileMma, "ttt", (a, b, c))                                              \
-  S(MmaSync, "aiaia", (a, a_offset, b, b_offset, acc))
+  S(MmaSync, "aiaia", (a, a_offset, b, b_offset, acc))                      \
+  S(MmaSyncFragA, "aaia", (a, b, b_offset, acc))
 
 // X(Enum, "text", Family, Signature, "result", "attributes", rule, "region labels", traits)
 //
@@ -295,12 +296,16 @@ std::string_view family_name(OpFamily f);
   X(TileTranspose, "tile.transpose", Tile, TileUnary, "t", "", tile_transpose, "", kPure)                              \
   /* the same register tile in the layout its result type names: the one op that changes a layout */                   \
   X(TileConvertLayout, "tile.convert_layout", Tile, TileUnary, "t", "", tile_convert_layout, "", kPure)                \
-  X(TileMma, "tile.mma", Tile, TileMma, "t", "", tile_mma, "", kPure)                                                  \
+  X(TileMma, "tile.mma", Tile, TileMma, "t", "planes? a_fragments?", tile_mma, "", kPure)                              \
   X(TileBlockId, "tile.block_id", Tile, Nullary, "v", "axis", tile_block_id, "", kPure | kBuiltin)                     \
   /* tensor cores: every unit of the cube together (uniform control flow, a barrier before and after                   \
      is the caller's); a, b shared arrays with element offsets, acc a local array of each unit's                       \
      accumulators, in the layout lower_tiles gives (docs/decisions/019-tile-layer.md) */                               \
   X(MmaSync, "mma.sync", Matrix, MmaSync, "", "shape planes pitches b_columns?", mma_sync, "",                         \
+    kReadsMemory | kWritesMemory | kPlane)                                                                             \
+  /* the same with a in registers: a local array of each unit's elements of a in the layout a product                  \
+     over the same planes leaves its accumulators (mma.h), as when a is another product's result */                    \
+  X(MmaSyncFragA, "mma.sync.a_frag", Matrix, MmaSyncFragA, "", "shape planes pitches b_columns?", mma_sync_frag_a, "", \
     kReadsMemory | kWritesMemory | kPlane)
 
 enum class OpKind : uint16_t {

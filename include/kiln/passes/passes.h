@@ -20,6 +20,11 @@ bool promote_vars(ir::Kernel& k);
 // accesses with the padding value, reductions plane shuffles and shared memory, block ids cube
 // positions. Needs facts.cube_dim = [tile_units(k), 1, 1]; a kernel without tile ops is unchanged.
 bool lower_tiles(ir::Kernel& k);
+// The plane split of each tile product (planes = [pm, pn] on tile.mma, a_fragments where a is
+// read from registers), chosen from what the program does with the product's result: whole rows a
+// plane where it is reduced along rows or feeds another product's a, else the square split.
+// Needs facts.cube_dim as lower_tiles does; lower_tiles lowers what it wrote.
+bool place_products(ir::Kernel& k);
 // The units of one cube that lower_tiles spreads a tile kernel's tiles over, for `target` (the
 // launch's device; they are part of what it compiles): chosen from its largest tile, a power of
 // two from 32 to 256. Every target takes the same count today, so that the CPU runs the very

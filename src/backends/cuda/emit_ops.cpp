@@ -482,11 +482,23 @@ void Emitter::plane(const ir::Op& op) {
 // columns, the b_columns attribute): every unit of the cube calls it together; it reads the
 // factors from shared memory and updates the unit's accumulators in place
 // (src/backends/cuda/device/mma.cuh, docs/decisions/019-tile-layer.md).
+//
+// kiln_mma_sync_frag_a<M, N, K, WM, LDB[, true]>(a, &b[offset], acc) (mma.sync.a_frag): a is the
+// unit's local array of a's fragments.
 void Emitter::matrix(const ir::Op& op) {
   using M = ir::ops::MmaSync;
-  if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
   std::span<const int64_t> shape = op.get<ir::AttrKey::Shape>(), planes = op.get<ir::AttrKey::Planes>(),
                            pitch = op.get<ir::AttrKey::Pitches>();
+  if (op.kind == OpKind::MmaSyncFragA) {
+    using F = ir::ops::MmaSyncFragA;
+    std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) +
+                       ", " + std::to_string(planes[0]) + ", " + std::to_string(pitch[0]) +
+                       (op.get<ir::AttrKey::BColumns>() ? ", true" : "");
+    line("kiln_mma_sync_frag_a<" + args + ">(" + name(op.operand(F::a)) + ", &" + name(op.operand(F::b)) + "[" +
+         name(op.operand(F::b_offset)) + "], " + name(op.operand(F::acc)) + ");");
+    return;
+  }
+  if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
   std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) +
                      ", " + std::to_string(planes[0]) + ", " + std::to_string(planes[1]) + ", " +
                      std::to_string(pitch[0]) + ", " + std::to_string(pitch[1]) +

@@ -182,10 +182,9 @@ void Lowerer::plan_rings(const Op& op, const std::unordered_map<Value, const Op*
     // agree); otherwise as they are. A tile of rank 1 is one row.
     std::optional<uint32_t> pitch;
     for (auto [user, at] : products) {
-      const Type ta = k_.type_of(user->operand(ops::TileMma::a)), tb = k_.type_of(user->operand(ops::TileMma::b));
-      MmaPlan plan = plan_mma(ta.scalar, user->type.scalar, ta.shape[0], tb.shape[1], ta.shape[1]);
+      MmaPlan plan = plan_mma(*user);
       uint32_t cols = l.type.shape[1];
-      uint32_t p = plan.fragments ? cols + 8 : cols;
+      uint32_t p = plan.fragments() ? cols + 8 : cols;
       if (pitch && *pitch != p) ok = false;
       pitch = p;
     }
@@ -268,11 +267,15 @@ std::vector<Value> Lowerer::keep_resident(const Op& loop) {
   for (const Op* p : products) {
     const Value a = p->operand(ops::TileMma::a), b = p->operand(ops::TileMma::b);
     const Type ta = k_.type_of(a), tb = k_.type_of(b);
-    const uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
-    const MmaPlan plan = plan_mma(ta.scalar, p->type.scalar, m, n, kk);
+    const uint32_t kk = ta.shape[1], n = tb.shape[1];
+    const MmaPlan plan = plan_mma(*p);
     // Rows as the product stages them (padded by 16 bytes for tensor cores' fragments).
-    const uint32_t lda = plan.fragments ? kk + 8 : kk, ldb = plan.fragments ? n + 8 : n;
+    const uint32_t lda = plan.fragments() ? kk + 8 : kk, ldb = plan.fragments() ? n + 8 : n;
+    // An a that tensor cores read from registers (a_fragments) stays there.
+    const bool a_in_registers = p->get<AttrKey::AFragments>() && plan.fragments() &&
+                                tensor_core_instruction(ta.scalar, p->type.scalar, k_.facts.target);
     for (auto [v, pitch] : {std::pair{a, lda}, std::pair{b, ldb}}) {
+      if (v == a && a_in_registers) continue;
       if (inside.count(v) || resident_.count(v) || !tiles_.count(v) || tiles_.at(v).staged) continue;
       const Tiled t = tiles_.at(v);
       Value array = own_shared(t.type.scalar, uint64_t(t.type.shape[0]) * pitch);
@@ -312,17 +315,22 @@ void Lowerer::lower_for(const Op& op) {
   // The trials see the staged factors at offset 0.
   for (const Ring* r : rings) rings_[r->load->result].current = c32(0);
   std::vector<std::optional<Layout>> layout(ninit);
+  std::vector<bool> guessed(ninit, false);
   for (size_t i = 0; i < ninit; ++i) {
     Value v = init_values[i];
     if (!is_tile_type(k_.type_of(v))) continue;
     const Tiled& t = tile(v);
+    guessed[i] = !placed(t);
     layout[i] = placed(t) ? t.layout : blocked(k_.type_of(v), units_, 1);
   }
   for (int attempt = 0; attempt < 3; ++attempt) {
-    std::vector<std::optional<Layout>> yielded = trial_yield_layouts(op, layout);
+    std::vector<std::optional<Layout>> yielded = trial_yield_layouts(op, layout, guessed);
     if (yielded == layout) break;
     for (size_t i = 0; i < ninit; ++i) {
-      if (layout[i] && yielded[i]) layout[i] = yielded[i];
+      if (layout[i] && yielded[i] && *yielded[i] != *layout[i]) {
+        layout[i] = yielded[i];
+        guessed[i] = false;
+      }
     }
   }
   // The loop proper.
@@ -383,6 +391,7 @@ void Lowerer::lower_for(const Op& op) {
     Tiled t;
     t.type = k_.type_of(arg);
     t.layout = *layout[i];
+    t.guessed = guessed[i];
     for (size_t j = 0; j < layout[i]->slots(); ++j) {
       t.slots.push_back(k_.new_value(carried[first[i] + j]));
       out.args.push_back(t.slots.back());
@@ -452,7 +461,8 @@ void Lowerer::lower_for(const Op& op) {
 
 // Lowers the body into a scratch region and reports the layouts of what its yield passes on.
 std::vector<std::optional<Layout>> Lowerer::trial_yield_layouts(const Op& op,
-                                                                const std::vector<std::optional<Layout>>& layout) {
+                                                                const std::vector<std::optional<Layout>>& layout,
+                                                                const std::vector<bool>& guessed) {
   const Region& body = op.regions[0];
   std::vector<std::optional<Layout>> yielded(layout.size());
   size_t mark = k_.value_types.size();
@@ -463,6 +473,7 @@ std::vector<std::optional<Layout>> Lowerer::trial_yield_layouts(const Op& op,
     Tiled t;
     t.type = k_.type_of(body.args[1 + i]);
     t.layout = *layout[i];
+    t.guessed = guessed[i];
     for (size_t j = 0; j < layout[i]->slots(); ++j) t.slots.push_back(k_.new_value(Type::scalar_of(t.type.scalar)));
     tiles_[body.args[1 + i]] = t;
   }

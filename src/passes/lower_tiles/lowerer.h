@@ -19,6 +19,7 @@
 #include "kiln/ir/builder.h"
 #include "kiln/ir/kernel.h"
 #include "kiln/ir/mma.h"
+#include "passes/tile/placement.h"
 
 namespace kiln::passes::tile_lowering {
 
@@ -62,6 +63,9 @@ struct Tiled {
     int vec = 1;  // the loaded view's vector width: a load of it would have been blocked(.., vec)
   };
   std::optional<Staged> staged;
+  // A loop's guess: the layout it carries a tile in whose initial value was a constant, before the
+  // body said otherwise. An elementwise op with an operand of a layout not guessed takes that one.
+  bool guessed = false;
 };
 
 // Whether a tile's values sit in its layout's slots (not a constant, a pending widening, or a
@@ -147,15 +151,10 @@ class Lowerer {
   void reduce(const Op& op);
   static Layout mma_layout(const MmaInstruction& in, const Type& t, int wm, int wn);
 
-  // How a product runs: on tensor cores' layout when its formats and shape allow (bf16 or f16 into
-  // f32, m a multiple of 16 per plane row, n of 8 per plane column, k of 16, every plane busy), the
-  // planes split between m and n to keep each plane's tile square; else the blocked layout.
-  struct MmaPlan {
-    bool fragments = false;
-    const MmaInstruction* instruction = nullptr;  // whose fragments the accumulators take
-    int wm = 1, wn = 1;
-  };
-  MmaPlan plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const;
+  // Where a product runs (passes/tile/placement.h): the planes place_products wrote on it, or the
+  // square split.
+  using MmaPlan = passes::tile::ProductPlan;
+  MmaPlan plan_mma(const Op& product) const { return passes::tile::plan_of(k_, product, units_); }
   void mma(const Op& op);
   std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off, Value sb,
                                    Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs, bool b_columns);
@@ -237,8 +236,8 @@ class Lowerer {
   // The layouts a loop carries its tiles in: each yielded tile's own, found by lowering the body
   // once with a guess (the init's layout, or a blocked one for a constant) and again when the
   // yield disagrees; a value that still disagrees is converted at the yield.
-  std::vector<std::optional<Layout>> trial_yield_layouts(const Op& op,
-                                                         const std::vector<std::optional<Layout>>& layout);
+  std::vector<std::optional<Layout>> trial_yield_layouts(const Op& op, const std::vector<std::optional<Layout>>& layout,
+                                                         const std::vector<bool>& guessed);
   void pass_on(const Op& op);
   Kernel& k_;
   Builder b_;

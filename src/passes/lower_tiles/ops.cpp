@@ -16,10 +16,15 @@ Tiled& Lowerer::tile(Value v) {
 // The first operand's layout that has one: a placed tile's, or a staged one's as its load would
 // have placed it (so a pipeline leaves every layout, and every reduction's order, as it was).
 std::optional<Layout> Lowerer::common_layout(std::span<const Value> operands) {
-  for (Value v : operands) {
-    const Tiled& t = tile(v);
-    if (placed(t)) return t.layout;
-    if (t.staged && !t.widen_of) return loaded_layout(t.type, *t.staged);
+  // A loop's guess gives way to any settled layout (the running max of flash attention takes the
+  // layout its block's row max was reduced into, which the loop then carries).
+  for (bool guesses : {false, true}) {
+    for (Value v : operands) {
+      const Tiled& t = tile(v);
+      if (t.guessed != guesses) continue;
+      if (placed(t)) return t.layout;
+      if (t.staged && !t.widen_of) return loaded_layout(t.type, *t.staged);
+    }
   }
   return std::nullopt;
 }
@@ -215,25 +220,6 @@ Layout Lowerer::mma_layout(const MmaInstruction& in, const Type& t, int wm, int 
   return l;
 }
 
-Lowerer::MmaPlan Lowerer::plan_mma(Scalar ab, Scalar c, uint32_t m, uint32_t n, uint32_t k) const {
-  MmaPlan p;
-  p.instruction = mma_instruction(ab, c);
-  if (!p.instruction) return MmaPlan{};
-  const uint32_t bm = p.instruction->m, bn = p.instruction->n;
-  if (m % bm || n % bn || k % p.instruction->k) return MmaPlan{};
-  uint32_t planes = units_ / ir::Target::kPlaneWidth;
-  while (uint32_t(p.wm * p.wn) < planes) {
-    bool rows =
-        m / uint32_t(p.wm) / bm >= 2 && (m / uint32_t(p.wm) >= n / uint32_t(p.wn) || n / uint32_t(p.wn) / bn < 2);
-    bool cols = n / uint32_t(p.wn) / bn >= 2;
-    if (rows) p.wm *= 2;
-    else if (cols) p.wn *= 2;
-    else return MmaPlan{};
-  }
-  p.fragments = true;
-  return p;
-}
-
 // c + a x b. The factors go to shared memory row-major, b possibly as its columns (rows padded by 16 bytes on the
 // tensor-core path, so that ldmatrix's eight rows fall in different banks). On a CUDA GPU of
 // sm_80 or later, tensor cores multiply (mma.sync, through the device library); elsewhere each
@@ -243,13 +229,13 @@ void Lowerer::mma(const Op& op) {
   const Value a = op.operand(ops::TileMma::a), b = op.operand(ops::TileMma::b);
   const Type ta = k_.type_of(a), tb = k_.type_of(b);  // copies: emitting grows value_types
   uint32_t m = ta.shape[0], kk = ta.shape[1], n = tb.shape[1];
-  MmaPlan plan = plan_mma(ta.scalar, op.type.scalar, m, n, kk);
+  const MmaPlan plan = plan_mma(op);
   Tiled c = tile(op.operand(ops::TileMma::c));
-  Layout lc = plan.fragments ? mma_layout(*plan.instruction, op.type, plan.wm, plan.wn)
-              : !placed(c)   ? blocked(op.type, units_, 1)
-                             : c.layout;
+  Layout lc = plan.fragments() ? mma_layout(*plan.instruction, op.type, plan.wm, plan.wn)
+              : !placed(c)     ? blocked(op.type, units_, 1)
+                               : c.layout;
   std::vector<Value> acc = present(c, lc);
-  uint32_t lda = plan.fragments ? kk + 8 : kk, ldb = plan.fragments ? n + 8 : n;
+  uint32_t lda = plan.fragments() ? kk + 8 : kk, ldb = plan.fragments() ? n + 8 : n;
   // A factor a pipelined loop already copied into shared memory is read there; the others are
   // written into the scratch array (a at 0, b after it).
   // b may be staged as its columns (the transposed view of a loaded tile: x @ w.T), rows of k
@@ -264,18 +250,36 @@ void Lowerer::mma(const Op& op) {
       fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
   const bool b_columns = b_ready && fb.staged->columns;
   if (b_columns) ldb = lda;  // rows of k, padded as a's
+  Scalar cs = op.type.scalar;
+  const bool tensor_cores = plan.fragments() && tensor_core_instruction(ta.scalar, cs, k_.facts.target);
+  // a from registers (place_products' a_fragments): its elements in the layout of an m x k product
+  // over the same planes, which is the layout they have when they are such a product's result;
+  // elsewhere (the exact loop reads any row) a goes through shared memory as before.
+  const bool a_in_registers = tensor_cores && op.get<AttrKey::AFragments>();
+  if (a_in_registers) a_ready = true;  // nothing of a to write
   uint64_t b_at = a_ready ? 0 : uint64_t(m) * lda;
-  Value sa = a_ready ? fa.staged->array : stage(fa, 0, lda);
-  Value a_off = a_ready ? fa.staged->offset : c32(0);
+  Value sa = a_in_registers ? kNoValue : a_ready ? fa.staged->array : stage(fa, 0, lda);
+  Value a_off = a_in_registers ? kNoValue : a_ready ? fa.staged->offset : c32(0);
   Value sb = b_ready ? fb.staged->array : stage(fb, b_at, ldb, /*first=*/a_ready);
   Value b_off = b_ready ? fb.staged->offset : c32(b_at);
   // The factors written here must be seen by every unit; factors a pipeline copied were seen at
   // its iteration's barrier. No barrier is needed after the product: every later writer of the
   // scratch array (and of a ring slot) passes one first.
   if (!(a_ready && b_ready)) emit(K::SyncCube, {});
-  Scalar cs = op.type.scalar;
   std::vector<Value> results;
-  if (plan.fragments && tensor_core_instruction(ta.scalar, cs, k_.facts.target)) {
+  if (a_in_registers) {
+    const Layout la = mma_layout(*plan.instruction, ta, plan.wm, 1);
+    std::vector<Value> av = present(fa, la);
+    Value a_local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(ta.scalar), uint32_t(av.size())));
+    for (size_t j = 0; j < av.size(); ++j) emit(K::Store, {a_local, c32(j), av[j]});
+    Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
+    for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
+    std::vector<Attr> attrs = {ir::attr<AttrKey::Planes>({plan.wm, 1}), ir::attr<AttrKey::Shape>({m, n, kk}),
+                               ir::attr<AttrKey::Pitches>({ldb})};
+    if (b_columns) attrs.push_back(ir::attr<AttrKey::BColumns>(true));
+    emit(K::MmaSyncFragA, {a_local, sb, b_off, local}, attrs);
+    for (size_t j = 0; j < acc.size(); ++j) results.push_back(emit(K::Load, {local, c32(j)}));
+  } else if (tensor_cores) {
     Value local = b_.emit(K::LocalAlloc, {}, Type::local(Type::scalar_of(cs), uint32_t(acc.size())));
     for (size_t j = 0; j < acc.size(); ++j) emit(K::Store, {local, c32(j), acc[j]});
     std::vector<Attr> attrs = {ir::attr<AttrKey::Planes>({plan.wm, plan.wn}), ir::attr<AttrKey::Shape>({m, n, kk}),

@@ -118,13 +118,11 @@ struct kiln_mma_frags {
   u32 b[NT][2];
 };
 
-// Loads step ks's fragments. a_lane and b_lane are the shared addresses this lane points ldmatrix
-// at for step 0 (its row and column within the warp's first block); steps and blocks move by
-// constant byte offsets from there.
-template <int MT, int NT, int LDA, int LDB, bool BCOLS>
-KILN_DEV void kiln_mma_load(kiln_mma_frags<MT, NT>& f, u32 a_lane, u32 b_lane, int ks) {
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) kiln_ldmatrix_x4(f.a[mt], a_lane + (u32)((mt * 16 * LDA + ks * 16) * 2));
+// Loads step ks's B fragments (and, in kiln_mma_load, its A fragments). a_lane and b_lane are the
+// shared addresses this lane points ldmatrix at for step 0 (its row and column within the warp's
+// first block); steps and blocks move by constant byte offsets from there.
+template <int MT, int NT, int LDB, bool BCOLS>
+KILN_DEV void kiln_mma_load_b(kiln_mma_frags<MT, NT>& f, u32 b_lane, int ks) {
 #pragma unroll
   for (int nt = 0; nt + 1 < NT; nt += 2) {
     u32 r[4];
@@ -146,6 +144,23 @@ KILN_DEV void kiln_mma_load(kiln_mma_frags<MT, NT>& f, u32 a_lane, u32 b_lane, i
     }
   }
 }
+template <int MT, int NT, int LDA, int LDB, bool BCOLS>
+KILN_DEV void kiln_mma_load(kiln_mma_frags<MT, NT>& f, u32 a_lane, u32 b_lane, int ks) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) kiln_ldmatrix_x4(f.a[mt], a_lane + (u32)((mt * 16 * LDA + ks * 16) * 2));
+  kiln_mma_load_b<MT, NT, LDB, BCOLS>(f, b_lane, ks);
+}
+
+// This lane's ldmatrix address of B for step 0: its warp's columns of B.
+template <int N, int WN, int LDB, bool BCOLS, class T>
+KILN_DEV u32 kiln_mma_b_lane(const T* b) {
+  const int lane = (int)(threadIdx.x % 32u), wn = (int)(threadIdx.x / 32u) % WN;
+  if constexpr (BCOLS) {
+    return kiln_smem_addr(b + (wn * (N / WN) + lane % 8 + (lane / 16) * 8) * LDB + ((lane / 8) % 2) * 8);
+  } else {
+    return kiln_smem_addr(b + (lane % 16) * LDB + wn * (N / WN) + (lane / 16) * 8);
+  }
+}
 
 // The shape requirements, and this lane's ldmatrix addresses for step 0.
 template <int M, int N, int K, int WM, int WN, int LDA, int LDB, bool BCOLS, class T>
@@ -160,14 +175,9 @@ KILN_DEV void kiln_mma_lane_addrs(const T* a, const T* b, u32& a_lane, u32& b_la
   // (the tiles' bases too, which the caller's shared layout provides).
   static_assert((LDA * 2) % 16 == 0 && (LDB * 2) % 16 == 0, "row pitches must be multiples of 16 bytes (8 elements)");
   const int lane = (int)(threadIdx.x % 32u), warp = (int)(threadIdx.x / 32u);
-  const int wm = warp / WN, wn = warp % WN;
-  const int r = lane % 16, c = (lane / 16) * 8;
-  a_lane = kiln_smem_addr(a + (wm * (M / WM) + r) * LDA + c);
-  if constexpr (BCOLS) {
-    b_lane = kiln_smem_addr(b + (wn * (N / WN) + lane % 8 + (lane / 16) * 8) * LDB + ((lane / 8) % 2) * 8);
-  } else {
-    b_lane = kiln_smem_addr(b + r * LDB + wn * (N / WN) + c);
-  }
+  const int wm = warp / WN;
+  a_lane = kiln_smem_addr(a + (wm * (M / WM) + lane % 16) * LDA + (lane / 16) * 8);
+  b_lane = kiln_mma_b_lane<N, WN, LDB, BCOLS>(b);
 }
 
 // Acc is f32 (bf16 or f16 factors) or f16 (f16 factors summed in f16), in the same slot layout.
@@ -191,5 +201,52 @@ KILN_DEV void kiln_mma_sync(const T* a, const T* b, Acc* acc) {
   }
 #else
   static_assert(kiln_mma_before_sm80<M>::value, "kiln_mma_sync needs sm_80 or later (mma.sync m16n8k16)");
+#endif
+}
+
+// Two 16-bit factors in one register, the first in the low half (as mma's fragments hold them).
+template <class T>
+KILN_DEV u32 kiln_pack_pair(const T& lo, const T& hi) {
+  return (u32)lo.bits | ((u32)hi.bits << 16);
+}
+
+// kiln_mma_sync_frag_a<M, N, K, WM, LDB[, BCOLS]>(a, b, acc): acc += A x B as kiln_mma_sync does,
+// over WM x 1 warps, with A from registers instead of shared memory. a holds this unit's elements
+// of the M x K tile A in the layout an M x K product over the same WM x 1 warps leaves its
+// accumulators (mma_sync_element: slot c + 4 * (kt + KT * mt), KT = K / 8, of the 16 x 8 block
+// (mt, kt)), as when A is another product's result turned into factors (FlashAttention-2's P).
+// That is A's fragment already: mma's a0 (row g, k 2t, 2t+1) and a1 (row g + 8) of k-step s are
+// c0, c1 and c2, c3 of block (mt, 2s), a2 and a3 the same of block (mt, 2s + 1); each pair is
+// packed into one register. Each warp reads all of B (its N columns) from shared memory. lower_tiles
+// emits the call (mma.sync.a_frag) where it placed A's product on the same warps.
+template <int M, int N, int K, int WM, int LDB, bool BCOLS = false, class T, class Acc>
+KILN_DEV void kiln_mma_sync_frag_a(const T* a, const T* b, Acc* acc) {
+#if __CUDA_ARCH__ >= 800
+  static_assert(kiln_same_type<T, bf16>::value || kiln_same_type<T, f16>::value,
+                "kiln_mma_sync_frag_a multiplies bf16 or f16");
+  static_assert(WM > 0 && M % (16 * WM) == 0, "each warp takes a whole number of 16-row m-tiles");
+  static_assert(N % 8 == 0 && K % 16 == 0, "n steps by 8, k by 16");
+  static_assert(LDB >= (BCOLS ? K : N) && (LDB * 2) % 16 == 0, "B's row pitch: at least its row, whole 16 bytes");
+  constexpr int MT = M / WM / 16, NT = N / 8, KS = K / 16, KT = K / 8;
+  const u32 b_lane = kiln_mma_b_lane<N, 1, LDB, BCOLS>(b);
+  kiln_mma_frags<MT, NT> f[2];
+  kiln_mma_load_b<MT, NT, LDB, BCOLS>(f[0], b_lane, 0);
+#pragma unroll
+  for (int ks = 0; ks < KS; ++ks) {
+    if (ks + 1 < KS) kiln_mma_load_b<MT, NT, LDB, BCOLS>(f[(ks + 1) % 2], b_lane, ks + 1);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const T* lo = a + 4 * (2 * ks + KT * mt);  // block (mt, 2 ks)
+      const T* hi = lo + 4;                      // block (mt, 2 ks + 1)
+      f[ks % 2].a[mt][0] = kiln_pack_pair(lo[0], lo[1]);
+      f[ks % 2].a[mt][1] = kiln_pack_pair(lo[2], lo[3]);
+      f[ks % 2].a[mt][2] = kiln_pack_pair(hi[0], hi[1]);
+      f[ks % 2].a[mt][3] = kiln_pack_pair(hi[2], hi[3]);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) kiln_mma_16816<T>(acc + 4 * (nt + NT * mt), f[ks % 2].a[mt], f[ks % 2].b[nt]);
+    }
+  }
+#else
+  static_assert(kiln_mma_before_sm80<M>::value, "kiln_mma_sync_frag_a needs sm_80 or later (mma.sync m16n8k16)");
 #endif
 }
