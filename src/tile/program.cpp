@@ -25,11 +25,12 @@ namespace detail {
 
 struct TraceScope::State {
   Recording recording;
-  State(std::string name, std::vector<ParamDecl> params) : recording(std::move(name), std::move(params)) {}
+  State(std::string name, std::vector<ParamDecl> params, const Options& options)
+      : recording(std::move(name), std::move(params), options) {}
 };
 
-TraceScope::TraceScope(std::string name, std::vector<ParamDecl> params)
-    : s_(std::make_unique<State>(std::move(name), std::move(params))) {}
+TraceScope::TraceScope(std::string name, std::vector<ParamDecl> params, const Options& options)
+    : s_(std::make_unique<State>(std::move(name), std::move(params), options)) {}
 TraceScope::~TraceScope() = default;
 
 ParamRef TraceScope::param(int i) const {

@@ -19,9 +19,17 @@ Recording& current() {
   return *g_current;
 }
 
-Recording::Recording(std::string name, std::vector<ParamDecl> params)
+Recording::Recording(std::string name, std::vector<ParamDecl> params, const Options& options)
     : name_(std::move(name)), params_(std::move(params)), previous_(g_current) {
   kernel_.name = name_;
+  if (options.cubes_per_processor < 0 || options.cubes_per_processor > ir::Target::kMaxCubesPerProcessor) {
+    fail("record.bad_option", "Options::cubes_per_processor is " + std::to_string(options.cubes_per_processor) +
+                                  "; it takes 0 (the backend's choice) to " +
+                                  std::to_string(ir::Target::kMaxCubesPerProcessor));
+  }
+  // The program's own facts: kiln::Program keeps them when it clears the rest for each launch.
+  kernel_.facts.fast_math = options.fast_math;
+  kernel_.facts.cubes_per_processor = options.cubes_per_processor;
   check_cells();
   tracer_.emplace(kernel_);
   g_current = this;

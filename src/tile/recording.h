@@ -19,7 +19,7 @@ struct View {
 
 class Recording {
  public:
-  Recording(std::string name, std::vector<ParamDecl> params);
+  Recording(std::string name, std::vector<ParamDecl> params, const Options& options);
   ~Recording();
 
   dsl::Tracer& tracer() { return *tracer_; }

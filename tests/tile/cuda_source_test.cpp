@@ -159,6 +159,24 @@ TEST(TileCudaSource, AProductOfAProductReadsItsAFromRegisters) {
   }
 }
 
+// A program's Options reach its kernel: fast_math approx gives the hardware's exp2 (ex2.approx),
+// cubes_per_processor the second argument of __launch_bounds__; without them the exact exp2f and
+// the backend's own bound.
+TEST(TileCudaSource, OptionsReachTheKernel) {
+  auto body = [](Param<float> x, Param<float> out) { store_cell(out, exp2(load_cell(x))); };
+  Cells g = cells({1024}, {256});
+  Lowered fast = lower_for_sm90(trace("exp2s", Options{.fast_math = {.approx = true}, .cubes_per_processor = 3},
+                                      In<float>(g), Out<float>(g), body));
+  const std::string fast_body = fast.source.substr(fast.source.find("__global__"));
+  EXPECT_NE(fast_body.find("kiln_exp2_approx("), std::string::npos) << fast_body;
+  EXPECT_NE(fast_body.find(", 3) exp2s"), std::string::npos) << fast_body;
+  Lowered exact = lower_for_sm90(trace("exp2s", In<float>(g), Out<float>(g), body));
+  const std::string exact_body = exact.source.substr(exact.source.find("__global__"));
+  EXPECT_EQ(exact_body.find("kiln_exp2_approx("), std::string::npos) << exact_body;
+  EXPECT_NE(exact_body.find("exp2f("), std::string::npos) << exact_body;
+  EXPECT_EQ(exact_body.find(", 3) exp2s"), std::string::npos) << exact_body;
+}
+
 // Loads no product reads are pipelined too: x's [16, 64] f32 cells (16-byte copies into a ring of
 // 3 x 1024 floats) and v's [16] cells of a 1001-element extent (one f32 a vector: 4-byte copies,
 // 3 x 16 floats), read from the ring into the layouts their users want.

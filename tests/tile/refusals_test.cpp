@@ -406,6 +406,21 @@ TEST(TileRefusals, Axis) {
 }
 
 // A tile op outside trace(): directly, and through a Param that escaped its recording.
+// A program's cubes_per_processor outside 0 to Target::kMaxCubesPerProcessor, as K::cubes_per_processor's
+// static_assert refuses for a C++ kernel.
+TEST(TileRefusals, BadOption) {
+  auto body = [](P x, P out) { store_cell(out, load_cell(x)); };
+  Cells g = cells({64}, {64});
+  EXPECT_EQ(refused([&] { trace("k", Options{.cubes_per_processor = 33}, In<double>(g), Out<double>(g), body); },
+                    "record.bad_option"),
+            "kernel `k`: Options::cubes_per_processor is 33; it takes 0 (the backend's choice) to 32");
+  EXPECT_EQ(refused([&] { trace("k", Options{.cubes_per_processor = -1}, In<double>(g), Out<double>(g), body); },
+                    "record.bad_option"),
+            "kernel `k`: Options::cubes_per_processor is -1; it takes 0 (the backend's choice) to 32");
+  Traced t = trace("k", Options{.cubes_per_processor = 32}, In<double>(g), Out<double>(g), body);
+  EXPECT_EQ(t.program->kernel().facts.cubes_per_processor, 32);
+}
+
 TEST(TileRefusals, NoContext) {
   const std::string message = "a tile op was used outside trace(): tile ops only record";
   EXPECT_EQ(refused([] { full<double>({32}, 0.0); }, "trace.no_context"), message);

@@ -100,6 +100,20 @@ struct Traced {
   Entry entry;
 };
 
+// A program's own choices, as a C++ kernel's K::fast_math and K::cubes_per_processor are
+// (kiln/dsl/kernel.h): part of what it compiles to and of its id. trace(name, Options{...},
+// decls..., body) takes them before the declarations.
+struct Options {
+  // The math a backend may compute faster than each op's exact rounding (fast_math.approx: exp,
+  // exp2, log, division... through the hardware's approximations; contract: a multiply feeding an
+  // add may fuse). Flash attention's softmax is the use: Triton's exp is the approximate one. The
+  // CPU backend is exact always, so a test compares such a kernel within the approximations' error.
+  ir::FastMath fast_math{};
+  // At least this many of the program's blocks are meant to share a processor (0: the backend's
+  // choice; CUDA gives it as __launch_bounds__' second argument). 0 to Target::kMaxCubesPerProcessor.
+  int cubes_per_processor = 0;
+};
+
 namespace detail {
 template <class A>
 inline constexpr bool is_buffer = false;
@@ -192,7 +206,7 @@ namespace detail {
 // and the grid (Error{record.grid_mismatch}); close() checks and verifies the body's IR.
 class TraceScope {
  public:
-  TraceScope(std::string name, std::vector<ParamDecl> params);
+  TraceScope(std::string name, std::vector<ParamDecl> params, const Options& options);
   ~TraceScope();
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
@@ -205,30 +219,37 @@ class TraceScope {
 };
 
 template <class Body, class... D, size_t... I>
-TypedTraced<typename D::element_type...> trace_with(std::string name, Body&& body, std::index_sequence<I...>,
-                                                    const D&... decls) {
-  TraceScope scope(std::move(name), std::vector<ParamDecl>{static_cast<const ParamDecl&>(decls)...});
+TypedTraced<typename D::element_type...> trace_with(std::string name, const Options& options, Body&& body,
+                                                    std::index_sequence<I...>, const D&... decls) {
+  TraceScope scope(std::move(name), std::vector<ParamDecl>{static_cast<const ParamDecl&>(decls)...}, options);
   body(Param<typename D::element_type>(scope.param(int(I)))...);
   Traced t = scope.close();
   return {t.program, TypedEntry<typename D::element_type...>(t.program)};
 }
 
 template <class Tuple, size_t... I>
-auto trace_split(std::string name, Tuple&& args, std::index_sequence<I...>) {
+auto trace_split(std::string name, const Options& options, Tuple&& args, std::index_sequence<I...>) {
   constexpr size_t n = sizeof...(I);
-  return trace_with(std::move(name), std::get<n>(args), std::make_index_sequence<n>{}, std::get<I>(args)...);
+  return trace_with(std::move(name), options, std::get<n>(args), std::make_index_sequence<n>{}, std::get<I>(args)...);
 }
 
 }  // namespace detail
 
 // trace("vadd", In<double>(g), In<double>(g), Out<double>(g), vadd): the last argument is the body,
 // called once with one Param<T> per declaration. The answer's entry is typed:
-// t.entry.launch(client, a, b, out) takes Buffer<double>s (runtime/buffer.h).
-template <class... Args>
-auto trace(std::string name, Args&&... args) {
-  static_assert(sizeof...(Args) >= 1, "trace(name, params..., body)");
-  return detail::trace_split(std::move(name), std::forward_as_tuple(std::forward<Args>(args)...),
-                             std::make_index_sequence<sizeof...(Args) - 1>{});
+// t.entry.launch(client, a, b, out) takes Buffer<double>s (runtime/buffer.h). Options, when given,
+// come first: trace("attention", Options{.fast_math = {.approx = true}}, In<bf16>(g), ..., body).
+template <class First, class... Args>
+auto trace(std::string name, First&& first, Args&&... args) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<First>, Options>) {
+    static_assert(sizeof...(Args) >= 1, "trace(name, options, params..., body)");
+    return detail::trace_split(std::move(name), first, std::forward_as_tuple(std::forward<Args>(args)...),
+                               std::make_index_sequence<sizeof...(Args) - 1>{});
+  } else {
+    return detail::trace_split(std::move(name), Options{},
+                               std::forward_as_tuple(std::forward<First>(first), std::forward<Args>(args)...),
+                               std::make_index_sequence<sizeof...(Args)>{});
+  }
 }
 
 // The recorded program as cuda_tile text (seed 04's form).
