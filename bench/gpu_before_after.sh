@@ -73,5 +73,5 @@ if has bench; then
   python3 bench/compare_json.py "$out/bench_before_1.json,$out/bench_before_2.json" "$out/bench_after_1.json,$out/bench_after_2.json" \
     | tee "$out/compare.txt"
   # The transposed rows: each candidate's time (KILN_LOG=autotune) and the table's rows.
-  grep -E "rows 4096 strided tiled into rows: (held|split 256|strided 8x1024)|transpose" "$out/bench_after_1.log" "$out/bench_after_2.log" | cut -c1-170
+  grep -E "rows=4096, weight=false, bias=false, layout=strided, tiled into rows\}: (held|split 256|strided 8x1024)|transpose" "$out/bench_after_1.log" "$out/bench_after_2.log" | cut -c1-170
 fi

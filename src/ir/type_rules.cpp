@@ -785,9 +785,11 @@ TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
     if (!same_shape(t, shape)) return error("operands have different shapes: " + ts(shape) + " and " + ts(t));
     elements.push_back(Type::scalar_of(t.scalar));
   }
-  for (size_t i = 1; i < q.operands.size(); ++i) {
-    if (q.operands[i].layout != q.operands[0].layout) {
-      return error("operands have different layouts: " + ts(q.operands[0]) + " and " + ts(q.operands[i]) +
+  // Every operand in the first one's layout, which the result takes.
+  const Type& first = q.operands.front();
+  for (const Type& t : q.operands) {
+    if (t.layout != first.layout) {
+      return error("operands have different layouts: " + ts(first) + " and " + ts(t) +
                    " (a layout changes by tile.convert_layout)");
     }
   }
@@ -799,7 +801,7 @@ TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
   }
   TypeResult r = kRules[static_cast<size_t>(q.kind)](inner);
   if (!r.ok()) return r;
-  return ok(shape.with_layout(q.operands[0].layout).tile_of(r.type.scalar));
+  return ok(shape.with_layout(first.layout).tile_of(r.type.scalar));
 }
 
 // The schema's part of typing: operand counts are the verifier's structure check, so here each

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "common/key.h"
 #include "tensor/kernels.h"
 #include "tensor/layout.h"
 #include "tensor/matmul_plan.h"
@@ -212,16 +213,12 @@ Shape checked_out_shape(const Tensor& lhs, const Tensor& rhs) {
 // Autotune's key: the element type, the sizes in buckets, and each operand's layout (which
 // decides the candidates).
 autotune::Key matmul_key(const tensor::MatmulPlan& p, const std::vector<autotune::Candidate>& c) {
-  std::string facts = std::string(ir::scalar_name(p.dtype)) + " batch " +
-                      std::to_string(autotune::bucket(p.products())) + " m " +
-                      std::to_string(autotune::bucket(p.rows)) + " n " + std::to_string(autotune::bucket(p.n)) + " k " +
-                      std::to_string(autotune::bucket(p.k));
-  const char* names[2] = {"lhs", "rhs"};
-  for (size_t o = 0; o < 2; ++o) {
-    const auto& s = p.matrix_strides[o];
-    facts += std::string(" ") + names[o] + (s[1] == 1 ? " rows" : s[0] == 1 ? " columns" : " strided");
-  }
-  facts += ", " + std::to_string(c.size()) + " variants";
+  auto layout = [](const auto& s) { return s[1] == 1 ? "rows" : s[0] == 1 ? "columns" : "strided"; };
+  const std::string facts =
+      common::KeyText("")("dtype", p.dtype)("batch", autotune::bucket(p.products()))("m", autotune::bucket(p.rows))(
+          "n", autotune::bucket(p.n))("k", autotune::bucket(p.k))("lhs", layout(p.matrix_strides[0]))(
+          "rhs", layout(p.matrix_strides[1]))("variants", c.size())
+          .text();
   return {"matmul", facts};
 }
 

@@ -16,6 +16,7 @@
 #include <optional>
 #include <tuple>
 
+#include "common/key.h"
 #include "kiln/autotune.h"
 #include "kiln/runtime/launch.h"
 #include "tensor/kernels.h"
@@ -480,11 +481,14 @@ Tensor row_op(RowOp op, const Tensor& x, int64_t dim, const Tensor& weight, cons
   }
   add_candidate(256, 0);
   // Untuned: the first tiled kernel, else the first resident one, else streaming.
-  const std::string facts = std::string(ir::scalar_name(x.dtype())) + " cols " +
-                            std::to_string(autotune::bucket(cols)) + " rows " + std::to_string(autotune::bucket(rows)) +
-                            (weight.defined() ? " weight" : "") + (bias.defined() ? " bias" : "") +
-                            (in_strides.back() == 1 ? "" : " strided") +
-                            (l.tiled ? (l.tiled->transpose ? " tiled into rows" : " tiled") : "");
+  const char* layout = in_strides.back() == 1 ? "contiguous"
+                       : !l.tiled             ? "strided"
+                       : l.tiled->transpose   ? "strided, tiled into rows"
+                                              : "strided, tiled";
+  const std::string facts =
+      common::KeyText("")("dtype", x.dtype())("cols", autotune::bucket(cols))("rows", autotune::bucket(rows))(
+          "weight", weight.defined())("bias", bias.defined())("layout", layout)
+          .text();
   autotune::run(l.client, autotune::Key{name, facts}, candidates, 0);
   return out;
 }

@@ -269,8 +269,8 @@ TEST(TensorMatmul, AutotunedOnceThenRemembered) {
   for (const auto& f : fs::directory_iterator(dir / "autotune")) {
     std::ifstream in(f.path());
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    found =
-        found || text.find("\"matmul bf16 batch 1 m 64 n 64 k 128 lhs rows rhs rows, 2 variants") != std::string::npos;
+    found = found || text.find("\"matmul {dtype=bf16, batch=1, m=64, n=64, k=128, lhs=rows, rhs=rows, variants=2}") !=
+                         std::string::npos;
   }
   EXPECT_TRUE(found) << "a result file under " << dir;
   autotune::reset();

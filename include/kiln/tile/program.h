@@ -206,7 +206,7 @@ namespace detail {
 // and the grid (Error{record.grid_mismatch}); close() checks and verifies the body's IR.
 class TraceScope {
  public:
-  TraceScope(std::string name, std::vector<ParamDecl> params, const Options& options);
+  TraceScope(std::string name, std::vector<ParamDecl> params, const Options& options = {});
   ~TraceScope();
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;

@@ -29,7 +29,7 @@ struct Instr;
 using InstrFn = uint32_t (*)(Exec& e, const Instr& in, uint32_t pc);
 
 // Scalars in a uniform value's row: the widest vector, so that every width divides it.
-constexpr uint32_t kRowLanes = 16;
+constexpr uint32_t kRowLanes = uint32_t(ir::Target::kVectorWidths.back());
 
 // Where an array operand lives.
 enum class ArraySpace : uint8_t { Global, Shared, Local };

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "common/hash.h"
+#include "common/key.h"
 #include "common/log.h"
 
 namespace kiln::cuda {
@@ -38,13 +39,12 @@ bool get_u64(const std::string& in, size_t& at, uint64_t& v) {
 
 }  // namespace
 
+// The fields packed as every kiln cache key is (common/key.h): what the entry's name hashes and
+// what the entry stores to settle a collision.
 std::string CacheKey::material() const {
-  std::string m;
-  for (const std::string* part : {&architecture, &compiler, &options, &source}) {
-    put_u64(m, part->size());
-    m += *part;
-  }
-  return m;
+  common::Key k;
+  k("architecture", architecture)("compiler", compiler)("options", options)("source", source);
+  return std::string(k.bytes());
 }
 
 std::string CacheKey::hash_hex() const {

@@ -13,6 +13,7 @@
 
 #include "common/hash.h"
 #include "kiln/error.h"
+#include "kiln/ir/target.h"
 
 namespace kiln::cuda {
 
@@ -177,7 +178,10 @@ NvrtcVersion nvrtc_version() {
 }
 
 std::vector<std::string> default_compile_options(std::string_view arch) {
-  return {"--gpu-architecture=" + std::string(arch), "--std=c++17"};
+  // The plane width the device library's plane helpers and products assume: ir::Target's, given to
+  // the source rather than written in it.
+  return {"--gpu-architecture=" + std::string(arch), "--std=c++17",
+          "-DKILN_PLANE_WIDTH=" + std::to_string(ir::Target::kPlaneWidth) + "u"};
 }
 
 namespace {

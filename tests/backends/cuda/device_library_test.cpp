@@ -26,6 +26,7 @@
 // intrinsics they call are given their documented results (__clz(0) is 32, __clzll(0) is 64).
 // Inside a namespace, so that the device typedefs (i8, u32, ...) stay out of the global one.
 namespace device {
+#define KILN_PLANE_WIDTH ::kiln::ir::Target::kPlaneWidth  // as NVRTC's options give it
 #define __device__
 #define __forceinline__ inline
 inline int __popc(unsigned x) { return __builtin_popcount(x); }

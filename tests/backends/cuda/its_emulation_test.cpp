@@ -168,8 +168,9 @@ std::string model_program(const EmitResult& e, const ir::Kernel& k, uint32_t cub
   }
   call += ");";
   const ir::Dim3& d = k.facts.cube_dim;
-  std::string head =
-      "#include <fstream>\n#include <thread>\n#include \"" + std::string(KILN_TEST_DATA) + "/its_shim.h\"\n";
+  std::string head = "#include <fstream>\n#include <thread>\n#include \"" + std::string(KILN_TEST_DATA) +
+                     "/its_shim.h\"\n" + "#define KILN_PLANE_WIDTH " + std::to_string(ir::Target::kPlaneWidth) +
+                     "u\n";  // as NVRTC's options give it
   return head + src + R"(
 struct AnyPtr {
   void* p;

@@ -154,7 +154,7 @@ KILN_DEV void kiln_mma_load(kiln_mma_frags<MT, NT>& f, u32 a_lane, u32 b_lane, i
 // This lane's ldmatrix address of B for step 0: its warp's columns of B.
 template <int N, int WN, int LDB, bool BCOLS, class T>
 KILN_DEV u32 kiln_mma_b_lane(const T* b) {
-  const int lane = (int)(threadIdx.x % 32u), wn = (int)(threadIdx.x / 32u) % WN;
+  const int lane = (int)(threadIdx.x % KILN_PLANE_WIDTH), wn = (int)(threadIdx.x / KILN_PLANE_WIDTH) % WN;
   if constexpr (BCOLS) {
     return kiln_smem_addr(b + (wn * (N / WN) + lane % 8 + (lane / 16) * 8) * LDB + ((lane / 8) % 2) * 8);
   } else {
@@ -174,7 +174,7 @@ KILN_DEV void kiln_mma_lane_addrs(const T* a, const T* b, u32& a_lane, u32& b_la
   // ldmatrix reads each 8-element row as one 16-byte access: every row must start 16-byte aligned
   // (the tiles' bases too, which the caller's shared layout provides).
   static_assert((LDA * 2) % 16 == 0 && (LDB * 2) % 16 == 0, "row pitches must be multiples of 16 bytes (8 elements)");
-  const int lane = (int)(threadIdx.x % 32u), warp = (int)(threadIdx.x / 32u);
+  const int lane = (int)(threadIdx.x % KILN_PLANE_WIDTH), warp = (int)(threadIdx.x / KILN_PLANE_WIDTH);
   const int wm = warp / WN;
   a_lane = kiln_smem_addr(a + (wm * (M / WM) + lane % 16) * LDA + (lane / 16) * 8);
   b_lane = kiln_mma_b_lane<N, WN, LDB, BCOLS>(b);

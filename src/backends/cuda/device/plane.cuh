@@ -13,8 +13,8 @@ KILN_DEV u32 kiln_lane() {
 // The lanes of the calling thread's plane that exist: all 32, except in the last plane of a cube
 // whose size is not a multiple of 32.
 KILN_DEV u32 kiln_plane_lanes(u32 unit, u32 units) {
-  u32 n = units - (unit & ~31u);
-  return n >= 32u ? 0xffffffffu : (1u << n) - 1u;
+  u32 n = units - (unit & ~(KILN_PLANE_WIDTH - 1u));
+  return n >= KILN_PLANE_WIDTH ? 0xffffffffu : (1u << n) - 1u;
 }
 // Narrows m to the lanes of m for which p holds and returns p. Every lane of m that has not
 // terminated calls it (lanes that returned vote 0).
@@ -93,7 +93,7 @@ KILN_DEV T kiln_plane_scan(u32 m, T v, bool inclusive) {
   u32 lane = kiln_lane();
   if (m == 0xffffffffu) {
 #pragma unroll
-    for (u32 d = 1; d < 32; d <<= 1) {
+    for (u32 d = 1; d < KILN_PLANE_WIDTH; d <<= 1) {
       T y = kiln_shfl(m, v, lane >= d ? lane - d : lane);
       if (lane >= d) v = kiln_add(y, v);
     }
@@ -118,12 +118,12 @@ KILN_DEV T kiln_plane_scan(u32 m, T v, bool inclusive) {
 // past the end of a partial plane, as on the CPU; reading an inactive lane is unspecified).
 template <class T>
 KILN_DEV T kiln_shfl_from(u32 m, T v, u32 src) {
-  T r = kiln_shfl(m, v, src & 31u);
-  return src < 32u && ((m >> src) & 1u) ? r : v;
+  T r = kiln_shfl(m, v, src % KILN_PLANE_WIDTH);
+  return src < KILN_PLANE_WIDTH && ((m >> src) & 1u) ? r : v;
 }
 template <class T>
 KILN_DEV T kiln_shfl_idx(u32 m, T v, u32 src) {
-  return kiln_shfl_from(m, v, src & 31u);
+  return kiln_shfl_from(m, v, src % KILN_PLANE_WIDTH);
 }
 template <class T>
 KILN_DEV T kiln_shfl_xor(u32 m, T v, u32 x) {
@@ -132,12 +132,12 @@ KILN_DEV T kiln_shfl_xor(u32 m, T v, u32 x) {
 template <class T>
 KILN_DEV T kiln_shfl_up(u32 m, T v, u32 d) {
   u32 lane = kiln_lane();
-  return kiln_shfl_from(m, v, d <= lane ? lane - d : 32u);
+  return kiln_shfl_from(m, v, d <= lane ? lane - d : KILN_PLANE_WIDTH);
 }
 template <class T>
 KILN_DEV T kiln_shfl_down(u32 m, T v, u32 d) {
   u32 lane = kiln_lane();
-  return kiln_shfl_from(m, v, d < 32u - lane ? lane + d : 32u);
+  return kiln_shfl_from(m, v, d < KILN_PLANE_WIDTH - lane ? lane + d : KILN_PLANE_WIDTH);
 }
 KILN_DEV bool kiln_plane_all(u32 m, bool p) { return __all_sync(m, p) != 0; }
 KILN_DEV bool kiln_plane_any(u32 m, bool p) { return __any_sync(m, p) != 0; }

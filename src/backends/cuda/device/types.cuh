@@ -24,6 +24,13 @@ struct alignas(sizeof(T) * N) kiln_vec {
   T v[N];
 };
 
+// A plane's width (ir::Target::kPlaneWidth), given by kiln's compile options (-DKILN_PLANE_WIDTH):
+// the plane helpers' masks hold one bit a lane of a u32.
+#ifndef KILN_PLANE_WIDTH
+#error "KILN_PLANE_WIDTH is given by kiln's compile options (cuda::default_compile_options)"
+#endif
+static_assert(KILN_PLANE_WIDTH == sizeof(u32) * 8, "a plane's lanes are the bits of a u32 mask");
+
 // Not static: an unused static function draws a warning in every kernel's log.
 #define KILN_DEV __device__ __forceinline__
 
