@@ -9,6 +9,7 @@
 
 #include "gallery/dump_id.h"
 #include "gallery/kernels.h"
+#include "gallery/tile_programs.h"
 #include "kiln/runtime/launch.h"
 
 namespace kiln::gallery {
@@ -154,6 +155,77 @@ DemoResult demo_softmax(const Client& c) {
   return result(compare(c.read<float>(out), want, 1e-5), "512 rows of 1000 floats, plane reductions", ms);
 }
 
+// The tile programs: bf16 in, f32 accumulation, compared with a double reference over the bf16
+// inputs (the tolerances: f32 sums of a few hundred products, and attention's bf16 output).
+std::vector<bf16> random_bf16(size_t n, float lo, float hi) {
+  std::vector<float> f = random_floats(n, lo, hi);
+  return std::vector<bf16>(f.begin(), f.end());
+}
+
+DemoResult demo_tile_matmul(const Client& c) {
+  const int64_t n = 256;
+  tile::Traced t = tile_matmul_bf16(n, {128, 128, 32, 3});
+  std::vector<bf16> a = random_bf16(size_t(n * n), -1, 1), b = random_bf16(size_t(n * n), -1, 1);
+  Handle ha = c.upload(std::span<const bf16>(a)), hb = c.upload(std::span<const bf16>(b)),
+         hc = c.empty<bf16>(size_t(n * n));
+  double ms = timed(c, [&] { t.entry.launch(c, {ha, hb, hc}); });
+  std::vector<double> want(size_t(n * n), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < n; ++k) {
+      const double x = double(float(a[size_t(i * n + k)]));
+      for (int64_t j = 0; j < n; ++j) want[size_t(i * n + j)] += x * double(float(b[size_t(k * n + j)]));
+    }
+  }
+  std::vector<float> got;
+  for (bf16 v : c.read<bf16>(hc)) got.push_back(float(v));
+  return result(compare(got, want, 1.0 / 128), "256^3 bf16 on 128 x 128 blocks, three stages (tile layer)", ms);
+}
+
+DemoResult demo_flash_attention(const Client& c) {
+  const int64_t heads = 2, seq = 128, dim = 64;
+  tile::Traced t = tile_flash_attention(heads, seq, dim, true);
+  const size_t n = size_t(heads * seq * dim);
+  std::vector<bf16> q = random_bf16(n, -2, 2), k = random_bf16(n, -2, 2), v = random_bf16(n, -1, 1);
+  Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)),
+         hv = c.upload(std::span<const bf16>(v)), ho = c.empty<bf16>(n);
+  double ms = timed(c, [&] { t.entry.launch(c, {hq, hk, hv, ho}); });
+  auto at = [](const std::vector<bf16>& x, int64_t row, int64_t col) {
+    return double(float(x[size_t(row * 64 + col)]));
+  };
+  std::vector<double> want(n);
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t i = 0; i < seq; ++i) {
+      std::vector<double> s(static_cast<size_t>(seq));
+      double m = -INFINITY, total = 0;
+      for (int64_t j = 0; j < seq; ++j) {
+        double dot = 0;
+        for (int64_t x = 0; x < dim; ++x) dot += at(q, h * seq + i, x) * at(k, h * seq + j, x);
+        m = std::max(m, s[size_t(j)] = dot / std::sqrt(double(dim)));
+      }
+      for (double& x : s) total += (x = std::exp(x - m));
+      for (int64_t x = 0; x < dim; ++x) {
+        double o = 0;
+        for (int64_t j = 0; j < seq; ++j) o += s[size_t(j)] * at(v, h * seq + j, x);
+        want[size_t((h * seq + i) * dim + x)] = o / total;
+      }
+    }
+  }
+  std::vector<float> got;
+  for (bf16 x : c.read<bf16>(ho)) got.push_back(float(x));
+  return result(compare(got, want, 1.0 / 64), "2 heads of 128 x 64, bf16, exp2 form (tile layer)", ms);
+}
+
+// A tile program's kernel as a launch on `o.target` would compile it: its units, the mode.
+std::function<ir::Kernel(const DumpOptions&)> tile_definer(std::function<tile::Traced()> make) {
+  return [make](const DumpOptions& o) {
+    tile::Traced t = make();
+    ir::Kernel k = t.program->kernel();
+    k.facts.cube_dim = ir::Dim3{t.program->units_for(o.target), 1, 1};
+    k.facts.mode = o.mode;
+    return k;
+  };
+}
+
 template <KernelFunction K>
 std::function<ir::Kernel(const DumpOptions&)> definer(ir::Dim3 dim, int vector,
                                                       std::map<std::string, std::string> defaults = {}) {
@@ -172,6 +244,13 @@ const std::vector<Entry>& entries() {
       {"histogram", "256-bin byte histogram with atomics", definer<Histogram>({256, 1, 1}, 1), demo_histogram},
       {"transpose", "tiled transpose through shared memory", definer<Transpose>({32, 32, 1}, 1), demo_transpose},
       {"softmax", "row softmax with plane reductions", definer<Softmax>({256, 1, 1}, 1), demo_softmax},
+      {"tile_matmul", "bf16 matmul on 128 x 128 blocks, K by 32 in a ring of three stages (tile layer)",
+       tile_definer([] {
+         return tile_matmul_bf16(256, {128, 128, 32, 3});
+       }),
+       demo_tile_matmul},
+      {"flash_attention", "flash attention forward, bf16, FlashAttention-2's form (tile layer)",
+       tile_definer([] { return tile_flash_attention(2, 128, 64, true); }), demo_flash_attention},
   };
   return list;
 }

@@ -15,7 +15,8 @@ namespace kiln::gallery {
 
 struct DumpOptions {
   ir::ExecMode mode = ir::ExecMode::Checked;
-  int vector = 0;                               // 0: the entry's default
+  ir::Target target;  // a tile program's units are chosen for it (Target::Kind::Any: every target's count)
+  int vector = 0;     // 0: the entry's default
   std::map<std::string, std::string> comptime;  // NAME -> VALUE from --comptime NAME=VALUE
 };
 

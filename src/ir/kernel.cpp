@@ -123,6 +123,8 @@ Value written_array(OpKind kind, std::span<const Value> operands) {
     case OpKind::TileStoreSub: return at(ops::TileStoreSub::view);
     case OpKind::MmaSync: return at(ops::MmaSync::acc);
     case OpKind::MmaSyncFragA: return at(ops::MmaSyncFragA::acc);
+    case OpKind::TileCopyCell: return at(ops::TileCopyCell::array);
+    case OpKind::TileStage: return at(ops::TileStage::array);
     default: return is_atomic(kind) ? at(ops::Atomic::array) : kNoValue;
   }
 }

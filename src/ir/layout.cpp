@@ -57,7 +57,7 @@ std::string to_string(const TileLayout& l) {
   if (l.kind == TileLayout::Kind::Shared) {
     return "shared<pitch = " + std::to_string(l.shared.pitch) +
            ", swizzle = " + std::string(to_string(l.shared.swizzle)) + ", align = " + std::to_string(l.shared.align) +
-           ">";
+           (l.shared.columns ? ", columns" : "") + ">";
   }
   const FragmentLayout& f = l.fragment;
   std::string s = "fragment<[";
@@ -140,8 +140,13 @@ std::string layout_fit_error(const TileLayout& l, const Type& t) {
            std::to_string(row_bytes) + " bytes are not";
   }
   if (t.is_tile()) {
-    if (t.rank != 2) return "a shared layout is for tiles of rank 2";
-    if (s.pitch < t.shape[1]) return "the pitch is shorter than the tile's rows";
+    // A tile of rank 1 is one row; one of rank 2 is stored as its rows, or as its columns.
+    if (t.rank != 1 && t.rank != 2) return "a shared layout is for tiles of rank 1 or 2";
+    if (t.rank == 1 && s.columns) return "a tile of rank 1 is one row, not stored as columns";
+    const uint32_t stored_row = t.rank == 1 ? t.shape[0] : s.columns ? t.shape[0] : t.shape[1];
+    if (s.pitch < stored_row) return "the pitch is shorter than the tile's stored rows";
+  } else if (s.columns) {
+    return "a shared array is rows; only a tile is stored as columns";
   }
   return "";
 }

@@ -340,6 +340,10 @@ class Parser {
       expect_word("align");
       expect('=');
       s.align = static_cast<uint32_t>(unsigned_number(kU32Max));
+      if (accept(',')) {
+        expect_word("columns");
+        s.columns = true;
+      }
       expect('>');
       return TileLayout::of(s);
     }

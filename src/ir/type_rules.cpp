@@ -576,9 +576,14 @@ TypeResult rule_tile_reduce(const TypeQuery& q) {
 
 TypeResult rule_tile_transpose(const TypeQuery& q) {
   const Type& t = q.operand(ops::TileUnary::tile);
-  if (!t.is_register_tile() || t.rank != 2) return error("transposes a register tile of rank 2, not " + ts(t));
+  if (!t.is_tile() || t.space == MemorySpace::Global || t.rank != 2)
+    return error("transposes a register or shared tile of rank 2, not " + ts(t));
   Type r = t;
   std::swap(r.shape[0], r.shape[1]);
+  // A shared tile stays where it is, read the other way round: its layout is the operand's with
+  // `columns` toggled, which the stated type names (the verifier compares the two).
+  if (t.space == MemorySpace::Shared && (!q.stated.is_tile() || q.stated.layout == 0))
+    return error("transposes a shared tile into the stated shared tile's layout, stated none");
   return ok(r);
 }
 
@@ -598,9 +603,13 @@ TypeResult rule_tile_convert_layout(const TypeQuery& q) {
 
 TypeResult rule_tile_mma(const TypeQuery& q) {
   const Type &a = q.operand(ops::TileMma::a), &b = q.operand(ops::TileMma::b), &c = q.operand(ops::TileMma::c);
-  for (const Type* t : {&a, &b, &c}) {
-    if (!t->is_register_tile() || t->rank != 2) return error("multiplies register tiles of rank 2, not " + ts(*t));
+  // The factors in registers, or staged in shared memory (passes/tile/pipeline_loops); the
+  // accumulator in registers.
+  for (const Type* t : {&a, &b}) {
+    if (!t->is_tile() || t->space == MemorySpace::Global || t->rank != 2)
+      return error("multiplies register or shared tiles of rank 2, not " + ts(*t));
   }
+  if (!c.is_register_tile() || c.rank != 2) return error("accumulates into a register tile of rank 2, not " + ts(c));
   // The formats are mma.h's table (seed 04's): the factors share a format, the accumulator may be wider.
   if (a.scalar != b.scalar || !mma_format(a.scalar, c.scalar)) {
     return error("takes " + std::string(scalar_name(a.scalar)) + " x " + std::string(scalar_name(b.scalar)) + " into " +
@@ -673,6 +682,60 @@ TypeResult rule_mma_sync(const TypeQuery& q) {
   if (int64_t(acc.length) != slots) {
     return error("each unit holds " + std::to_string(slots) + " accumulators, not " + std::to_string(acc.length));
   }
+  return none();
+}
+
+// tile.slot array, offset: the shared tile at element `offset` of a shared array, in the array's
+// shared layout (the stated type; the verifier checks that the two name one layout).
+TypeResult rule_tile_slot(const TypeQuery& q) {
+  const Type& a = q.operand(ops::TileSlot::array);
+  const Type& t = q.stated;
+  if (a.kind != TypeKind::Shared || a.width != 1) return error("takes a tile of a shared array, not of " + ts(a));
+  if (!t.is_tile() || t.space != MemorySpace::Shared || t.scalar != a.scalar || t.rank < 1 || t.rank > 2) {
+    return error("a slot of " + ts(a) + " is a shared tile of " + std::string(scalar_name(a.scalar)) +
+                 " of rank 1 or 2, not " + ts(t));
+  }
+  if (auto e = tile_shape_error(t); !e.empty()) return error(e);
+  if (t.layout == 0 || t.layout != a.layout)
+    return error("a slot takes its array's shared layout: " + ts(t) + " of " + ts(a));
+  return ok(t);
+}
+
+// tile.read t: a shared tile's elements in registers.
+TypeResult rule_tile_read(const TypeQuery& q) {
+  const Type& t = q.operand(ops::TileUnary::tile);
+  if (!t.is_tile() || t.space != MemorySpace::Shared) return error("reads a shared tile, not " + ts(t));
+  if (const AttrValue* lanes = q.attr(AttrKey::Lanes); lanes && !Target::valid_vector_width(int(lanes->i)))
+    return error("lanes is a vector width (" + Target::vector_widths_text() + "), not " + std::to_string(lanes->i));
+  Type r = t;
+  r.space = MemorySpace::Registers;
+  return ok(r);
+}
+
+// The shared array a copy or a stage writes: rows as its shared layout lays them.
+std::string staging_error(const Type& a, const Type& t) {
+  if (a.kind != TypeKind::Shared || a.width != 1 || a.scalar != t.scalar || a.layout == 0)
+    return "writes " + ts(t) + " into a shared array of its element with a shared layout, not " + ts(a);
+  if (t.rank < 1 || t.rank > 2) return "writes a tile of rank 1 or 2, not " + ts(t);
+  return {};
+}
+
+// tile.copy_cell array, offset, view, valid, cell...: one cell index per dimension of the view.
+TypeResult rule_tile_copy_cell(const TypeQuery& q) {
+  const Type& v = q.operand(ops::TileCopyCell::view);
+  if (v.space != MemorySpace::Global) return error("copies from a view (a global tile), not " + ts(v));
+  if (auto e = staging_error(q.operand(ops::TileCopyCell::array), v); !e.empty()) return error(e);
+  if (size_t cells = q.operands_from(ops::TileCopyCell::cell).size(); cells != size_t(v.rank)) {
+    return error("takes one cell index per dimension of " + ts(v) + ", has " + std::to_string(cells));
+  }
+  return none();
+}
+
+// tile.stage array, offset, tile: a register tile's rows into a shared array.
+TypeResult rule_tile_stage(const TypeQuery& q) {
+  const Type& t = q.operand(ops::TileStage::tile);
+  if (!t.is_register_tile()) return error("stages a register tile, not " + ts(t));
+  if (auto e = staging_error(q.operand(ops::TileStage::array), t); !e.empty()) return error(e);
   return none();
 }
 

@@ -287,6 +287,22 @@ class Verifier {
         }
         return;
       }
+      case OpKind::TileTranspose: {
+        // A shared tile transposed is the same memory read the other way round.
+        const Type& from = k_.type_of(op.operand(ops::TileUnary::tile));
+        if (from.space != MemorySpace::Shared) return;
+        const TileLayout *a = k_.layout_of(from), *b = k_.layout_of(op.type);
+        if (!a || !b || a->kind != TileLayout::Kind::Shared || b->kind != TileLayout::Kind::Shared) {
+          fail(op, "transposes a shared tile with a shared layout into one with a shared layout");
+        }
+        SharedLayout want = a->shared;
+        want.columns = !want.columns;
+        if (!(b->shared == want)) {
+          fail(op, "a transposed shared tile's layout is its operand's with columns toggled (" +
+                       to_string(TileLayout::of(want)) + "), not " + to_string(*b));
+        }
+        return;
+      }
       case OpKind::Condition:
         if (!ctx.cond_top || !last_in_region)
           fail(op, "'condition' ends a while's condition region and appears nowhere else");

@@ -12,11 +12,14 @@ const std::vector<Pass>& default_pipeline() {
   // the tiles a loop carries); lower_tiles next, so that the rest see only kiln's ops; vectorize
   // then, on loops whose accesses still carry `checked` (it guards its wide ones itself and leaves
   // the scalar ones to checked_io); checked_io before the others: it adds len/compare ops that
-  // fold, cse and dce then tidy. place_products right before lower_tiles: it decides, from the
-  // whole program, what lower_tiles then lowers op by op.
+  // fold, cse and dce then tidy. The tile dialect's passes before lower_tiles: place_products
+  // decides, from the whole program, where each product runs; pipeline_loops writes each loop's
+  // rings and resident factors as tile ops (from those placements: a factor tensor cores read
+  // pads its rows); lower_tiles then lowers op by op.
   static const std::vector<Pass> pipeline = {
       {"promote_vars", promote_vars},
       {"place_products", place_products},
+      {"pipeline_loops", pipeline_loops},
       {"lower_tiles", lower_tiles},
       {"vectorize", vectorize},
       {"checked_io", checked_io},

@@ -5,7 +5,7 @@
 # past their own bound (backends/cpu/control.cpp), fold negating abs of a large u64
 # (passes/fold.cpp, the fuzzer's first find), a ragged cell's edge mask that keeps one lane past
 # the extent (lower_tiles/cells.cpp), and a pipelined loop that copies the next tiles into the
-# ring slot one short of where they belong (lower_tiles/loops.cpp). Each lives in a small file, so
+# ring slot one short of where they belong (passes/tile/pipeline_loops.cpp). Each lives in a small file, so
 # that CI rebuilds little. The files are restored after each (from a copy, so that uncommitted work
 # in them survives), and the fuzzer is rebuilt clean.
 #   tests/fuzz/planted_bugs.sh BUILD_DIR     (a configured build folder, e.g. build)
@@ -62,9 +62,9 @@ plant simt fold_abs_of_unsigned src/passes/fold.cpp \
 plant tile ragged_edge_mask src/passes/lower_tiles/cells.cpp \
   'if (guard[d]) mask = both(mask, emit(K::Lt, {coord, extent_of(c, d)}));' \
   'if (guard[d]) mask = both(mask, emit(K::Le, {coord, extent_of(c, d)}));  // planted: one lane past the edge'
-plant tile ring_slot_one_short src/passes/lower_tiles/loops.cpp \
-  'Value next_slot = emit(K::Rem, {add(n, c32(uint64_t(stages) - 1)), c32(uint64_t(stages))});' \
-  'Value next_slot = emit(K::Rem, {add(n, c32(uint64_t(stages) - 2)), c32(uint64_t(stages))});  // planted'
+plant tile ring_slot_one_short src/passes/tile/pipeline_loops.cpp \
+  'Value next_slot = emit(K::Rem, {emit(K::Add, {n, u32(uint64_t(stages) - 1)}, u), u32(uint64_t(stages))}, u);' \
+  'Value next_slot = emit(K::Rem, {emit(K::Add, {n, u32(uint64_t(stages) - 2)}, u), u32(uint64_t(stages))}, u);  // planted'
 cmake --build "$build" -j"$jobs" --target kiln_fuzz >"$saved/build.log" 2>&1 || { cat "$saved/build.log"; exit 1; }
 [[ $failed -eq 0 ]] || { echo "planted: a planted bug went unseen" >&2; exit 1; }
 echo "planted: every planted bug was caught"

@@ -102,7 +102,24 @@ TEST(TileLayout, WhatFitsWhichType) {
             "a shared layout's rows are whole 16-byte chunks, not 12 bytes");
   EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{32, Swizzle::None, 16}),
                              Type::tile(Scalar::F32, 2, {8, 64, 0, 0}, MemorySpace::Shared)),
-            "the pitch is shorter than the tile's rows");
+            "the pitch is shorter than the tile's stored rows");
+  // Stored as columns (a transposed slot): its stored rows are the tile's columns, 8 long here.
+  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{32, Swizzle::None, 16, true}),
+                             Type::tile(Scalar::F32, 2, {8, 64, 0, 0}, MemorySpace::Shared)),
+            "");
+  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{32, Swizzle::None, 16, true}),
+                             Type::tile(Scalar::F32, 2, {64, 8, 0, 0}, MemorySpace::Shared)),
+            "the pitch is shorter than the tile's stored rows");
+  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{32, Swizzle::None, 16}),
+                             Type::tile(Scalar::F32, 1, {32, 0, 0, 0}, MemorySpace::Shared)),
+            "")
+      << "a tile of rank 1 is one row";
+  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{32, Swizzle::None, 16, true}),
+                             Type::tile(Scalar::F32, 1, {32, 0, 0, 0}, MemorySpace::Shared)),
+            "a tile of rank 1 is one row, not stored as columns");
+  EXPECT_EQ(layout_fit_error(TileLayout::of(SharedLayout{32, Swizzle::None, 16, true}),
+                             Type::shared(Type::scalar_of(Scalar::F32), 256)),
+            "a shared array is rows; only a tile is stored as columns");
   EXPECT_EQ(layout_fit_error(swz, Type::tile(Scalar::BF16, 2, {64, 64, 0, 0}, MemorySpace::Global)),
             "a view of global memory has no layout");
 }
@@ -128,6 +145,29 @@ const char* kHead =
     "global>\n"
     "  %1 = tile.load_cell %0 : tile<[16, 16] x f32, registers, #1>\n"
     "  %2 = tile.load_cell %0 : tile<[16, 16] x f32, registers, #2>\n";
+
+// A shared tile transposed is the same memory read the other way round: its layout is the
+// operand's with columns toggled.
+TEST(TileLayout, ASharedTransposeTogglesColumns) {
+  const std::string head =
+      "kernel @k(%x: buffer<f32, rw>) {cube_dim = [32, 1, 1], mode = unchecked, address = u32, vector = 1} layouts {\n"
+      "  #1 = shared<pitch = 64, swizzle = none, align = 16>,\n"
+      "  #2 = shared<pitch = 64, swizzle = none, align = 16, columns>,\n"
+      "  #3 = shared<pitch = 72, swizzle = none, align = 16, columns>\n"
+      "} {\n"
+      "  %0 = shared.alloc : shared<f32, 4096, #1>\n"
+      "  %1 = const 0 : u32\n"
+      "  %2 = tile.slot %0, %1 : tile<[32, 64] x f32, shared, #1>\n";
+  EXPECT_EQ(verify_error(head + "  %3 = tile.transpose %2 : tile<[64, 32] x f32, shared, #2>\n}\n"), "(verified)");
+  EXPECT_EQ(verify_error(head + "  %3 = tile.transpose %2 : tile<[64, 32] x f32, shared, #3>\n}\n"),
+            "ir.verify: kernel 'k': op #4 'tile.transpose': a transposed shared tile's layout is its operand's with "
+            "columns toggled (shared<pitch = 64, swizzle = none, align = 16, columns>), not shared<pitch = 72, "
+            "swizzle = none, align = 16, columns>");
+  EXPECT_EQ(verify_error(head + "  %3 = tile.transpose %2 : tile<[64, 32] x f32, shared, #1>\n}\n"),
+            "ir.verify: kernel 'k': op #4 'tile.transpose': a transposed shared tile's layout is its operand's with "
+            "columns toggled (shared<pitch = 64, swizzle = none, align = 16, columns>), not shared<pitch = 64, "
+            "swizzle = none, align = 16>");
+}
 
 TEST(TileLayout, TheVerifierHoldsValuesToTheirLayouts) {
   EXPECT_EQ(verify_error(std::string(kHead) + "  %3 = add %1, %1 : tile<[16, 16] x f32, registers, #1>\n}\n"),

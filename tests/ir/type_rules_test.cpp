@@ -281,7 +281,7 @@ TEST(TileRules, ValuesReductionsAndProducts) {
             "reduces a register tile of rank 1 or more, not tile<[] x f32, registers>");
   EXPECT_EQ(typed(OpKind::TileTranspose, {t}).type, f32_tile(2, {64, 32}));
   EXPECT_EQ(typed(OpKind::TileTranspose, {f32_tile(1, {32})}).error,
-            "transposes a register tile of rank 2, not tile<[32] x f32, registers>");
+            "transposes a register or shared tile of rank 2, not tile<[32] x f32, registers>");
   Type a16 = reg(Scalar::F16, 2, {64, 32}), b16 = reg(Scalar::F16, 2, {32, 16});
   EXPECT_EQ(typed(OpKind::TileMma, {a16, b16, f32_tile(2, {64, 16})}).type, f32_tile(2, {64, 16}));
   EXPECT_EQ(typed(OpKind::TileMma, {a16, b16, reg(Scalar::F16, 2, {64, 16})}).type, reg(Scalar::F16, 2, {64, 16}));
@@ -294,6 +294,40 @@ TEST(TileRules, ValuesReductionsAndProducts) {
             "the accumulator tile<[64, 64] x f32, registers> is not m x n = 64 x 16");
   EXPECT_EQ(typed(OpKind::TileBlockId, {}, {Attr{AttrKey::Axis, AttrValue::of_int(1)}}).type, i32());
   EXPECT_EQ(typed(OpKind::TileBlockId, {}, {Attr{AttrKey::Axis, AttrValue::of_int(3)}}).error, "needs axis 0, 1 or 2");
+}
+
+// pipeline_loops' ops: a slot takes its array's shared layout, a read gives a register tile, copies
+// and stages write arrays of their element with a shared layout, and products read shared factors.
+TEST(TileRules, StagedTiles) {
+  const Type u = Type::scalar_of(Scalar::U32), i = Type::scalar_of(Scalar::I32), b = Type::scalar_of(Scalar::Bool);
+  const Type ring = Type::shared(Type::scalar_of(Scalar::BF16), 9216).with_layout(1);
+  const Type slot = Type::tile(Scalar::BF16, 2, {64, 64, 0, 0}, MemorySpace::Shared).with_layout(1);
+  EXPECT_EQ(typed(OpKind::TileSlot, {ring, u}, {}, slot).type, slot);
+  EXPECT_EQ(typed(OpKind::TileSlot, {ring, u}, {}, slot.with_layout(2)).error,
+            "a slot takes its array's shared layout: tile<[64, 64] x bf16, shared, #2> of shared<bf16, 9216, #1>");
+  EXPECT_EQ(typed(OpKind::TileSlot, {ring, u}, {}, reg(Scalar::BF16, 2, {64, 64})).error,
+            "a slot of shared<bf16, 9216, #1> is a shared tile of bf16 of rank 1 or 2, not tile<[64, 64] x bf16, "
+            "registers>");
+  EXPECT_EQ(typed(OpKind::TileRead, {slot}, {attr<AttrKey::Lanes>(8)}).type, reg(Scalar::BF16, 2, {64, 64}));
+  EXPECT_EQ(typed(OpKind::TileRead, {slot}, {attr<AttrKey::Lanes>(3)}).error,
+            "lanes is a vector width (1, 2, 4, 8, 16), not 3");
+  EXPECT_EQ(typed(OpKind::TileRead, {reg(Scalar::BF16, 2, {64, 64})}).error,
+            "reads a shared tile, not tile<[64, 64] x bf16, registers>");
+  const Type view = Type::tile(Scalar::BF16, 2, {64, 64, 0, 0}, MemorySpace::Global);
+  EXPECT_TRUE(typed(OpKind::TileCopyCell, {ring, u, view, b, i, i}).ok());
+  EXPECT_EQ(typed(OpKind::TileCopyCell, {ring, u, view, b, i}).error,
+            "takes one cell index per dimension of tile<[64, 64] x bf16, global>, has 1");
+  EXPECT_EQ(typed(OpKind::TileCopyCell, {ring.with_layout(0), u, view, b, i, i}).error,
+            "writes tile<[64, 64] x bf16, global> into a shared array of its element with a shared layout, not "
+            "shared<bf16, 9216>");
+  EXPECT_TRUE(typed(OpKind::TileStage, {ring, u, reg(Scalar::BF16, 2, {64, 64})}).ok());
+  EXPECT_EQ(typed(OpKind::TileStage, {ring, u, slot}).error,
+            "stages a register tile, not tile<[64, 64] x bf16, shared, #1>");
+  EXPECT_EQ(typed(OpKind::TileMma, {slot, slot, f32_tile(2, {64, 64})}).type, f32_tile(2, {64, 64}));
+  EXPECT_EQ(typed(OpKind::TileMma, {slot, slot, slot}).error,
+            "accumulates into a register tile of rank 2, not tile<[64, 64] x bf16, shared, #1>");
+  EXPECT_EQ(typed(OpKind::TileTranspose, {slot}).error,
+            "transposes a shared tile into the stated shared tile's layout, stated none");
 }
 
 TEST(TileRules, VarsHoldRegisterTiles) {

@@ -9,6 +9,7 @@
 
 #include "bench_rows.h"
 #include "kiln/tile.h"
+#include "tile_programs.h"
 
 namespace kiln::tool {
 
@@ -52,22 +53,6 @@ void softmax_rows(const Client& c, bool gpu, const std::map<std::string, double>
   rows.push_back({"tile row softmax, max relative error", "", worst, "", NAN, false, 1e-5});
 }
 
-// c = a x b, bf16 in and out, f32 accumulation: bm x bn blocks walking K by `bk`, the factors
-// pipelined `stages` deep.
-struct MatmulShape {
-  int64_t bm, bn, bk, stages;
-};
-Traced matmul_bf16(int64_t n, MatmulShape s) {
-  return trace("tile_matmul_bf16", In<bf16>(cells({n, n}, {s.bm, s.bk}).along({0, free_axis})),
-               In<bf16>(cells({n, n}, {s.bk, s.bn}).along({free_axis, 1})), Out<bf16>(cells({n, n}, {s.bm, s.bn})),
-               [n, s](Param<bf16> a, Param<bf16> b, Param<bf16> c) {
-                 tile::Var<float> acc = zeros<float>({uint32_t(s.bm), uint32_t(s.bn)});
-                 For(d_range(0, int32_t(n / s.bk)).prefetch_stages(s.stages),
-                     [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc); });
-                 store_cell(c, acc.get().to<bf16>());
-               });
-}
-
 void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
   for (int64_t n : gpu ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{256}) {
     std::vector<float> af = random_floats(size_t(n * n), 11), bf = random_floats(size_t(n * n), 12);
@@ -77,16 +62,16 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
     // The prefetch_stages sweep (1 to 4) at 4096 (and on the CPU), with K steps of 32 and 64 on
     // 128 x 128 blocks, then the 128 x 256 and 256 x 128 blocks; the four best of those at 8192.
     // The best of each size is its headline, as autotune would pick.
-    std::vector<MatmulShape> configs = {{128, 128, 32, 1}, {128, 128, 32, 2}, {128, 128, 32, 3}, {128, 128, 32, 4},
-                                        {128, 128, 64, 1}, {128, 128, 64, 2}, {128, 128, 64, 3}, {128, 128, 64, 4},
-                                        {128, 256, 64, 3}, {256, 128, 64, 3}};
+    std::vector<gallery::MatmulBlocks> configs = {
+        {128, 128, 32, 1}, {128, 128, 32, 2}, {128, 128, 32, 3}, {128, 128, 32, 4}, {128, 128, 64, 1},
+        {128, 128, 64, 2}, {128, 128, 64, 3}, {128, 128, 64, 4}, {128, 256, 64, 3}, {256, 128, 64, 3}};
     if (n == 8192) configs = {{128, 128, 64, 3}, {128, 256, 64, 3}, {256, 128, 64, 3}, {256, 128, 32, 4}};
     if (!gpu) configs = {{128, 128, 32, 1}, {128, 128, 64, 2}, {128, 256, 32, 3}};
     size_t first_row = rows.size();
     double best = 0;
     size_t best_row = 0;
-    for (MatmulShape shape : configs) {
-      Traced t = matmul_bf16(n, shape);
+    for (gallery::MatmulBlocks shape : configs) {
+      Traced t = gallery::tile_matmul_bf16(n, shape);
       auto run = [&] { t.entry.launch(c, {ha, hb, hc}); };
       run();
       double err = matmul_error(a, b, c.read<bf16>(hc), n, 64);
@@ -104,41 +89,6 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
   }
 }
 
-// Seed 04's flash attention, forward, bf16 in and out, f32 accumulation: q k^T / sqrt(d) row
-// softmax, carried max and sum, 64 queries a block over 64-key blocks; heads are rows of the
-// flattened [b * h * s, d] tensors. `exp2`: FlashAttention-2's form of the same softmax, exp2 with
-// the scale folded into log2(e) (one fused multiply-add an element), on the hardware's
-// approximations (Options::fast_math), as FlashAttention and Triton compute it.
-Traced flash_attention(int64_t bh, int64_t seq, int64_t dim, bool exp2_form) {
-  const uint32_t d = uint32_t(dim);
-  Cells rows = cells({bh * seq, dim}, {64, dim});
-  Cells keys = cells({bh * seq, dim}, {64, dim}).along({free_axis, 1});
-  Options options;
-  if (exp2_form) options.fast_math = {.contract = true, .approx = true};
-  return trace(exp2_form ? "tile_flash_attention_exp2_bf16" : "tile_flash_attention_bf16", options, In<bf16>(rows),
-               In<bf16>(keys), In<bf16>(keys), Out<bf16>(rows),
-               [seq, d, exp2_form](Param<bf16> q, Param<bf16> k, Param<bf16> v, Param<bf16> out) {
-                 const double scale = 1.0 / std::sqrt(double(d)), scale_log2e = scale / std::log(2.0);
-                 Index first = block_id(0) / int32_t(seq / 64) * int32_t(seq / 64);  // the head's first key block
-                 Tile<bf16> qt = load_cell(q);
-                 tile::Var<float> m = full<float>({64, 1}, -INFINITY);
-                 tile::Var<float> l = full<float>({64, 1}, 0.0);
-                 tile::Var<float> acc = full<float>({64, d}, 0.0);
-                 For(d_range(0, int32_t(seq / 64)).prefetch_stages(2), [&](Index j) {
-                   Tile<float> qk = mma(qt, load_at(k, {first + j, Index(0)}).transpose(), zeros<float>({64, 64}));
-                   // The exp2 form keeps s (and m) in units of q k^T, the scale folded into the exponent.
-                   Tile<float> s = exp2_form ? qk : qk * scale;
-                   Tile<float> m_new = max(m.get(), reduce_max(s, {.keepdims = true}));
-                   Tile<float> p = exp2_form ? exp2(s * scale_log2e - m_new * scale_log2e) : exp(s - m_new);
-                   Tile<float> alpha = exp2_form ? exp2((m.get() - m_new) * scale_log2e) : exp(m.get() - m_new);
-                   l = l.get() * alpha + reduce_sum(p, {.keepdims = true});
-                   acc = mma(p.to<bf16>(), load_at(v, {first + j, Index(0)}), acc.get() * alpha);
-                   m = m_new;
-                 });
-                 store_cell(out, (acc.get() / l.get()).to<bf16>());
-               });
-}
-
 void attention(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows,
                bool exp2_form) {
   const int64_t b = gpu ? 4 : 1, h = gpu ? 16 : 2, seq = gpu ? 4096 : 128, dim = 128;
@@ -151,7 +101,7 @@ void attention(const Client& c, bool gpu, const std::map<std::string, double>& p
   Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)),
          hv = c.upload(std::span<const bf16>(v));
   Handle ho = c.empty<bf16>(n);
-  Traced t = flash_attention(b * h, seq, dim, exp2_form);
+  Traced t = gallery::tile_flash_attention(b * h, seq, dim, exp2_form);
   auto run = [&] { t.entry.launch(c, {hq, hk, hv, ho}); };
   run();
   // A few query rows of the first and last head against float64.

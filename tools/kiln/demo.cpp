@@ -16,7 +16,7 @@ int demo(const Args& args) {
     else usage_error("unknown option " + args[i], usage);
   }
   Client client = device.client();
-  std::printf("%-12s %-8s %-6s %11s  %s\n", "kernel", "device", "check", "time", "what");
+  std::printf("%-16s %-8s %-6s %11s  %s\n", "kernel", "device", "check", "time", "what");
   int failed = 0;
   for (const gallery::Entry& e : gallery::entries()) {
     gallery::DemoResult r;
@@ -27,7 +27,7 @@ int demo(const Args& args) {
       r.detail = err.what();
     }
     failed += r.ok ? 0 : 1;
-    std::printf("%-12s %-8s %-6s %8.3f ms  %s\n", std::string(e.name).c_str(), device.name().c_str(),
+    std::printf("%-16s %-8s %-6s %8.3f ms  %s\n", std::string(e.name).c_str(), device.name().c_str(),
                 r.ok ? "ok" : "FAIL", r.ms, r.detail.c_str());
   }
   if (failed) std::printf("%d of %zu kernels failed their check\n", failed, gallery::entries().size());

@@ -1,4 +1,5 @@
-// kiln dump: prints a gallery kernel's IR at a stage of the pipeline.
+// kiln dump: prints a gallery kernel's IR (a C++ kernel's or a tile program's) at a stage of the
+// pipeline, compiled for a target.
 #include <cstdio>
 
 #include "commands.h"
@@ -12,7 +13,7 @@ namespace kiln::tool {
 int dump(const Args& args) {
   const std::string usage =
       "kiln dump KERNEL [--comptime NAME=VALUE] [--mode checked|unchecked] [--vector N] "
-      "[--stage traced|final|PASS] [--op-numbers]";
+      "[--target any|cpu|sm_NN[a]] [--stage traced|final|PASS] [--op-numbers]";
   gallery::DumpOptions o;
   std::string kernel, stage = "final";
   ir::PrintOptions print;
@@ -38,6 +39,10 @@ int dump(const Args& args) {
       if (o.vector != 1 && o.vector != 2 && o.vector != 4 && o.vector != 8 && o.vector != 16) {
         usage_error("--vector is 1, 2, 4, 8 or 16, not '" + v + "'", usage);
       }
+    } else if (a == "--target") {
+      const std::string& t = value();
+      if (!ir::parse_target(t, o.target))
+        usage_error("--target is any, cpu or sm_NN[a] (sm_90a), not '" + t + "'", usage);
     } else if (a == "--stage") {
       stage = value();
     } else if (a == "--op-numbers") {
@@ -60,6 +65,7 @@ int dump(const Args& args) {
   ir::Kernel k = e->define(o);
   passes::PipelineOptions p;
   p.verify_each = true;
+  p.target = o.target;
   p.stop_after = stage == "final" ? std::string_view() : std::string_view(stage);
   passes::run_pipeline(k, p);
   std::fputs(ir::print(k, print).c_str(), stdout);

@@ -10,7 +10,8 @@ namespace {
 const char* kUsage =
     "usage: kiln COMMAND [ARGS]\n"
     "  dump KERNEL [--comptime NAME=VALUE] [--mode checked|unchecked] [--vector N] [--stage traced|final|PASS]\n"
-    "              [--op-numbers]      print a gallery kernel's IR\n"
+    "              [--target any|cpu|sm_NN[a]] [--op-numbers]\n"
+    "                                  print a gallery kernel's IR (C++ kernels and tile programs)\n"
     "  info                            list devices and their facts\n"
     "  demo [--device D]               run each gallery kernel, check it against its host reference\n"
     "  cache path|ls|clear             the on-disk cache of compiled kernels\n"

@@ -50,7 +50,8 @@ enum class AttrType : uint8_t { Flag, Int, Number, String, Ints, Pad };
   X(AtLeastOnce, "at_least_once", Flag)     \
   X(Lanes, "lanes", Int)                    \
   X(Loop, "loop", Int)                      \
-  X(AFragments, "a_fragments", Flag)
+  X(AFragments, "a_fragments", Flag)        \
+  X(Async, "async", Flag)
 
 enum class AttrKey : uint8_t {
 #define KILN_X(e, text, type) e,

@@ -47,11 +47,15 @@ std::string_view to_string(Swizzle s);
 // A shared tile of rank 2, or a shared array seen as rows: row r starts `pitch` elements after row
 // r - 1; the element's byte offset from the array's start is then swizzled; the array starts at a
 // multiple of `align` bytes (16 to 1024).
+//
+// `columns`: a tile stored as its transpose, its element (r, c) at stored row c, column r: the
+// transposed view of a staged tile (x @ w.T reads w's rows as they were copied).
 struct SharedLayout {
   uint32_t pitch = 0;  // elements from one row to the next
   Swizzle swizzle = Swizzle::None;
   uint32_t align = 16;  // bytes, a power of two
-  // The byte offset of element (row, col) of elements of `element_bytes`.
+  bool columns = false;
+  // The byte offset of stored row `row`, column `col`, of elements of `element_bytes`.
   uint64_t byte_offset(uint64_t row, uint64_t col, int element_bytes) const;
   friend bool operator==(const SharedLayout&, const SharedLayout&) = default;
 };
@@ -70,7 +74,7 @@ struct TileLayout {
 };
 
 // "fragment<[16, 64], slot = [1:0, 1:1], unit = [1:2, 1:3, 1:4, 1:5, 0:0, -]>",
-// "shared<pitch = 64, swizzle = 128, align = 1024>".
+// "shared<pitch = 64, swizzle = 128, align = 1024>", "shared<pitch = 72, swizzle = none, align = 16, columns>".
 std::string to_string(const TileLayout& l);
 // What is wrong with a layout on its own, or "": a fragment's dimensions (1 to 4, powers of two),
 // each coordinate bit named once; a shared layout's alignment (a power of two of 16 or more, and

@@ -116,6 +116,9 @@ std::string_view family_name(OpFamily f);
   S(TileScatter, "atti*", (array, offsets, values, extent))                 \
   S(TileUnary, "t", (tile))                                                 \
   S(TileMma, "ttt", (a, b, c))                                              \
+  S(TileSlot, "ai", (array, offset))                                        \
+  S(TileCopyCell, "aitbi*", (array, offset, view, valid, cell))             \
+  S(TileStage, "ait", (array, offset, tile))                                \
   S(MmaSync, "aiaia", (a, a_offset, b, b_offset, acc))                      \
   S(MmaSyncFragA, "aaia", (a, b, b_offset, acc))
 
@@ -297,6 +300,16 @@ std::string_view family_name(OpFamily f);
   /* the same register tile in the layout its result type names: the one op that changes a layout */                   \
   X(TileConvertLayout, "tile.convert_layout", Tile, TileUnary, "t", "", tile_convert_layout, "", kPure)                \
   X(TileMma, "tile.mma", Tile, TileMma, "t", "planes? a_fragments?", tile_mma, "", kPure)                              \
+  /* shared tiles, as passes/tile/pipeline_loops stages them: the tile of a shared array at an element offset,         \
+     in the array's shared layout (the stated type names it); a shared tile read into registers (lanes: the            \
+     vector width its copies moved, whose load layout the read takes); a cell of a view copied into a shared           \
+     array at an offset, rows as the array's layout lays them (async: cp.async, waited for by copy.async.wait;         \
+     valid false copies zeros); a register tile's rows written into a shared array at an offset */                     \
+  X(TileSlot, "tile.slot", Tile, TileSlot, "t", "", tile_slot, "", kPure)                                              \
+  X(TileRead, "tile.read", Tile, TileUnary, "t", "lanes?", tile_read, "", kReadsMemory)                                \
+  X(TileCopyCell, "tile.copy_cell", Tile, TileCopyCell, "", "async?", tile_copy_cell, "",                              \
+    kReadsMemory | kWritesMemory)                                                                                      \
+  X(TileStage, "tile.stage", Tile, TileStage, "", "", tile_stage, "", kWritesMemory)                                   \
   X(TileBlockId, "tile.block_id", Tile, Nullary, "v", "axis", tile_block_id, "", kPure | kBuiltin)                     \
   /* tensor cores: every unit of the cube together (uniform control flow, a barrier before and after                   \
      is the caller's); a, b shared arrays with element offsets, acc a local array of each unit's                       \

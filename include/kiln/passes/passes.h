@@ -25,6 +25,11 @@ bool lower_tiles(ir::Kernel& k);
 // plane where it is reduced along rows or feeds another product's a, else the square split.
 // Needs facts.cube_dim as lower_tiles does; lower_tiles lowers what it wrote.
 bool place_products(ir::Kernel& k);
+// Loops with prefetch_stages copy their tile loads into rings in shared memory, iterations ahead,
+// and a product's factor from before a loop is written into shared memory once: both as tile ops
+// (shared.alloc, tile.copy_cell, tile.slot, tile.read, tile.stage, the target's commit and wait)
+// that lower_tiles lowers. Needs facts.cube_dim and the products placed (place_products).
+bool pipeline_loops(ir::Kernel& k);
 // The units of one cube that lower_tiles spreads a tile kernel's tiles over, for `target` (the
 // launch's device; they are part of what it compiles): chosen from its largest tile, a power of
 // two from 32 to 256. Every target takes the same count today, so that the CPU runs the very

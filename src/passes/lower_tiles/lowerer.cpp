@@ -50,6 +50,7 @@ void Lowerer::run() {
     top.push_back(std::move(alloc));
   }
   for (const Owned& o : own_) {
+    if (o.declared) continue;  // the kernel's own shared.alloc, copied into the body below
     Op alloc;
     alloc.kind = K::SharedAlloc;
     alloc.result = o.array;
@@ -57,7 +58,10 @@ void Lowerer::run() {
     overlaid(alloc);
     top.push_back(std::move(alloc));
   }
-  for (Op& op : out.ops) top.push_back(std::move(op));
+  for (Op& op : out.ops) {
+    if (op.kind == K::SharedAlloc) overlaid(op);
+    top.push_back(std::move(op));
+  }
   k_.body.ops = std::move(top);
 }
 

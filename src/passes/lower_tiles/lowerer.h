@@ -2,7 +2,7 @@
 // layouts of register tiles, a lowered tile, and the Lowerer that rewrites one kernel. Its parts
 // live by concern: lowerer.cpp (emitting, shared arrays, block order, coordinates), present.cpp
 // (a tile in another layout), ops.cpp (elementwise, reductions, transposes, products), cells.cpp
-// (loads and stores), loops.cpp (regions, loops, the prefetch pipeline).
+// (loads and stores), loops.cpp (regions, loops, shared tiles: slots, reads, copies, staged rows).
 #pragma once
 
 #include <algorithm>
@@ -108,6 +108,7 @@ class Lowerer {
     uint32_t length;
     bool top_level = false;  // its loop stands in the kernel's body, so it runs once
     bool ended = false;      // that loop is lowered, and the copies into it waited for
+    bool declared = false;   // a shared.alloc of the kernel's own (a ring pipeline_loops made)
   };
   Value own_shared(Scalar s, uint64_t length);
   Value scratch(Scalar s, uint64_t length);
@@ -159,7 +160,7 @@ class Lowerer {
   std::vector<Value> exact_product(const std::vector<Value>& acc, const Layout& lc, Value sa, Value a_off, Value sb,
                                    Value b_off, uint32_t lda, uint32_t ldb, uint32_t kk, Scalar cs, bool b_columns);
   Value stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first = false);
-  void write_rows(const Tiled& t0, Value buf, uint64_t at, uint32_t pitch);
+  void write_rows(const Tiled& t0, Value buf, Value at, uint32_t pitch);
 
   // ---- cells --------------------------------------------------------------------------------
 
@@ -203,34 +204,15 @@ class Lowerer {
   void one(const Op& op);
   void copy(const Op& op);
 
-  // ---- software pipelining (prefetch_stages) --------------------------------------------------
-  //
-  // A loop with prefetch_stages = S >= 2 copies the factors its tile products load (load_at whose
-  // only users are mma) into a ring of S slots in shared memory, S - 1 iterations ahead: before the
-  // loop the first S - 1 iterations' copies start; each iteration waits for its own, starts those
-  // of iteration i + S - 1 into the slot the previous iteration used, and multiplies from its
-  // slot. On CUDA sm_80+ the copies are cp.async (copy.async, committed per iteration, waited for
-  // with S - 2 groups still in flight); elsewhere ordinary loads and stores, the same ring.
-  struct Ring {
-    const Op* load = nullptr;
-    Value array = kNoValue;
-    uint32_t pitch = 0, slot_elems = 0;
-    int vec = 1;               // the view's vector width
-    Value current = kNoValue;  // this iteration's slot offset, while the body is lowered
-  };
-  bool async_copies() const { return k_.facts.target.cuda_at_least(80); }
+  // ---- shared tiles (passes/tile/pipeline_loops writes them) -----------------------------------
 
-  bool clonable(Value v, const Region& body, const std::unordered_map<Value, const Op*>& def) const;
-  Value clone_at(Value v, Value at, const Region& body, const std::unordered_map<Value, const Op*>& def,
-                 std::unordered_map<Value, Value>& done);
-  void plan_rings(const Op& op, const std::unordered_map<Value, const Op*>& def);
-  void issue_copies(const Ring& r, Value at, Value slot_offset, Value valid, const Region& body,
-                    const std::unordered_map<Value, const Op*>& def);
-  static bool exits_early(const Region& body);
-  // A loop's products whose factor is a register tile from before the loop: each such tile is
-  // written into shared memory of its own once, before the loop, and the products read it there
-  // (resident_, for the loop's lowering) instead of writing it again every iteration.
-  std::vector<Value> keep_resident(const Op& loop);
+  void slot(const Op& op);
+  void read(const Op& op);
+  void copy_cell(const Op& op);
+  void stage_rows(const Op& op);
+
+  // ---- loops ----------------------------------------------------------------------------------
+
   void lower_for(const Op& op);
 
   // The layouts a loop carries its tiles in: each yielded tile's own, found by lowering the body
@@ -249,8 +231,6 @@ class Lowerer {
   std::unordered_map<Value, const Op*> views_;
   std::map<Scalar, Scratch> scratch_;
   std::vector<Owned> own_;
-  std::unordered_map<Value, Ring> rings_;              // by the pipelined load's result
-  std::unordered_map<Value, Tiled::Staged> resident_;  // factors kept in shared memory for a loop
   std::vector<std::vector<std::optional<Layout>>> loop_layouts_;
   bool trial_ = false;
 };

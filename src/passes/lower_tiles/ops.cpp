@@ -236,15 +236,11 @@ void Lowerer::mma(const Op& op) {
                                : c.layout;
   std::vector<Value> acc = present(c, lc);
   uint32_t lda = plan.fragments() ? kk + 8 : kk, ldb = plan.fragments() ? n + 8 : n;
-  // A factor a pipelined loop already copied into shared memory is read there; the others are
-  // written into the scratch array (a at 0, b after it).
-  // b may be staged as its columns (the transposed view of a loaded tile: x @ w.T), rows of k
-  // padded alike; mma reads it so without moving it.
-  // A factor the loop around kept resident (staged once before it) is read where it stays.
+  // A factor already in shared memory (a shared tile: a pipelined loop's slot, or a factor kept
+  // resident) is read there when its rows are as the product wants them; the others are written
+  // into the scratch array (a at 0, b after it). b may be staged as its columns (the transposed
+  // view of a loaded tile: x @ w.T), rows of k padded alike; mma reads it so without moving it.
   Tiled fa = tile(a), fb = tile(b);
-  for (auto [v, f] : {std::pair{a, &fa}, std::pair{b, &fb}}) {
-    if (auto it = resident_.find(v); it != resident_.end()) f->staged = it->second;
-  }
   bool a_ready = fa.staged && !fa.staged->columns && fa.staged->pitch == lda;
   bool b_ready =
       fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
@@ -341,17 +337,18 @@ std::vector<Value> Lowerer::exact_product(const std::vector<Value>& acc, const L
 Value Lowerer::stage(const Tiled& t0, uint64_t at, uint32_t pitch, bool first) {
   Value buf = scratch(t0.type.scalar, at + uint64_t(t0.type.shape[0]) * pitch);
   if (at == 0 || first) emit(K::SyncCube, {});
-  write_rows(t0, buf, at, pitch);
+  write_rows(t0, buf, c32(at), pitch);
   return buf;
 }
 
-// The tile's elements into `buf` from element `at`, row-major, rows `pitch` apart, each by its
-// owner.
-void Lowerer::write_rows(const Tiled& t0, Value buf, uint64_t at, uint32_t pitch) {
+// The tile's elements into `buf` from element `at`, row-major, rows `pitch` apart (a tile of rank
+// 1 is one row), each by its owner.
+void Lowerer::write_rows(const Tiled& t0, Value buf, Value at, uint32_t pitch) {
   Tiled t = in_slots(t0);
-  std::array<uint32_t, 4> stride = {pitch, 1, 0, 0};
+  std::array<uint32_t, 4> stride =
+      t.type.rank == 1 ? std::array<uint32_t, 4>{1, 0, 0, 0} : std::array<uint32_t, 4>{pitch, 1, 0, 0};
   Value mine = owner(t.layout);
-  Value base = add(unit_linear(t.layout, stride), c32(at));
+  Value base = add(unit_linear(t.layout, stride), at);
   for (size_t j = 0; j < t.layout.slots(); ++j) {
     Value idx = add(base, c32(slot_linear(t.layout, j, stride)));
     if (mine == kNoValue) emit(K::Store, {buf, idx, t.slots[j]});
