@@ -824,19 +824,6 @@ std::string attrs_error(const TypeQuery& q) {
   return {};
 }
 
-// Ops that apply to each element of a register tile (type_rules.h, lift_to_tiles).
-bool elementwise(OpKind k) {
-  switch (op_family(k)) {
-    case OpFamily::Arith:
-    case OpFamily::Bitwise:
-    case OpFamily::Compare:
-    case OpFamily::Select:
-    case OpFamily::Cast:
-    case OpFamily::Math: return true;
-    default: return false;
-  }
-}
-
 // An elementwise op over register tiles of one shape: the op's rule applied to the elements, the
 // result a tile of that shape. The tile layer widens operands (broadcast) before it records one.
 TypeResult lift_to_tiles(const TypeQuery& q, const Type& shape) {
@@ -912,6 +899,18 @@ std::string schema_error(const TypeQuery& q) {
 }
 
 }  // namespace
+
+bool elementwise(OpKind k) {
+  switch (op_family(k)) {
+    case OpFamily::Arith:
+    case OpFamily::Bitwise:
+    case OpFamily::Compare:
+    case OpFamily::Select:
+    case OpFamily::Cast:
+    case OpFamily::Math: return true;
+    default: return false;
+  }
+}
 
 std::string operand_count_error(OpKind kind, size_t count) {
   const SignatureInfo& info = op_info(kind).operands();

@@ -63,8 +63,10 @@ uint32_t tile_units(const Kernel& k, const ir::Target&) {
   return uint32_t(u);
 }
 
-bool lower_tiles(Kernel& k) {
-  if (!has_tile_ops(k.body)) return false;
+namespace {
+
+// The cube a tile kernel runs on: [U, 1, 1], U a power of two the lowering can spread tiles over.
+uint32_t tile_cube(const Kernel& k) {
   uint32_t units = k.facts.cube_dim.x;
   if (units < ir::Target::kPlaneWidth || (units & (units - 1)) != 0 || units > ir::Target::kMaxCubeUnits ||
       k.facts.cube_dim.y != 1 || k.facts.cube_dim.z != 1) {
@@ -75,7 +77,24 @@ bool lower_tiles(Kernel& k) {
                     std::to_string(k.facts.cube_dim.x) + ", " + std::to_string(k.facts.cube_dim.y) + ", " +
                     std::to_string(k.facts.cube_dim.z) + "]");
   }
-  tile_lowering::Lowerer(k, units).run();
+  return units;
+}
+
+}  // namespace
+
+namespace tile_lowering {
+
+std::unordered_map<Value, Layout> lowered_layouts(Kernel k) {
+  Lowerer lower(k, tile_cube(k));
+  lower.run();
+  return lower.placed_layouts();
+}
+
+}  // namespace tile_lowering
+
+bool lower_tiles(Kernel& k) {
+  if (!has_tile_ops(k.body)) return false;
+  tile_lowering::Lowerer(k, tile_cube(k)).run();
   return true;
 }
 

@@ -15,11 +15,13 @@ const std::vector<Pass>& default_pipeline() {
   // fold, cse and dce then tidy. The tile dialect's passes before lower_tiles: place_products
   // decides, from the whole program, where each product runs; pipeline_loops writes each loop's
   // rings and resident factors as tile ops (from those placements: a factor tensor cores read
-  // pads its rows); lower_tiles then lowers op by op.
+  // pads its rows); assign_layouts writes where every register tile sits and each change of
+  // layout; lower_tiles then lowers op by op.
   static const std::vector<Pass> pipeline = {
       {"promote_vars", promote_vars},
       {"place_products", place_products},
       {"pipeline_loops", pipeline_loops},
+      {"assign_layouts", assign_layouts},
       {"lower_tiles", lower_tiles},
       {"vectorize", vectorize},
       {"checked_io", checked_io},

@@ -76,8 +76,8 @@ std::vector<GoldenCase> read_cases(const std::string& file) {
 
 std::vector<GoldenCase> all_cases() {
   std::vector<GoldenCase> all;
-  for (const char* file : {"promote_vars", "place_products", "pipeline_loops", "lower_tiles", "vectorize", "checked_io",
-                           "fold", "cse", "dce", "pipeline"}) {
+  for (const char* file : {"promote_vars", "place_products", "pipeline_loops", "assign_layouts", "lower_tiles",
+                           "vectorize", "checked_io", "fold", "cse", "dce", "pipeline"}) {
     for (GoldenCase& g : read_cases(file)) all.push_back(std::move(g));
   }
   return all;
@@ -148,6 +148,7 @@ TEST(GoldenFiles, EachFileHasItsCases) {
   EXPECT_EQ(read_cases("promote_vars").size(), 9u);
   EXPECT_EQ(read_cases("place_products").size(), 3u);
   EXPECT_EQ(read_cases("pipeline_loops").size(), 3u);
+  EXPECT_EQ(read_cases("assign_layouts").size(), 3u);
   EXPECT_EQ(read_cases("lower_tiles").size(), 1u);
   EXPECT_EQ(read_cases("vectorize").size(), 16u);
   EXPECT_EQ(read_cases("checked_io").size(), 10u);

@@ -154,16 +154,18 @@ TEST(Pipeline, DumpSeesTracedThenEachPassInOrder) {
     texts.push_back(ir::print(seen));
   };
   passes::run_pipeline(k, options);
-  EXPECT_EQ(stages, (std::vector<std::string>{"traced", "promote_vars", "place_products", "pipeline_loops",
-                                              "lower_tiles", "vectorize", "checked_io", "fold", "cse", "dce"}));
-  ASSERT_EQ(texts.size(), 10u);
+  EXPECT_EQ(stages,
+            (std::vector<std::string>{"traced", "promote_vars", "place_products", "pipeline_loops", "assign_layouts",
+                                      "lower_tiles", "vectorize", "checked_io", "fold", "cse", "dce"}));
+  ASSERT_EQ(texts.size(), 11u);
   EXPECT_NE(texts[0].find("{checked}"), std::string::npos) << "the traced dump is taken before any pass";
   EXPECT_NE(texts[1].find("{checked}"), std::string::npos) << "promote_vars leaves the flags";
   EXPECT_EQ(texts[2], texts[1]) << "place_products changes a kernel without tile products in nothing";
   EXPECT_EQ(texts[3], texts[2]) << "pipeline_loops changes a kernel without tile ops in nothing";
-  EXPECT_EQ(texts[4], texts[3]) << "lower_tiles changes a kernel without tile ops in nothing";
-  EXPECT_EQ(texts[5], texts[4]) << "vectorize changes a kernel without vectorize loops in nothing";
-  EXPECT_EQ(texts[6].find("{checked}"), std::string::npos) << "the checked_io dump is taken after it ran";
+  EXPECT_EQ(texts[4], texts[3]) << "assign_layouts changes a kernel without tiles in nothing";
+  EXPECT_EQ(texts[5], texts[4]) << "lower_tiles changes a kernel without tile ops in nothing";
+  EXPECT_EQ(texts[6], texts[5]) << "vectorize changes a kernel without vectorize loops in nothing";
+  EXPECT_EQ(texts[7].find("{checked}"), std::string::npos) << "the checked_io dump is taken after it ran";
   EXPECT_EQ(texts.back(), ir::print(k));
 }
 
@@ -185,10 +187,10 @@ TEST(Pipeline, StopAfterStopsAtThatPass) {
   options.dump = [&](std::string_view stage, const ir::Kernel&) { stages.emplace_back(stage); };
   passes::run_pipeline(k, options);
   EXPECT_EQ(stages, (std::vector<std::string>{"traced", "promote_vars", "place_products", "pipeline_loops",
-                                              "lower_tiles", "vectorize", "checked_io", "fold"}));
+                                              "assign_layouts", "lower_tiles", "vectorize", "checked_io", "fold"}));
   EXPECT_EQ(ir::print(k), ir::print(by_hand))
-      << "stop_after = fold is promote_vars, place_products, pipeline_loops, lower_tiles and vectorize (nothing for "
-         "them here), checked_io, fold, nothing more";
+      << "stop_after = fold is promote_vars, place_products, pipeline_loops, assign_layouts, lower_tiles and "
+         "vectorize (nothing for them here), checked_io, fold, nothing more";
 }
 
 TEST(Pipeline, StopAfterTracedRunsNoPass) {
@@ -254,7 +256,8 @@ TEST(Pipeline, PassesSeeTheTargetInTheKernelFacts) {
     options.dump = [&](std::string_view, const ir::Kernel& at) { seen.push_back(ir::to_string(at.facts.target)); };
     passes::run_pipeline(k, options);
     std::string name = ir::to_string(target);
-    EXPECT_EQ(seen, (std::vector<std::string>{"any", name, name, name, name, name, name, name, name, name})) << name;
+    EXPECT_EQ(seen, (std::vector<std::string>{"any", name, name, name, name, name, name, name, name, name, name}))
+        << name;
     EXPECT_EQ(k.facts.target, target);
     EXPECT_NE(ir::print(k).find("target = " + name + "}"), std::string::npos) << ir::print(k);
   }

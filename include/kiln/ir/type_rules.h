@@ -68,6 +68,9 @@ constexpr bool atomic_takes(OpKind k, Scalar s) {
 
 // "takes 2 operands, has 1" when `count` operands do not fit the op's schema; empty when they do.
 std::string operand_count_error(OpKind kind, size_t count);
+// Ops that apply to each element of a register tile (arith, bitwise, compare, select, cast, math):
+// their operands, tiles of one shape, share one layout, which the result takes (lift_to_tiles).
+bool elementwise(OpKind k);
 
 // Checks the operand count and kinds against the op's schema, then runs its rule.
 TypeResult result_type(const TypeQuery& q);

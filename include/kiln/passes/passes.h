@@ -30,6 +30,10 @@ bool place_products(ir::Kernel& k);
 // (shared.alloc, tile.copy_cell, tile.slot, tile.read, tile.stage, the target's commit and wait)
 // that lower_tiles lowers. Needs facts.cube_dim and the products placed (place_products).
 bool pipeline_loops(ir::Kernel& k);
+// Every register tile's layout written into its type (the lowering's own choices, found by
+// lowering a copy), and a tile.convert_layout wherever an op needs an operand in another layout;
+// lower_tiles then places each tile where its type says. Needs what lower_tiles needs.
+bool assign_layouts(ir::Kernel& k);
 // The units of one cube that lower_tiles spreads a tile kernel's tiles over, for `target` (the
 // launch's device; they are part of what it compiles): chosen from its largest tile, a power of
 // two from 32 to 256. Every target takes the same count today, so that the CPU runs the very

@@ -135,7 +135,7 @@ void Lowerer::load_cell(const Op& op) {
       r.slots.push_back(x);
     }
   }
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 void Lowerer::store_cell(const Op& op) {
@@ -222,7 +222,7 @@ void Lowerer::pointer_load(const Op& op) {
     if (fill != kNoValue) v = emit(K::Select, {mask, v, fill});
     r.slots.push_back(v);
   }
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 namespace {

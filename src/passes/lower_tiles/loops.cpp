@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kiln/error.h"
+#include "kiln/ir/type_rules.h"
 #include "passes/lower_tiles/lowerer.h"
 
 namespace kiln::passes::tile_lowering {
@@ -54,19 +55,13 @@ void Lowerer::one(const Op& op) {
     default: break;
   }
   if (op.result != kNoValue && is_tile_type(op.type) && op.regions.empty()) {
-    switch (op_family(op.kind)) {
-      case OpFamily::Arith:
-      case OpFamily::Bitwise:
-      case OpFamily::Compare:
-      case OpFamily::Select:
-      case OpFamily::Cast:
-      case OpFamily::Math: elementwise(op); return;
-      default:
-        throw Error("compile.unsupported",
-                    "kernel '" + k_.name + "': '" + std::string(op_name(op.kind)) +
-                        "' makes a tile that lower_tiles cannot place (a tile var that promote_vars kept "
-                        "in memory?)");
+    if (ir::elementwise(op.kind)) {
+      elementwise(op);
+      return;
     }
+    throw Error("compile.unsupported", "kernel '" + k_.name + "': '" + std::string(op_name(op.kind)) +
+                                           "' makes a tile that lower_tiles cannot place (a tile var that "
+                                           "promote_vars kept in memory?)");
   }
   if (op.kind == K::For) {
     lower_for(op);
@@ -136,7 +131,7 @@ void Lowerer::read(const Op& op) {
   src.staged->vec = int(op.attr_int(AttrKey::Lanes, 1));
   Tiled r;
   r.type = op.type;
-  r.layout = loaded_layout(src.type, *src.staged);
+  r.layout = named_layout(op.type).value_or(loaded_layout(src.type, *src.staged));
   r.slots = read_staged(*src.staged, r.layout);
   tiles_[op.result] = r;
 }
@@ -196,20 +191,29 @@ void Lowerer::lower_for(const Op& op) {
   const size_t ninit = init_values.size();
   // A loop in the kernel's own body runs once (trials lower only loops inside other loops).
   const bool top_level = !trial_ && &op >= k_.body.ops.data() && &op < k_.body.ops.data() + k_.body.ops.size();
+  // A carried tile's layout: the one its type names (assign_layouts wrote it), else found by
+  // trial lowerings from the init's layout (or a blocked guess for a constant).
   std::vector<std::optional<Layout>> layout(ninit);
-  std::vector<bool> guessed(ninit, false);
+  std::vector<bool> guessed(ninit, false), named(ninit, false);
   for (size_t i = 0; i < ninit; ++i) {
     Value v = init_values[i];
     if (!is_tile_type(k_.type_of(v))) continue;
+    if (std::optional<Layout> l = named_layout(k_.type_of(body.args[1 + i]))) {
+      layout[i] = *l;
+      named[i] = true;
+      continue;
+    }
     const Tiled& t = tile(v);
     guessed[i] = !placed(t);
     layout[i] = placed(t) ? t.layout : blocked(k_.type_of(v), units_, 1);
   }
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  bool all_named = true;
+  for (size_t i = 0; i < ninit; ++i) all_named = all_named && (!layout[i] || named[i]);
+  for (int attempt = 0; attempt < 3 && !all_named; ++attempt) {
     std::vector<std::optional<Layout>> yielded = trial_yield_layouts(op, layout, guessed);
     if (yielded == layout) break;
     for (size_t i = 0; i < ninit; ++i) {
-      if (layout[i] && yielded[i] && *yielded[i] != *layout[i]) {
+      if (layout[i] && yielded[i] && *yielded[i] != *layout[i] && !named[i]) {
         layout[i] = yielded[i];
         guessed[i] = false;
       }

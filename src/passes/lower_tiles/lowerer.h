@@ -77,6 +77,9 @@ class Lowerer {
   Lowerer(Kernel& k, uint32_t units) : k_(k), b_(k), units_(units), unit_bits_(log2_of(units)) {}
 
   void run();
+  // The layout each register tile of the kernel was placed in (by its value), after run(): what
+  // assign_layouts writes into the types.
+  std::unordered_map<Value, Layout> placed_layouts() const;
 
  private:
   // ---- emitting ----------------------------------------------------------------------------
@@ -142,6 +145,12 @@ class Lowerer {
   // ---- the ops ------------------------------------------------------------------------------
 
   Tiled& tile(Value v);
+  // The fragment layout a register tile's type names (assign_layouts wrote it), over the cube's
+  // units; none when it names none.
+  std::optional<Layout> named_layout(const Type& t) const;
+  // The op's result: placed in the layout its type names where it names one (a value computed
+  // in another is presented in it), else as computed.
+  void set_result(const Op& op, Tiled r);
   std::optional<Layout> common_layout(std::span<const Value> operands);
   void elementwise(const Op& op);
   void full(const Op& op);
@@ -234,5 +243,9 @@ class Lowerer {
   std::vector<std::vector<std::optional<Layout>>> loop_layouts_;
   bool trial_ = false;
 };
+
+// The layout each register tile of `k` takes when lower_tiles lowers it (the lowering's own choices,
+// made on this copy): assign_layouts writes them into the types.
+std::unordered_map<Value, Layout> lowered_layouts(Kernel k);
 
 }  // namespace kiln::passes::tile_lowering

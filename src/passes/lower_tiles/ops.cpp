@@ -12,6 +12,35 @@ Tiled& Lowerer::tile(Value v) {
   return it->second;
 }
 
+std::optional<Layout> Lowerer::named_layout(const Type& t) const {
+  const TileLayout* named = t.is_register_tile() ? k_.layout_of(t) : nullptr;
+  if (!named) return std::nullopt;
+  if (named->kind != TileLayout::Kind::Fragment || named->fragment.unit.size() > size_t(unit_bits_)) {
+    throw Error("passes.lower_tiles", "kernel '" + k_.name + "': " + to_string(t) + " names " + to_string(*named) +
+                                          ", not a fragment layout over at most the cube's " + std::to_string(units_) +
+                                          " units");
+  }
+  Layout l = named->fragment;
+  l.unit.resize(size_t(unit_bits_));  // further units hold copies
+  return l;
+}
+
+void Lowerer::set_result(const Op& op, Tiled r) {
+  if (std::optional<Layout> want = named_layout(op.type); want && placed(r) && r.layout != *want) {
+    r.slots = present(r, *want);
+    r.layout = *want;
+  }
+  tiles_[op.result] = std::move(r);
+}
+
+std::unordered_map<Value, Layout> Lowerer::placed_layouts() const {
+  std::unordered_map<Value, Layout> out;
+  for (const auto& [v, t] : tiles_) {
+    if (placed(t) && t.type.is_register_tile()) out.emplace(v, t.layout);
+  }
+  return out;
+}
+
 // The layout an elementwise op computes in: its first operand's that has one.
 // The first operand's layout that has one: a placed tile's, or a staged one's as its load would
 // have placed it (so a pipeline leaves every layout, and every reduction's order, as it was).
@@ -30,7 +59,8 @@ std::optional<Layout> Lowerer::common_layout(std::span<const Value> operands) {
 }
 
 void Lowerer::elementwise(const Op& op) {
-  std::optional<Layout> l = common_layout(op.operands);
+  std::optional<Layout> l = named_layout(op.type);
+  if (!l) l = common_layout(op.operands);
   Tiled r;
   r.type = op.type;
   if (!l) {
@@ -41,7 +71,7 @@ void Lowerer::elementwise(const Op& op) {
       for (Value v : op.operands) ops.push_back(tile(v).slots[0]);
       r.splat = true;
       r.slots.push_back(emit_span(op.kind, ops, op.attrs, Type::scalar_of(op.type.scalar)));
-      tiles_[op.result] = r;
+      set_result(op, r);
       return;
     }
     l = blocked(op.type, units_, 1);
@@ -54,7 +84,7 @@ void Lowerer::elementwise(const Op& op) {
     for (auto& s : in) ops.push_back(s[j]);
     r.slots.push_back(emit_span(op.kind, ops, op.attrs, Type::scalar_of(op.type.scalar)));
   }
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 void Lowerer::full(const Op& op) {
@@ -62,7 +92,7 @@ void Lowerer::full(const Op& op) {
   r.type = op.type;
   r.splat = true;
   r.slots.push_back(b_.constant(Type::scalar_of(op.type.scalar), *op.attr(AttrKey::Value)));
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 void Lowerer::widen(const Op& op) {
@@ -75,7 +105,7 @@ void Lowerer::widen(const Op& op) {
   } else {
     r.widen_of = std::make_shared<Tiled>(src);
   }
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 // The layout the result's type names (a layout pass wrote it), over the cube's units: a layout of
@@ -97,7 +127,7 @@ void Lowerer::convert_layout(const Op& op) {
   r.type = op.type;
   r.layout = want;
   r.slots = present(tile(op.operand(ops::TileUnary::tile)), want);
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 void Lowerer::transpose(const Op& op) {
@@ -105,14 +135,14 @@ void Lowerer::transpose(const Op& op) {
   Tiled r = src;
   r.type = op.type;
   if (src.splat) {
-    tiles_[op.result] = r;
+    set_result(op, r);
     return;
   }
   // A staged factor stays where it is, read the other way round (mma reads a staged b stored as
   // columns with plain ldmatrix).
   if (src.staged && !src.widen_of) {
     r.staged->columns = !src.staged->columns;
-    tiles_[op.result] = r;
+    set_result(op, r);
     return;
   }
   if (!placed(src)) {
@@ -127,7 +157,7 @@ void Lowerer::transpose(const Op& op) {
       if (t.dim >= 0) t.dim = 1 - t.dim;
     }
   }
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 Value Lowerer::combine(OpKind k, Value a, Value b) {
@@ -195,7 +225,7 @@ void Lowerer::reduce(const Op& op) {
   };
   for (size_t i : kept) rl.slot.push_back(renumber(l.slot[i]));
   for (const Target& t : l.unit) rl.unit.push_back(renumber(t));
-  tiles_[op.result] = res;
+  set_result(op, res);
 }
 
 // The layout of tensor cores' accumulators is mma.h's mma_sync_element, which the device
@@ -290,7 +320,7 @@ void Lowerer::mma(const Op& op) {
   r.type = op.type;
   r.layout = lc;
   r.slots = results;
-  tiles_[op.result] = r;
+  set_result(op, r);
 }
 
 // for k in [0, K): acc_j += a[i_j, k] * b[k, j_j], the products in the accumulator's type.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kiln/error.h"
+#include "kiln/ir/type_rules.h"
 #include "kiln/passes/passes.h"
 #include "passes/tile/placement.h"
 
@@ -81,16 +82,7 @@ ProductPlan plan_of(const Kernel& k, const Op& product, uint32_t units) {
 namespace {
 
 bool elementwise(const Op& op) {
-  if (op.result == kNoValue || !op.type.is_register_tile() || !op.regions.empty()) return false;
-  switch (op_family(op.kind)) {
-    case OpFamily::Arith:
-    case OpFamily::Bitwise:
-    case OpFamily::Compare:
-    case OpFamily::Select:
-    case OpFamily::Cast:
-    case OpFamily::Math: return true;
-    default: return false;
-  }
+  return op.result != kNoValue && op.type.is_register_tile() && op.regions.empty() && ir::elementwise(op.kind);
 }
 
 // The products of a kernel in program order, with what their results become.
