@@ -4,7 +4,7 @@
 # cast that rounds instead of truncating (backends/cpu/cast.cpp), a loop whose units run one trip
 # past their own bound (backends/cpu/control.cpp), fold negating abs of a large u64
 # (passes/fold.cpp, the fuzzer's first find), a ragged cell's edge mask that keeps one lane past
-# the extent (lower_tiles/cells.cpp), and a pipelined loop that copies the next tiles into the
+# the extent (passes/tile/lower/cells.cpp), and a pipelined loop that copies the next tiles into the
 # ring slot one short of where they belong (passes/tile/pipeline_loops.cpp). Each lives in a small file, so
 # that CI rebuilds little. The files are restored after each (from a copy, so that uncommitted work
 # in them survives), and the fuzzer is rebuilt clean.
@@ -59,7 +59,7 @@ plant simt loop_bound_off_by_one src/backends/cpu/control.cpp \
 plant simt fold_abs_of_unsigned src/passes/fold.cpp \
   'ir::is_signed_int(s) && a < 0 ? 0 - ua : ua' \
   'a < 0 ? 0 - ua : ua /* planted: abs of a u64 past 2^63 negates it */'
-plant tile ragged_edge_mask src/passes/lower_tiles/cells.cpp \
+plant tile ragged_edge_mask src/passes/tile/lower/cells.cpp \
   'if (guard[d]) mask = both(mask, emit(K::Lt, {coord, extent_of(c, d)}));' \
   'if (guard[d]) mask = both(mask, emit(K::Le, {coord, extent_of(c, d)}));  // planted: one lane past the edge'
 plant tile ring_slot_one_short src/passes/tile/pipeline_loops.cpp \

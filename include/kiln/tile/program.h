@@ -1,6 +1,6 @@
 // trace(name, decls..., body): records a tile kernel once and answers the recorded program and an
 // entry that launches it. The program is kiln IR with tile ops (render() prints it as cuda_tile
-// text); launching lowers it (passes/lower_tiles) and runs it on the client's device like any
+// text); launching lowers it (the tile passes, src/passes/tile) and runs it on the client's device like any
 // kernel, through the run-time launch entry and the compile cache.
 #pragma once
 

@@ -37,7 +37,7 @@ FamilyPlanner planner_of(ir::OpFamily f) {
     case ir::OpFamily::Plane: return plan_plane;
     case ir::OpFamily::Debug: return plan_debug;
     case ir::OpFamily::Tile:
-      return nullptr;  // passes/lower_tiles rewrites tile ops first
+      return nullptr;  // lower_tiles (passes/tile) rewrites tile ops first
     // Tensor cores: lower_tiles emits mma.sync for CUDA targets only; the CPU's products are
     // exact loops of ordinary ops (docs/decisions/019-tile-layer.md).
     case ir::OpFamily::Matrix: return nullptr;
@@ -164,7 +164,7 @@ void Planner::patch(const std::vector<Pending>& list, uint32_t target) {
 void Planner::plan_op(const ir::Op& op) {
   if (op.type.kind == ir::TypeKind::Tile || ir::op_family(op.kind) == ir::OpFamily::Tile) {
     std::string makes = op.type.is_tile() ? " makes a " + ir::to_string(op.type) : "";
-    throw Error("compile.unsupported", "the CPU backend runs no tile ops (passes/lower_tiles rewrites them): op #" +
+    throw Error("compile.unsupported", "the CPU backend runs no tile ops (lower_tiles rewrites them): op #" +
                                            std::to_string(number_) + " '" + std::string(ir::op_name(op.kind)) + "'" +
                                            makes + " (kernel '" + k_.name + "')");
   }

@@ -342,7 +342,7 @@ void Emitter::region(const ir::Region& r) {
 void Emitter::op(const ir::Op& op) {
   using K = OpKind;
   if (op.type.kind == TypeKind::Tile || op.info().family == ir::OpFamily::Tile) {
-    unsupported(op, "is a tile op, which passes/lower_tiles rewrites before emission");
+    unsupported(op, "is a tile op, which lower_tiles rewrites before emission");
   }
   // By family: each op's own text is in the family's function, its one site in this emitter.
   switch (op.info().family) {
@@ -383,9 +383,9 @@ void Emitter::loop_pragmas(const ir::Op& op) {
     line("#pragma unroll " + std::to_string(u->i));
   }
   if (const ir::AttrValue* p = op.attr(ir::AttrKey::PrefetchStages)) {
-    // The pipelining itself is lower_tiles' (its ring of shared slots and copies); the emitter
+    // The pipelining itself is pipeline_loops' (its ring of shared slots and copies); the emitter
     // only says where it came from.
-    line("// prefetch_stages = " + std::to_string(p->i) + " (lower_tiles pipelines the tile loads it can)");
+    line("// prefetch_stages = " + std::to_string(p->i) + " (pipeline_loops pipelines the tile loads it can)");
   }
 }
 

@@ -2,7 +2,7 @@
 // layout table), and every change of layout an op needs written as a tile.convert_layout, so that
 // the dump after this pass shows where each tile sits and where one moves (decision 031).
 //
-// The layouts are the lowering's own choices (lower_tiles/lowerer.h: loads blocked over the units
+// The layouts are the lowering's own choices (tile/lower/lowerer.h: loads blocked over the units
 // in vectors, reductions keeping their operand's bits, transposes renaming them, products on
 // tensor cores' fragments in the planes place_products chose, a loop's carried tiles in the layout
 // its body yields), found by lowering a copy of the kernel: the rules stay in one place, and
@@ -20,7 +20,7 @@
 
 #include "kiln/ir/type_rules.h"
 #include "kiln/passes/passes.h"
-#include "passes/lower_tiles/lowerer.h"
+#include "passes/tile/lower/lowerer.h"
 
 namespace kiln::passes {
 

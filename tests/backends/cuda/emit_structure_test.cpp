@@ -341,7 +341,7 @@ TEST(EmitStructure, LoopAttributesBecomePragmas) {
   std::string s = entry_text(r);
   EXPECT_TRUE(has(s, "  #pragma unroll 4\n  for (u32 v2 = v0; v2 < n; v2 += v1) {")) << s;
   EXPECT_TRUE(has(s, "  #pragma unroll\n  for (u32 v3 = v0; v3 < n; v3 += v1) {")) << s;
-  EXPECT_TRUE(has(s, "// prefetch_stages = 3 (lower_tiles pipelines the tile loads it can)")) << s;
+  EXPECT_TRUE(has(s, "// prefetch_stages = 3 (pipeline_loops pipelines the tile loads it can)")) << s;
   // A signed induction variable steps with wrapping arithmetic (no signed overflow in C++).
   EXPECT_TRUE(has(s, "for (i32 v8 = v5; v8 < v6; v8 = kiln_add(v8, v7)) {")) << s;
 }

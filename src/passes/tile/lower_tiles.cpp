@@ -16,7 +16,7 @@
 
 #include "kiln/error.h"
 #include "kiln/passes/passes.h"
-#include "passes/lower_tiles/lowerer.h"
+#include "passes/tile/lower/lowerer.h"
 
 namespace kiln::passes {
 

@@ -1,6 +1,6 @@
 // lower_tiles' core: the blocked layout, emitting ops, the scratch and ring arrays and which of
 // them share bytes, the block order, and the coordinates a unit holds (docs/decisions/019, 020).
-#include "passes/lower_tiles/lowerer.h"
+#include "passes/tile/lower/lowerer.h"
 
 #include "kiln/error.h"
 #include "kiln/ir/type_rules.h"

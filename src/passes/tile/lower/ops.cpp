@@ -1,7 +1,7 @@
 // lower_tiles' value ops: elementwise, constants and widenings, transposes, reductions, and
 // products (tensor cores through mma.sync on sm_80+, exact loops in the same layout elsewhere).
 #include "kiln/error.h"
-#include "passes/lower_tiles/lowerer.h"
+#include "passes/tile/lower/lowerer.h"
 
 namespace kiln::passes::tile_lowering {
 

@@ -1,6 +1,6 @@
 // A lowered tile in the layout its user wants: as it is, widened for free where the layouts allow,
 // read from a pipeline's ring, or moved through shared memory.
-#include "passes/lower_tiles/lowerer.h"
+#include "passes/tile/lower/lowerer.h"
 
 namespace kiln::passes::tile_lowering {
 

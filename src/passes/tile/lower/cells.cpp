@@ -2,7 +2,7 @@
 // loads, stores, atomics and scatters at computed addresses (Shared parameters).
 #include <limits>
 
-#include "passes/lower_tiles/lowerer.h"
+#include "passes/tile/lower/lowerer.h"
 
 namespace kiln::passes::tile_lowering {
 

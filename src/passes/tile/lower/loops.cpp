@@ -5,7 +5,7 @@
 
 #include "kiln/error.h"
 #include "kiln/ir/type_rules.h"
-#include "passes/lower_tiles/lowerer.h"
+#include "passes/tile/lower/lowerer.h"
 
 namespace kiln::passes::tile_lowering {
 

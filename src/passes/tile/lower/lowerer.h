@@ -1,4 +1,4 @@
-// The machinery of lower_tiles (passes/lower_tiles.cpp, which says what the pass does): the bit
+// The machinery of lower_tiles (passes/tile/lower_tiles.cpp, which says what the pass does): the bit
 // layouts of register tiles, a lowered tile, and the Lowerer that rewrites one kernel. Its parts
 // live by concern: lowerer.cpp (emitting, shared arrays, block order, coordinates), present.cpp
 // (a tile in another layout), ops.cpp (elementwise, reductions, transposes, products), cells.cpp
