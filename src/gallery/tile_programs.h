@@ -15,11 +15,13 @@ struct MatmulBlocks {
 };
 tile::Traced tile_matmul_bf16(int64_t n, MatmulBlocks b);
 
-// Flash attention forward, bf16 in and out, f32 accumulation: softmax(q k^T / sqrt(dim)) v, 64
-// queries a block over 64-key blocks, each head `seq` rows of the flattened [heads * seq, dim]
+// Flash attention forward, bf16 in and out, f32 accumulation: softmax(q k^T / sqrt(dim)) v, a
+// block of queries over blocks of keys, each head `seq` rows of the flattened [heads * seq, dim]
 // tensors. exp2_form: FlashAttention-2's form of the softmax, exp2 with the scale folded into
 // log2(e) (one fused multiply-add an element) on the hardware's approximations
 // (tile::Options::fast_math), as FlashAttention and Triton compute it.
-tile::Traced tile_flash_attention(int64_t heads, int64_t seq, int64_t dim, bool exp2_form);
+// block_q queries a block (its cube), over block_k keys a step.
+tile::Traced tile_flash_attention(int64_t heads, int64_t seq, int64_t dim, bool exp2_form, int64_t block_q = 64,
+                                  int64_t block_k = 64);
 
 }  // namespace kiln::gallery
