@@ -303,6 +303,21 @@ class Verifier {
         }
         return;
       }
+      case OpKind::TileCopyCell:
+      case OpKind::TileStage: {
+        // The rows written must fit the array's pitch (a tile of rank 1 is one row).
+        const Value array =
+            op.kind == OpKind::TileStage ? op.operand(ops::TileStage::array) : op.operand(ops::TileCopyCell::array);
+        const Type& t = k_.type_of(op.kind == OpKind::TileStage ? op.operand(ops::TileStage::tile)
+                                                                : op.operand(ops::TileCopyCell::view));
+        const TileLayout* l = k_.layout_of(k_.type_of(array));
+        if (!l || l->kind != TileLayout::Kind::Shared) fail(op, "writes into a shared array with a shared layout");
+        if (t.rank == 2 && l->shared.pitch < t.shape[1]) {
+          fail(op, "writes rows of " + std::to_string(t.shape[1]) + " elements into an array whose layout's pitch is " +
+                       std::to_string(l->shared.pitch));
+        }
+        return;
+      }
       case OpKind::Condition:
         if (!ctx.cond_top || !last_in_region)
           fail(op, "'condition' ends a while's condition region and appears nowhere else");

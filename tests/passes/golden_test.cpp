@@ -148,7 +148,7 @@ TEST(GoldenFiles, EachFileHasItsCases) {
   EXPECT_EQ(read_cases("promote_vars").size(), 9u);
   EXPECT_EQ(read_cases("place_products").size(), 3u);
   EXPECT_EQ(read_cases("pipeline_loops").size(), 3u);
-  EXPECT_EQ(read_cases("assign_layouts").size(), 3u);
+  EXPECT_EQ(read_cases("assign_layouts").size(), 4u);
   EXPECT_EQ(read_cases("lower_tiles").size(), 1u);
   EXPECT_EQ(read_cases("vectorize").size(), 16u);
   EXPECT_EQ(read_cases("checked_io").size(), 10u);

@@ -432,6 +432,95 @@ TEST(TileRun, AProductOfAProductReadsItsAFromRegisters) {
   }
 }
 
+// What pipeline_loops must leave alone or take apart, each against a host reference on every
+// device: a ring load transposed inside an inner loop (its product reads the slot as columns and
+// the transpose goes), a view made inside the loop (a retile there: loaded each iteration), and an
+// f32 product whose rows of 2 floats are not whole 16-byte chunks (its ring pads them to 4, and
+// the exact loops read them there).
+TEST(TileRun, PipelinedLoopsWithNestedUsesInnerViewsAndNarrowRows) {
+  for (const Device& dev : devices()) {
+    Client c = dev.client();
+    {  // acc = sum over 4 steps of 2 * x_i w_i^T, the product inside an inner loop of 2 trips
+      Traced t = trace("nested_transpose", In<bf16>(cells({256, 64}, {64, 64}).along({free_axis, 1})),
+                       In<bf16>(cells({256, 64}, {64, 64}).along({free_axis, 1})),
+                       Out<float>(cells({64, 64}, {64, 64})), [](Param<bf16> x, Param<bf16> w, Param<float> out) {
+                         Var<float> acc = zeros(out);
+                         For(d_range(0, 4).prefetch_stages(2), [&](Index i) {
+                           Tile<bf16> xt = load_at(x, {i, Index(0)}), wt = load_at(w, {i, Index(0)});
+                           For(d_range(0, 2), [&](Index) { acc = mma(xt, wt.transpose(), acc.get()); });
+                         });
+                         store_cell(out, acc);
+                       });
+      std::vector<bf16> x, w;
+      for (double v : random_values(256 * 64, 91, -1, 1)) x.push_back(bf16(float(v)));
+      for (double v : random_values(256 * 64, 92, -1, 1)) w.push_back(bf16(float(v)));
+      std::vector<float> poison(64 * 64, NAN);
+      Handle hx = c.upload(std::span<const bf16>(x)), hw = c.upload(std::span<const bf16>(w)),
+             ho = c.upload(std::span<const float>(poison));
+      t.entry.launch(c, {hx, hw, ho});
+      std::vector<float> out = c.read<float>(ho);
+      double worst = 0;
+      for (int64_t r = 0; r < 64; ++r) {
+        for (int64_t col = 0; col < 64; ++col) {
+          double want = 0, scale = 0;
+          for (int64_t i = 0; i < 4; ++i) {
+            for (int64_t k = 0; k < 64; ++k) {
+              const double p =
+                  double(float(x[size_t((i * 64 + r) * 64 + k)])) * double(float(w[size_t((i * 64 + col) * 64 + k)]));
+              want += 2 * p;
+              scale += 2 * std::abs(p);
+            }
+          }
+          const double e = std::abs(double(out[size_t(r * 64 + col)]) - want) / scale;
+          worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+        }
+      }
+      EXPECT_LE(worst, 1e-5) << dev.name() << " nested transpose";
+    }
+    {  // sums of a view retiled inside the loop: 4 steps of 16 of 64 floats
+      Traced t = trace("inner_view", In<float>(cells({64}, {64})), Out<float>(cells({16}, {16})),
+                       [](Param<float> v, Param<float> out) {
+                         Var<float> acc = zeros(out);
+                         For(d_range(0, 4).prefetch_stages(2),
+                             [&](Index i) { acc = acc.get() + load_at(retile(v, {64}, {16}), {i}); });
+                         store_cell(out, acc);
+                       });
+      std::vector<double> vs = random_values(64, 93);
+      std::vector<float> v(vs.begin(), vs.end()), poison(16, NAN);
+      Handle hv = c.upload(std::span<const float>(v)), ho = c.upload(std::span<const float>(poison));
+      t.entry.launch(c, {hv, ho});
+      std::vector<float> out = c.read<float>(ho);
+      for (int64_t j = 0; j < 16; ++j) {
+        const double want = double(v[size_t(j)]) + v[size_t(16 + j)] + v[size_t(32 + j)] + v[size_t(48 + j)];
+        EXPECT_NEAR(out[size_t(j)], want, 1e-5 * (1 + std::abs(want))) << dev.name() << " inner view, column " << j;
+      }
+    }
+    {  // f32 [16, 16] x [16, 2] over 4 steps of K, b's rows of 2 floats in a ring of rows of 4
+      Traced t = trace("narrow_rows", In<float>(cells({16, 64}, {16, 16}).along({0, free_axis})),
+                       In<float>(cells({64, 2}, {16, 2}).along({free_axis, 1})), Out<float>(cells({16, 2}, {16, 2})),
+                       [](Param<float> a, Param<float> b, Param<float> out) {
+                         Var<float> acc = zeros(out);
+                         For(d_range(0, 4).prefetch_stages(2),
+                             [&](Index k) { acc = mma(load_at(a, {k}), load_at(b, {k}), acc.get()); });
+                         store_cell(out, acc);
+                       });
+      std::vector<double> as = random_values(16 * 64, 94, -1, 1), bs = random_values(64 * 2, 95, -1, 1);
+      std::vector<float> a(as.begin(), as.end()), b(bs.begin(), bs.end()), poison(32, NAN);
+      Handle ha = c.upload(std::span<const float>(a)), hb = c.upload(std::span<const float>(b)),
+             ho = c.upload(std::span<const float>(poison));
+      t.entry.launch(c, {ha, hb, ho});
+      std::vector<float> out = c.read<float>(ho);
+      for (int64_t r = 0; r < 16; ++r) {
+        for (int64_t col = 0; col < 2; ++col) {
+          double want = 0;
+          for (int64_t k = 0; k < 64; ++k) want += double(a[size_t(r * 64 + k)]) * b[size_t(k * 2 + col)];
+          EXPECT_NEAR(out[size_t(r * 2 + col)], want, 1e-4) << dev.name() << " narrow rows " << r << ", " << col;
+        }
+      }
+    }
+  }
+}
+
 TEST(TileRun, MatmulOnARaggedGridOfBlockGroups) {
   for (auto [gx, gy] : {std::pair<int64_t, int64_t>{11, 3}, {3, 5}, {9, 1}, {1, 4}, {17, 2}}) {
     ragged_grid_matmul<double, double>(gx, gy, 32, 16, 1, 1e-14);

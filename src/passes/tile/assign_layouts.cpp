@@ -81,7 +81,15 @@ class Assigner {
     for (size_t i = 0; i < r.ops.size(); ++i) {
       Op& op = r.ops[i];
       before_.clear();
-      const uint16_t result = op.result != kNoValue ? k_.type_of(op.result).layout : 0;
+      uint16_t result = op.result != kNoValue ? k_.type_of(op.result).layout : 0;
+      if (elementwise(op.kind) && op.type.is_register_tile() && result == 0) {
+        // Placed nowhere by the lowering (an op of constants): it computes where its first placed
+        // operand is, if any is, as lift_to_tiles requires of every elementwise op.
+        for (Value v : op.operands) {
+          if (const uint16_t l = k_.type_of(v).layout; l != 0 && result == 0) result = l;
+        }
+        if (result != 0) set_layout(op.result, &op, result);
+      }
       if (elementwise(op.kind) && op.type.is_register_tile() && result != 0) {
         for (Value& v : op.operands) v = want(v, result);
       } else if (op.kind == K::TileMma && result != 0) {
@@ -94,8 +102,9 @@ class Assigner {
           Value& init = op.operands[ops::For::inits + j];
           if (carried != 0) init = want(init, carried);
         }
-      } else if ((op.kind == K::Yield && !loops_.empty() && &loops_.back()->regions[0] == &r) ||
-                 ((op.kind == K::Continue || op.kind == K::Break) && !loops_.empty())) {
+      } else if (!loops_.empty() && loops_.back()->kind == K::For &&
+                 ((op.kind == K::Yield && &loops_.back()->regions[0] == &r) || op.kind == K::Continue ||
+                  op.kind == K::Break)) {
         // A loop carrying tiles passes them on in its layouts (a break: its results, the same).
         const Region& body = loops_.back()->regions[0];
         for (size_t j = 0; j < op.operands.size(); ++j) {
@@ -105,9 +114,11 @@ class Assigner {
       }
       pre[i] = std::move(before_);
       before_.clear();
-      if (op.kind == K::For) loops_.push_back(&op);
+      // The innermost loop (a while's carries no tiles: its break and continue are not a For's).
+      const bool loop = op.kind == K::For || op.kind == K::While;
+      if (loop) loops_.push_back(&op);
       for (Region& inner : op.regions) agree(inner);
-      if (op.kind == K::For) loops_.pop_back();
+      if (loop) loops_.pop_back();
     }
     std::vector<Op> out;
     for (size_t i = 0; i < r.ops.size(); ++i) {
@@ -117,32 +128,77 @@ class Assigner {
     r.ops = std::move(out);
   }
 
-  // v in layout `want`: v itself where it is (or, having none, can be put) there; else a
-  // constant or widening written again in it, or a conversion, emitted before the current op.
+  const Op* def_of(Value v) const {
+    auto d = def_.find(v);
+    return d == def_.end() ? nullptr : d->second;
+  }
+
+  // A tile made of constants: a tile.full, a widening (of anything: it only picks the elements
+  // its user's layout needs), or an elementwise op of such tiles. It can be written again in any
+  // layout at no cost but its ops.
+  bool constant_made(Value v) const {
+    const Op* def = def_of(v);
+    if (!def) return false;
+    if (def->kind == K::TileFull || def->kind == K::TileBroadcast) return true;
+    if (!elementwise(def->kind) || !def->type.is_register_tile()) return false;
+    for (Value o : def->operands) {
+      if (!constant_made(o)) return false;
+    }
+    return true;
+  }
+
+  // Whether v, placed nowhere yet, and what it is made of can all take `layout`.
+  bool can_claim(Value v, uint16_t layout) const {
+    const Type& t = k_.type_of(v);
+    if (t.layout == layout) return true;
+    if (t.layout != 0 || !constant_made(v)) return false;
+    const Op* def = def_of(v);
+    if (def->kind == K::TileFull || def->kind == K::TileBroadcast) return true;
+    for (Value o : def->operands) {
+      if (!can_claim(o, layout)) return false;
+    }
+    return true;
+  }
+
+  void claim(Value v, uint16_t layout) {
+    if (k_.type_of(v).layout == layout) return;
+    Op* def = def_.at(v);
+    set_layout(v, def, layout);
+    if (def->kind == K::TileFull || def->kind == K::TileBroadcast) return;
+    for (Value o : def->operands) claim(o, layout);
+  }
+
+  // A copy of v's ops in `layout`, emitted before the current op (each operand first).
+  Value rematerialize(Value v, uint16_t layout) {
+    Op c = *def_of(v);
+    if (c.kind != K::TileFull && c.kind != K::TileBroadcast) {
+      for (Value& o : c.operands) o = want(o, layout);
+    }
+    c.type = k_.type_of(v).with_layout(layout);
+    c.result = k_.new_value(c.type);
+    before_.push_back(std::move(c));
+    changed_ = true;
+    return before_.back().result;
+  }
+
+  // v in layout `want`: v itself where it is (or, placed nowhere yet, can be put) there; a tile
+  // made of constants written again in it; else a conversion. What is emitted goes before the
+  // current op, whose operands dominate it.
   Value want(Value v, uint16_t layout) {
     const Type t = k_.type_of(v);
     if (!t.is_register_tile() || t.layout == layout) return v;
-    auto d = def_.find(v);
-    Op* def = d == def_.end() ? nullptr : d->second;
-    const bool cheap = def && (def->kind == K::TileFull || def->kind == K::TileBroadcast);
-    if (t.layout == 0 && def && (cheap || elementwise(def->kind))) {
-      // Not placed yet: a constant, a widening, or an elementwise op of constants.
-      set_layout(v, def, layout);
-      if (!cheap) {
-        for (Value& o : def->operands) o = want(o, layout);
+    if (constant_made(v)) {
+      if (t.layout == 0 && can_claim(v, layout)) {
+        claim(v, layout);
+        return v;
       }
-      return v;
+      return rematerialize(v, layout);
     }
     Op c;
-    if (cheap) {
-      c = *def;  // the same constant or widening, in this layout
-    } else {
-      c.kind = K::TileConvertLayout;
-      c.operands = {v};
-    }
+    c.kind = K::TileConvertLayout;
+    c.operands = {v};
     c.type = t.with_layout(layout);
     c.result = k_.new_value(c.type);
-    def_[c.result] = nullptr;  // its own def moves into before_; nothing asks for it again
     before_.push_back(std::move(c));
     changed_ = true;
     return before_.back().result;

@@ -23,8 +23,11 @@
 // (cp.async's sizes), and its cell indices can be computed for another iteration (the induction
 // value, values from before the loop, pure scalar ops of those). Its slot's rows are padded by 16
 // bytes where a product on tensor cores reads it (ldmatrix's eight rows in different banks), and
-// every product that reads it must agree. With three stages or more the next copies start after
-// the body's other work, so that the tensor cores begin right after the barrier.
+// every product that reads it must agree (exact loops read rows padded to whole 16-byte chunks).
+// A view made inside the loop is not copied (it does not exist before it). With three stages or
+// more the next copies start after the body's other work, so that the tensor cores begin right
+// after the barrier; that needs the body to end in its yield (a loop that carries values, with no
+// break or continue), else they start first.
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -165,10 +168,11 @@ class Pipeliner {
 
   // The row pitch products want a staged factor of `cols` columns in: padded by 16 bytes on
   // tensor cores' layout; nullopt when two products disagree.
-  std::optional<uint32_t> product_pitch(const std::vector<Op*>& products, uint32_t cols) {
+  std::optional<uint32_t> product_pitch(const std::vector<Op*>& products, uint32_t cols, int element_bytes) {
     std::optional<uint32_t> pitch;
     for (Op* p : products) {
-      const uint32_t want = plan_of(k_, *p, units_).fragments() ? cols + 8 : cols;
+      // Exact loops read any pitch: rows of whole 16-byte chunks, as every shared layout has.
+      const uint32_t want = plan_of(k_, *p, units_).fragments() ? cols + 8 : whole_chunks(cols, element_bytes);
       if (pitch && *pitch != want) return std::nullopt;
       pitch = want;
     }
@@ -218,10 +222,13 @@ class Pipeliner {
   std::vector<Ring> plan_rings(Region& body, int64_t stages, std::unordered_map<Value, std::vector<Use>>& uses,
                                const std::unordered_map<Value, const Op*>& def) {
     std::vector<Ring> rings;
+    std::unordered_set<Value> inside;
+    collect_defs(body, inside);
     for (Op& l : body.ops) {
       if (l.kind != K::TileLoadAt || l.type.rank < 1 || l.type.rank > 2) continue;
+      // A view made inside the loop (a retile there) cannot be copied from before it exists.
       auto view = views_.find(l.operand(ops::TileLoadAt::view));
-      if (view == views_.end()) continue;
+      if (view == views_.end() || inside.count(l.operand(ops::TileLoadAt::view))) continue;
       const int vec = view->second.vec;
       const int bytes = vec * scalar_bytes(l.type.scalar);
       if (view->second.pad != Pad::zero || (bytes != 4 && bytes != 8 && bytes != 16)) continue;
@@ -243,7 +250,7 @@ class Pipeliner {
       if (l.type.rank == 1) {
         pitch = whole_chunks(l.type.shape[0], eb);  // one row
       } else {
-        pitch = products.empty() ? whole_chunks(l.type.shape[1], eb) : product_pitch(products, l.type.shape[1]);
+        pitch = products.empty() ? whole_chunks(l.type.shape[1], eb) : product_pitch(products, l.type.shape[1], eb);
       }
       if (!ok || !pitch) continue;
       Ring r;
@@ -272,7 +279,7 @@ class Pipeliner {
   // Replaces the ring load's uses: a product reads the slot, a transposed one the slot as columns,
   // anything else the slot read into registers.
   void replace_load(const Ring& r, Value slot, std::unordered_map<Value, std::vector<Use>>& uses,
-                    std::unordered_set<const Op*>& dropped) {
+                    std::unordered_set<Value>& dropped) {
     const Op& l = *r.load;
     Value read = kNoValue;
     auto read_it = [&] {
@@ -307,7 +314,7 @@ class Pipeliner {
           t.op->operands[t.operand] = columns;
         }
         if (other_users) tr.operands[ops::TileUnary::tile] = read_it();
-        else dropped.insert(&tr);
+        else dropped.insert(tr.result);
         continue;
       }
       u.op->operands[u.operand] = read_it();
@@ -374,7 +381,7 @@ class Pipeliner {
       kind_.commit(b_);
     };
     if (!late) next_copies();
-    std::unordered_set<const Op*> dropped;
+    std::unordered_set<Value> dropped;  // the results of the ops the ring replaces, at any depth
     for (const Ring& r : rings) {
       Type t = r.load->type;
       t.space = MemorySpace::Shared;
@@ -382,18 +389,29 @@ class Pipeliner {
       Value at = emit(K::Mul, {slot, u32(r.slot_elems)}, u);
       Value s = emit(K::TileSlot, {r.array, at}, t);
       replace_load(r, s, uses, dropped);
-      dropped.insert(r.load);
+      dropped.insert(r.load->result);
     }
     // Copied, not moved: the late copies below clone index ops that `own` still holds.
     for (size_t i = 0; i < own.size(); ++i) {
       if (late && i + 1 == own.size()) next_copies();
-      if (!dropped.count(&own[i])) body.ops.push_back(own[i]);
+      if (own[i].result != kNoValue && dropped.count(own[i].result)) continue;
+      body.ops.push_back(own[i]);
+      for (Region& in : body.ops.back().regions) drop(in, dropped);
     }
     b_.leave();
     parent.ops.push_back(std::move(op));
     const size_t at = parent.ops.size() - 1;
     after_loop(parent, top, true);
     return at;
+  }
+
+  // Removes the ops whose results are in `dropped` (a transpose of a ring's load, now read as
+  // columns, inside an inner loop or an if), at any depth.
+  static void drop(Region& r, const std::unordered_set<Value>& dropped) {
+    std::erase_if(r.ops, [&](const Op& o) { return o.result != kNoValue && dropped.count(o.result); });
+    for (Op& o : r.ops) {
+      for (Region& in : o.regions) drop(in, dropped);
+    }
   }
 
   // After the loop: no copy may still be in flight (the last ones copied nothing, but zero-filled

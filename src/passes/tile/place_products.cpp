@@ -134,9 +134,14 @@ struct Finder {
 
 bool place_products(ir::Kernel& k) {
   using namespace ir;
+  const uint32_t units = k.facts.cube_dim.x;
+  // A cube the tile layer cannot spread tiles over is lower_tiles' to refuse, with what it needs.
+  if (units < Target::kPlaneWidth || (units & (units - 1)) != 0 || units > Target::kMaxCubeUnits ||
+      k.facts.cube_dim.y != 1 || k.facts.cube_dim.z != 1) {
+    return false;
+  }
   tile::Finder f{k, {}, {}};
   f.region(k.body);
-  const uint32_t units = k.facts.cube_dim.x;
   bool changed = false;
   std::vector<tile::ProductPlan> plans(f.products.size());
   for (size_t i = 0; i < f.products.size(); ++i) {

@@ -105,6 +105,14 @@ void Lowerer::copy(const Op& op) {
   }
 }
 
+// Shared tiles here are rows `pitch` apart; a swizzled layout (Hopper's warp-group products and bulk
+// copies read them) is refused until a lowering reads and writes it.
+void Lowerer::unswizzled(const TileLayout& l, const char* op) const {
+  if (l.shared.swizzle == Swizzle::None) return;
+  throw Error("compile.unsupported", "kernel '" + k_.name + "': " + op + " in " + to_string(l) +
+                                         ": lower_tiles lays shared tiles out as plain rows and has no swizzle yet");
+}
+
 // A slot of a shared array (a ring's, or a factor kept resident): a tile staged there, rows as the
 // array's layout lays them (a tile of rank 1 is one row), stored as its columns where the layout
 // says so.
@@ -114,6 +122,7 @@ void Lowerer::slot(const Op& op) {
     throw Error("passes.lower_tiles",
                 "kernel '" + k_.name + "': tile.slot of " + to_string(op.type) + " names no shared layout");
   }
+  unswizzled(*l, "tile.slot");
   Tiled t;
   t.type = op.type;
   t.staged = Tiled::Staged{op.operand(ops::TileSlot::array), as_u32(op.operand(ops::TileSlot::offset)),
@@ -148,6 +157,7 @@ void Lowerer::copy_cell(const Op& op) {
   if (!named || named->kind != TileLayout::Kind::Shared) {
     throw Error("passes.lower_tiles", "kernel '" + k_.name + "': tile.copy_cell into an array with no shared layout");
   }
+  unswizzled(*named, "tile.copy_cell");
   CellAccess c = cell_access(op.operand(C::view));
   std::vector<Value> cell(op.operands_from(C::cell).begin(), op.operands_from(C::cell).end());
   Layout lay = blocked(view_type, units_, c.vec);
@@ -182,6 +192,7 @@ void Lowerer::stage_rows(const Op& op) {
   if (!named || named->kind != TileLayout::Kind::Shared) {
     throw Error("passes.lower_tiles", "kernel '" + k_.name + "': tile.stage into an array with no shared layout");
   }
+  unswizzled(*named, "tile.stage");
   write_rows(tile(op.operand(S::tile)), op.operand(S::array), as_u32(op.operand(S::offset)), named->shared.pitch);
 }
 

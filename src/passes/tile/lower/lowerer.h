@@ -215,6 +215,7 @@ class Lowerer {
 
   // ---- shared tiles (passes/tile/pipeline_loops writes them) -----------------------------------
 
+  void unswizzled(const TileLayout& l, const char* op) const;
   void slot(const Op& op);
   void read(const Op& op);
   void copy_cell(const Op& op);

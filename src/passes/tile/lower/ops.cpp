@@ -274,8 +274,14 @@ void Lowerer::mma(const Op& op) {
   bool a_ready = fa.staged && !fa.staged->columns && fa.staged->pitch == lda;
   bool b_ready =
       fb.staged && (fb.staged->columns ? fb.staged->pitch == lda : fb.staged->pitch == ldb);  // columns of k: a's pitch
+  if (!plan.fragments()) {
+    // The exact loops read a staged factor in place at whatever pitch it has (a ring's rows are
+    // whole 16-byte chunks, which a product's own rows need not be).
+    if (fa.staged && !fa.staged->columns) a_ready = true, lda = fa.staged->pitch;
+    if (fb.staged) b_ready = true, ldb = fb.staged->pitch;
+  }
   const bool b_columns = b_ready && fb.staged->columns;
-  if (b_columns) ldb = lda;  // rows of k, padded as a's
+  if (b_columns && plan.fragments()) ldb = lda;  // rows of k, padded as a's
   Scalar cs = op.type.scalar;
   const bool tensor_cores = plan.fragments() && tensor_core_instruction(ta.scalar, cs, k_.facts.target);
   // a from registers (place_products' a_fragments): its elements in the layout of an m x k product
