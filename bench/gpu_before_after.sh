@@ -65,7 +65,8 @@ if has bench; then
     for side in before after; do
       tree=.; [ $side = before ] && tree=$base
       t0=$(date +%s)
-      KILN_LOG=autotune KILN_CACHE_DIR=$PWD/build-gpu/cache-$side "$tree/build-gpu/bin/kiln" bench --device cuda:0 "${extra[@]}" --json "$out/bench_${side}_$round.json" \
+      # kiln bench keeps kernels and autotune results in a fresh folder of its own each run.
+      KILN_LOG=autotune "$tree/build-gpu/bin/kiln" bench --device cuda:0 "${extra[@]}" --json "$out/bench_${side}_$round.json" \
         >"$out/bench_${side}_$round.log" 2>&1
       echo "bench $side $round rc=$? in $(($(date +%s) - t0)) s"
     done

@@ -183,7 +183,7 @@ DemoResult demo_tile_matmul(const Client& c) {
 
 DemoResult demo_flash_attention(const Client& c) {
   const int64_t heads = 2, seq = 128, dim = 64;
-  tile::Traced t = tile_flash_attention(heads, seq, dim, true);
+  tile::Traced t = tile_flash_attention(heads, seq, dim, {.exp2 = true});
   const size_t n = size_t(heads * seq * dim);
   std::vector<bf16> q = random_bf16(n, -2, 2), k = random_bf16(n, -2, 2), v = random_bf16(n, -1, 1);
   Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)),
@@ -250,7 +250,7 @@ const std::vector<Entry>& entries() {
        }),
        demo_tile_matmul},
       {"flash_attention", "flash attention forward, bf16, FlashAttention-2's form (tile layer)",
-       tile_definer([] { return tile_flash_attention(2, 128, 64, true); }), demo_flash_attention},
+       tile_definer([] { return tile_flash_attention(2, 128, 64, {.exp2 = true}); }), demo_flash_attention},
   };
   return list;
 }

@@ -19,10 +19,11 @@ Traced tile_matmul_bf16(int64_t n, MatmulBlocks s) {
                });
 }
 
-Traced tile_flash_attention(int64_t heads, int64_t seq, int64_t dim, bool exp2_form, int64_t block_q, int64_t block_k) {
-  const uint32_t d = uint32_t(dim), bq = uint32_t(block_q), bk = uint32_t(block_k);
-  Cells rows = cells({heads * seq, dim}, {block_q, dim});
-  Cells keys = cells({heads * seq, dim}, {block_k, dim}).along({free_axis, 1});
+Traced tile_flash_attention(int64_t heads, int64_t seq, int64_t dim, AttentionForm form) {
+  const uint32_t d = uint32_t(dim), bq = uint32_t(form.block_q), bk = uint32_t(form.block_k);
+  const bool exp2_form = form.exp2;
+  Cells rows = cells({heads * seq, dim}, {form.block_q, dim});
+  Cells keys = cells({heads * seq, dim}, {form.block_k, dim}).along({free_axis, 1});
   Options options;
   if (exp2_form) options.fast_math = {.contract = true, .approx = true};
   return trace(exp2_form ? "tile_flash_attention_exp2_bf16" : "tile_flash_attention_bf16", options, In<bf16>(rows),

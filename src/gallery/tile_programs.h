@@ -21,7 +21,10 @@ tile::Traced tile_matmul_bf16(int64_t n, MatmulBlocks b);
 // log2(e) (one fused multiply-add an element) on the hardware's approximations
 // (tile::Options::fast_math), as FlashAttention and Triton compute it.
 // block_q queries a block (its cube), over block_k keys a step.
-tile::Traced tile_flash_attention(int64_t heads, int64_t seq, int64_t dim, bool exp2_form, int64_t block_q = 64,
-                                  int64_t block_k = 64);
+struct AttentionForm {
+  bool exp2 = false;
+  int64_t block_q = 64, block_k = 64;
+};
+tile::Traced tile_flash_attention(int64_t heads, int64_t seq, int64_t dim, AttentionForm form = {});
 
 }  // namespace kiln::gallery

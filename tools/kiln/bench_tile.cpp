@@ -89,9 +89,8 @@ void matmuls(const Client& c, bool gpu, const std::map<std::string, double>& pee
   }
 }
 
-// block_q queries a block over block_k keys a step.
 void attention(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows,
-               bool exp2_form, int64_t block_q = 64, int64_t block_k = 64) {
+               gallery::AttentionForm f) {
   const int64_t b = gpu ? 4 : 1, h = gpu ? 16 : 2, seq = gpu ? 4096 : 128, dim = 128;
   size_t n = size_t(b * h * seq * dim);
   auto draw = [&](uint64_t seed) {
@@ -102,7 +101,7 @@ void attention(const Client& c, bool gpu, const std::map<std::string, double>& p
   Handle hq = c.upload(std::span<const bf16>(q)), hk = c.upload(std::span<const bf16>(k)),
          hv = c.upload(std::span<const bf16>(v));
   Handle ho = c.empty<bf16>(n);
-  Traced t = gallery::tile_flash_attention(b * h, seq, dim, exp2_form, block_q, block_k);
+  Traced t = gallery::tile_flash_attention(b * h, seq, dim, f);
   auto run = [&] { t.entry.launch(c, {hq, hk, hv, ho}); };
   run();
   // A few query rows of the first and last head against float64.
@@ -130,9 +129,12 @@ void attention(const Client& c, bool gpu, const std::map<std::string, double>& p
   }
   double ms = median_ms(c, 3, gpu ? 5 : 1, run);
   double tflops = 4.0 * double(b * h) * double(seq) * double(seq) * double(dim) / ms / 1e9;
-  std::string form = exp2_form ? " (exp2, fast math" : "";
-  if (block_q != 64 || block_k != 64)
-    form += (exp2_form ? ", " : " (") + std::to_string(block_q) + " x " + std::to_string(block_k) + " blocks";
+  std::vector<std::string> parts;
+  if (f.exp2) parts.push_back("exp2, fast math");
+  if (f.block_q != 64 || f.block_k != 64)
+    parts.push_back(std::to_string(f.block_q) + " x " + std::to_string(f.block_k) + " blocks");
+  std::string form;
+  for (const std::string& p : parts) form += (form.empty() ? " (" : ", ") + p;
   if (!form.empty()) form += ")";
   std::string what = "tile flash attention fwd bf16" + form + ", b " + std::to_string(b) + " h " + std::to_string(h) +
                      " s " + std::to_string(seq) + " d " + std::to_string(dim);
@@ -145,10 +147,11 @@ void attention(const Client& c, bool gpu, const std::map<std::string, double>& p
 void tile_benchmarks(const Client& c, bool gpu, const std::map<std::string, double>& peer, std::vector<Row>& rows) {
   softmax_rows(c, gpu, peer, rows);
   matmuls(c, gpu, peer, rows);
-  attention(c, gpu, peer, rows, false);
-  attention(c, gpu, peer, rows, true);
-  // FlashAttention-2's blocks: 128 queries (32 rows a plane) over 32 keys a step.
-  attention(c, gpu, peer, rows, true, 128, 32);
+  attention(c, gpu, peer, rows, {});
+  attention(c, gpu, peer, rows, {.exp2 = true});
+  // FlashAttention-2's blocks: 128 queries (32 rows a plane) over 32 keys a step, and over 64.
+  attention(c, gpu, peer, rows, {.exp2 = true, .block_q = 128, .block_k = 32});
+  attention(c, gpu, peer, rows, {.exp2 = true, .block_q = 128, .block_k = 64});
 }
 
 }  // namespace kiln::tool
