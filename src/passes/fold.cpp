@@ -65,7 +65,7 @@ int64_t wrap(Scalar s, uint64_t bits) {
 // Rounds a value that is exact in f32 (or any value, for f32 and f64) to the type.
 double round_to(Scalar s, double v) {
   return ir::visit_scalar(s, [&]<class T>() -> double {
-    if constexpr (ir::is_half_type<T>) return static_cast<float>(T(static_cast<float>(v)));
+    if constexpr (ir::is_short_float_type<T>) return static_cast<float>(T(static_cast<float>(v)));
     else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v);
     else return v;
   });
@@ -240,7 +240,7 @@ std::optional<AttrValue> fold_cast(Scalar from, Scalar to, const AttrValue& v) {
 // The bits of float `d` in float type `s`, and back (f64's for every other type).
 uint64_t float_bits(Scalar s, double d) {
   return ir::visit_scalar(s, [&]<class T>() -> uint64_t {
-    if constexpr (ir::is_half_type<T>) return T(static_cast<float>(d)).bits;
+    if constexpr (ir::is_short_float_type<T>) return T(static_cast<float>(d)).bits;
     else if constexpr (std::is_same_v<T, float>) return std::bit_cast<uint32_t>(static_cast<float>(d));
     else return std::bit_cast<uint64_t>(d);
   });
@@ -248,7 +248,7 @@ uint64_t float_bits(Scalar s, double d) {
 
 double float_of_bits(Scalar s, uint64_t bits) {
   return ir::visit_scalar(s, [&]<class T>() -> double {
-    if constexpr (ir::is_half_type<T>) return static_cast<float>(T::from_bits(static_cast<uint16_t>(bits)));
+    if constexpr (ir::is_short_float_type<T>) return static_cast<float>(T::from_bits(static_cast<uint16_t>(bits)));
     else if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>(static_cast<uint32_t>(bits));
     else return std::bit_cast<double>(bits);
   });

@@ -23,20 +23,20 @@ bool scalar_fits(const A& a, T& out) {
     } else {
       return false;
     }
-  } else if constexpr (ir::is_half_type<T>) {
+  } else if constexpr (ir::is_short_float_type<T>) {
     // One rounding from the value given, as numbers in kernels get (dsl/number.h, Number::value).
-    if constexpr (ir::is_half_type<A>) out = T(static_cast<float>(a));
+    if constexpr (ir::is_short_float_type<A>) out = T(static_cast<float>(a));
     else if constexpr (std::is_same_v<A, bool>) out = T(a ? 1.0f : 0.0f);
     else if constexpr (std::is_integral_v<A>) out = T::from_integer(a);
     else out = T(static_cast<double>(a));
     return true;
   } else if constexpr (std::is_floating_point_v<T>) {
-    if constexpr (ir::is_half_type<A>) out = static_cast<T>(static_cast<float>(a));
+    if constexpr (ir::is_short_float_type<A>) out = static_cast<T>(static_cast<float>(a));
     else out = static_cast<T>(a);
     return true;
   } else {
     // integer parameter
-    if constexpr (std::is_same_v<A, bool> || ir::is_half_type<A>) {
+    if constexpr (std::is_same_v<A, bool> || ir::is_short_float_type<A>) {
       return false;
     } else if constexpr (std::is_floating_point_v<A>) {
       // Bounds as powers of two, exact in A: T's max rounds up to 2^digits in a float, and a value
@@ -77,7 +77,7 @@ ComptimeBits comptime_bits_of(const ScalarValue& v) {
   return ir::visit_scalar(v.type, [&]<class T>() {
     T x;
     std::memcpy(&x, v.bits.data(), sizeof x);
-    if constexpr (ir::is_half_type<T>) {
+    if constexpr (ir::is_short_float_type<T>) {
       // No comptime parameter converts to these (Comptime<T> takes arithmetic types and enums); the
       // dispatch names every element, so this branch still has to say something.
       return comptime_bits(static_cast<float>(x));

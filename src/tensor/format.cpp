@@ -22,7 +22,7 @@ std::vector<double> as_doubles(const TensorData& d) {
     for (size_t i = 0; i < out.size(); ++i) {
       T v;
       std::memcpy(&v, p + sizeof(T) * i, sizeof(T));
-      if constexpr (ir::is_half_type<T>) out[i] = double(float(v));
+      if constexpr (ir::is_short_float_type<T>) out[i] = double(float(v));
       else out[i] = double(v);
     }
   });
@@ -49,11 +49,11 @@ std::string shortest(double v, DType t) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
   std::string s;
-  if (ir::is_half(t)) {
+  if (ir::is_short_float(t)) {
     // The fewest significant digits that read back as the same 16-bit value.
     auto same_bits = [&](double back) {
       return ir::visit_scalar(t, [&]<class T>() {
-        if constexpr (ir::is_half_type<T>) return T(back).bits == T(v).bits;
+        if constexpr (ir::is_short_float_type<T>) return T(back).bits == T(v).bits;
         else return back == v;
       });
     };

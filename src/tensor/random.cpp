@@ -50,7 +50,7 @@ double below(DType d, double hi) {
     } else if constexpr (std::is_same_v<T, float>) {
       float h = float(hi);
       return double(double(h) < hi ? h : std::nextafter(h, -INFINITY));
-    } else if constexpr (ir::is_half_type<T>) {
+    } else if constexpr (ir::is_short_float_type<T>) {
       T h(hi);
       if (double(float(h)) >= hi) h.bits = step_down(h.bits);
       return double(float(h));

@@ -15,7 +15,7 @@ namespace {
 
 template <class T>
 double to_double(T v) {
-  if constexpr (ir::is_half_type<T>) {
+  if constexpr (ir::is_short_float_type<T>) {
     return double(float(v));
   } else {
     return double(v);

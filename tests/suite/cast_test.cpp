@@ -30,6 +30,8 @@ template <class T>
 std::pair<int, int> exponent_range() {
   if constexpr (std::is_same_v<T, f16>) return {-24, 16};
   else if constexpr (std::is_same_v<T, bf16>) return {-133, 128};
+  else if constexpr (std::is_same_v<T, f8e4m3>) return {-9, 9};
+  else if constexpr (std::is_same_v<T, f8e5m2>) return {-16, 16};
   else if constexpr (std::is_same_v<T, float>) return {-149, 128};
   else return {-1074, 1024};
 }
@@ -42,6 +44,8 @@ template <class T>
 Format format_of() {
   if constexpr (std::is_same_v<T, f16>) return {-14, 15, 11};
   else if constexpr (std::is_same_v<T, bf16>) return {-126, 127, 8};
+  else if constexpr (std::is_same_v<T, f8e4m3>) return {-6, 8, 4};
+  else if constexpr (std::is_same_v<T, f8e5m2>) return {-14, 15, 3};
   else if constexpr (std::is_same_v<T, float>) return {-126, 127, 24};
   else return {-1022, 1023, 53};
 }
@@ -49,12 +53,12 @@ Format format_of() {
 // The next representable value of a float type, away from zero or toward it.
 template <class T>
 long double next_away(T v) {
-  if constexpr (is_half_v<T>) return wide(T::from_bits(uint16_t(v.bits + 1)));
+  if constexpr (is_short_float_v<T>) return wide(T::from_bits(decltype(v.bits)(v.bits + 1)));
   else return std::nextafter(v, std::copysign(std::numeric_limits<T>::infinity(), v));
 }
 template <class T>
 long double next_toward_zero(T v) {
-  if constexpr (is_half_v<T>) return wide(T::from_bits(uint16_t(v.bits - 1)));
+  if constexpr (is_short_float_v<T>) return wide(T::from_bits(decltype(v.bits)(v.bits - 1)));
   else return std::nextafter(v, T(0));
 }
 
@@ -107,7 +111,7 @@ std::vector<From> cast_inputs(std::mt19937_64& rng, size_t n) {
     if constexpr (is_int_v<To>) r = static_cast<long double>(std::numeric_limits<To>::max()) * 1.25L;
     auto [flo, fhi] = exponent_range<From>();
     v = random_values<From>(rng, n, -double(std::min<long double>(r, 6e4L)), double(std::min<long double>(r, 6e4L)));
-    if constexpr (!is_half_v<From>) {
+    if constexpr (!is_short_float_v<From>) {
       auto ru = random_values<From>(rng, n / 3, -double(r), double(r));
       std::copy(ru.begin(), ru.end(), v.begin());
     }
@@ -218,6 +222,18 @@ KILN_SUITE_CASES(cast) {
   casts_from<f16, float>(8);
   casts_from<int32_t, float>(2);
   casts_from<double, float>(4);
+  // fp8: rounding once to nearest even and saturating (past the largest, infinities too, is the
+  // largest; NaN is 0x7f), from every float and a few integers, and back exactly.
+  casts_from<float, f8e4m3, f8e5m2>(1);
+  casts_from<double, f8e4m3, f8e5m2>(1);
+  casts_from<f16, f8e4m3, f8e5m2>(1);
+  casts_from<bf16, f8e4m3>(1);
+  casts_from<int32_t, f8e4m3, f8e5m2>(1);
+  casts_from<int64_t, f8e5m2>(1);
+  casts_from<f8e4m3, float, double, f16, bf16, f8e5m2, int32_t, uint8_t, bool>(1);
+  casts_from<f8e5m2, float, f16, f8e4m3, int16_t, uint64_t>(1);
+  casts_from<float, f8e4m3>(4);
+  casts_from<f8e4m3, float>(8);
 
   register_bitcast<float, uint32_t>(1);
   register_bitcast<uint32_t, float>(4);
@@ -229,6 +245,8 @@ KILN_SUITE_CASES(cast) {
   register_bitcast<bf16, int16_t>(4);
   register_bitcast<f16, bf16>(1);
   register_bitcast<uint8_t, int8_t>(8);
+  register_bitcast<f8e4m3, uint8_t>(1);
+  register_bitcast<uint8_t, f8e5m2>(4);
 }
 
 }  // namespace

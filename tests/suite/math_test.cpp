@@ -111,7 +111,7 @@ F log_uniform(std::mt19937_64& rng, int lo, int hi, bool allow_negative) {
 
 template <class F>
 std::vector<F> math_inputs(Fn f, std::mt19937_64& rng, size_t n) {
-  constexpr bool half = is_half_v<F>;
+  constexpr bool half = is_short_float_v<F>;
   constexpr bool f64 = std::is_same_v<F, double>;
   std::vector<F> v(n);
   switch (f) {

@@ -152,7 +152,7 @@ void register_block_sum(int block, size_t n) {
              expect_near("per-cube tree sums", expected, partial, tol_arith<F>());
              expect_near("sum of the partials", std::vector<double>{double(total)}, std::vector<double>{double(got)},
                          // f16 partials each carry up to log2(32) roundings of 2^-11.
-                         Tol{0, double(magnitude) * tol_reduce<F>(1).abs * (is_half_v<F> ? 4 : 1), 0});
+                         Tol{0, double(magnitude) * tol_reduce<F>(1).abs * (is_short_float_v<F> ? 4 : 1), 0});
            });
 }
 

@@ -48,6 +48,28 @@ long double bf16_value(uint16_t bits) {
   return static_cast<long double>(std::bit_cast<float>(static_cast<uint32_t>(bits) << 16));
 }
 
+long double f8_value(uint8_t bits, bool e4m3) {
+  const int mant = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, top = e4m3 ? 15 : 31;
+  const long double sign = (bits & 0x80) ? -1.0L : 1.0L;
+  const int field = (bits & 0x7f) >> mant, frac = bits & ((1 << mant) - 1);
+  if (e4m3 && field == top && frac == 7) return std::numeric_limits<long double>::quiet_NaN();
+  if (!e4m3 && field == top) return frac ? std::numeric_limits<long double>::quiet_NaN() : sign * INFINITY;
+  if (field == 0) return sign * std::ldexp(static_cast<long double>(frac), 1 - bias - mant);
+  return sign * std::ldexp(static_cast<long double>(frac + (1 << mant)), field - bias - mant);
+}
+
+uint8_t f8_saturated_bits(long double r, bool e4m3) {
+  if (std::isnan(r)) return 0x7f;
+  const uint8_t sign = std::signbit(r) ? 0x80 : 0, max = e4m3 ? 0x7e : 0x7b;
+  const long double m = std::fabs(r);
+  if (m >= f8_value(max, e4m3)) return uint8_t(sign | max);
+  for (int b = 0; b < max; ++b) {
+    if (f8_value(uint8_t(b), e4m3) == m) return uint8_t(sign | b);
+  }
+  ADD_FAILURE() << "f8_saturated_bits: " << double(r) << " is not an fp8 value";
+  return 0x7f;
+}
+
 Handle poisoned(const Client& client, size_t bytes) {
   std::vector<unsigned char> p(bytes, 0xff);
   return client.upload(p).as_bytes();

@@ -23,9 +23,11 @@ namespace kiln::suite {
 // ---- element types ---------------------------------------------------------------------------
 
 template <class T>
-constexpr bool is_half_v = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+constexpr bool is_fp8_v = std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2>;
 template <class T>
-constexpr bool is_float_v = std::is_floating_point_v<T> || is_half_v<T>;
+constexpr bool is_short_float_v = std::is_same_v<T, f16> || std::is_same_v<T, bf16> || is_fp8_v<T>;
+template <class T>
+constexpr bool is_float_v = std::is_floating_point_v<T> || is_short_float_v<T>;
 template <class T>
 constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
@@ -42,6 +44,8 @@ constexpr const char* dtype_name() {
   else if constexpr (std::is_same_v<T, uint64_t>) return "u64";
   else if constexpr (std::is_same_v<T, f16>) return "f16";
   else if constexpr (std::is_same_v<T, bf16>) return "bf16";
+  else if constexpr (std::is_same_v<T, f8e4m3>) return "f8e4m3";
+  else if constexpr (std::is_same_v<T, f8e5m2>) return "f8e5m2";
   else if constexpr (std::is_same_v<T, float>) return "f32";
   else return "f64";
 }
@@ -61,6 +65,12 @@ long double round_to_format(long double x, int p, int emin, int emax);
 uint16_t f16_bits_of(long double exactly_representable);
 long double f16_value(uint16_t bits);
 long double bf16_value(uint16_t bits);
+// fp8 (OCP), written from the formats: e4m3 has 4 bits of precision, normal exponents -6..8, no
+// infinities and 448 at most (S.1111.111 is NaN); e5m2 has 3, -14..15 and 57344 at most. A
+// conversion saturates (cvt.rn.satfinite): past the largest, infinities too, is the largest; NaN
+// is 0x7f.
+long double f8_value(uint8_t bits, bool e4m3);
+uint8_t f8_saturated_bits(long double rounded, bool e4m3);
 
 template <class T>
 T narrow(long double x) {
@@ -70,6 +80,10 @@ T narrow(long double x) {
     return static_cast<double>(x);
   } else if constexpr (std::is_same_v<T, f16>) {
     return f16::from_bits(f16_bits_of(round_to_format(x, 11, -14, 15)));
+  } else if constexpr (std::is_same_v<T, f8e4m3>) {
+    return f8e4m3::from_bits(f8_saturated_bits(round_to_format(x, 4, -6, 8), true));
+  } else if constexpr (std::is_same_v<T, f8e5m2>) {
+    return f8e5m2::from_bits(f8_saturated_bits(round_to_format(x, 3, -14, 15), false));
   } else {
     static_assert(std::is_same_v<T, bf16>);
     long double r = round_to_format(x, 8, -126, 127);
@@ -83,6 +97,7 @@ template <class T>
 long double wide(T v) {
   if constexpr (std::is_same_v<T, f16>) return f16_value(v.bits);
   else if constexpr (std::is_same_v<T, bf16>) return bf16_value(v.bits);
+  else if constexpr (is_fp8_v<T>) return f8_value(v.bits, std::is_same_v<T, f8e4m3>);
   else return static_cast<long double>(v);
 }
 
@@ -144,27 +159,28 @@ std::vector<T> random_any(std::mt19937_64& rng, size_t n) {
 template <class T>
 std::vector<T> special_values() {
   if constexpr (is_float_v<T>) {
-    long double mx =
-        std::is_same_v<T, f16> ? 65504.0L
-        : std::is_same_v<T, bf16>
-            ? (2.0L - std::ldexp(1.0L, -7)) * std::ldexp(1.0L, 127)
-            : static_cast<long double>(std::numeric_limits<std::conditional_t<is_half_v<T>, float, T>>::max());
-    long double tiny =
-        std::is_same_v<T, f16> ? std::ldexp(1.0L, -24)
-        : std::is_same_v<T, bf16>
-            ? std::ldexp(1.0L, -133)
-            : static_cast<long double>(std::numeric_limits<std::conditional_t<is_half_v<T>, float, T>>::denorm_min());
+    // The largest finite value and the smallest subnormal of T.
+    long double mx, tiny;
+    if constexpr (std::is_same_v<T, f16>) mx = 65504.0L, tiny = std::ldexp(1.0L, -24);
+    else if constexpr (std::is_same_v<T, bf16>)
+      mx = (2.0L - std::ldexp(1.0L, -7)) * std::ldexp(1.0L, 127), tiny = std::ldexp(1.0L, -133);
+    else if constexpr (std::is_same_v<T, f8e4m3>) mx = 448.0L, tiny = std::ldexp(1.0L, -9);
+    else if constexpr (std::is_same_v<T, f8e5m2>) mx = 57344.0L, tiny = std::ldexp(1.0L, -16);
+    else mx = std::numeric_limits<T>::max(), tiny = std::numeric_limits<T>::denorm_min();
     long double inf = std::numeric_limits<long double>::infinity();
-    return {narrow<T>(std::numeric_limits<long double>::quiet_NaN()),
-            narrow<T>(inf),
-            narrow<T>(-inf),
-            narrow<T>(-0.0L),
-            narrow<T>(0.0L),
-            narrow<T>(tiny),
-            narrow<T>(-mx),
-            narrow<T>(mx),
-            narrow<T>(1.0L),
-            narrow<T>(-1.0L)};
+    std::vector<T> v = {narrow<T>(std::numeric_limits<long double>::quiet_NaN()),
+                        narrow<T>(inf),
+                        narrow<T>(-inf),
+                        narrow<T>(-0.0L),
+                        narrow<T>(0.0L),
+                        narrow<T>(tiny),
+                        narrow<T>(-mx),
+                        narrow<T>(mx),
+                        narrow<T>(1.0L),
+                        narrow<T>(-1.0L)};
+    // A rounding into e5m2 saturates, so its infinities come only as bits (from memory).
+    if constexpr (std::is_same_v<T, f8e5m2>) v.insert(v.end(), {T::from_bits(0x7c), T::from_bits(0xfc)});
+    return v;
   } else if constexpr (std::is_same_v<T, bool>) {
     return {false, true};
   } else if constexpr (std::is_signed_v<T>) {
@@ -212,7 +228,7 @@ std::string format_long_double(long double v);
 
 template <class T>
 std::string format_value(T v) {
-  if constexpr (is_half_v<T>) {
+  if constexpr (is_short_float_v<T>) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "%04x", unsigned(v.bits));
     return format_long_double(wide(v)) + " (0x" + hex + ")";
@@ -283,7 +299,7 @@ Tol tol_fused(double magnitude) {
 template <class T>
 int64_t ulp_distance(T a, T b) {
   auto ordered = [](T x) -> int64_t {
-    if constexpr (is_half_v<T>) {
+    if constexpr (is_short_float_v<T>) {
       int64_t bits = x.bits;
       return (bits & 0x8000) ? -(bits & 0x7fff) : bits;
     } else if constexpr (std::is_same_v<T, float>) {

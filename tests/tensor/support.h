@@ -40,7 +40,7 @@ inline void put(DType t, unsigned char* p, double v) {
   ir::visit_scalar(t, [&]<class T>() {
     T x;
     if constexpr (std::is_same_v<T, bool>) x = v != 0;
-    else if constexpr (ir::is_half_type<T>) x = T(static_cast<float>(v));
+    else if constexpr (ir::is_short_float_type<T>) x = T(static_cast<float>(v));
     else x = static_cast<T>(v);
     std::memcpy(p, &x, sizeof x);
   });
@@ -50,7 +50,7 @@ inline double get(DType t, const unsigned char* p) {
   return ir::visit_scalar(t, [&]<class T>() -> double {
     T x;
     std::memcpy(&x, p, sizeof x);
-    if constexpr (ir::is_half_type<T>) return float(x);
+    if constexpr (ir::is_short_float_type<T>) return float(x);
     else return double(x);
   });
 }

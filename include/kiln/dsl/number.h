@@ -20,7 +20,7 @@ dsl::ValueRef literal(T v) {
   ir::AttrValue a;
   if constexpr (std::is_same_v<T, bool>) {
     a = ir::AttrValue::of_bool(v);
-  } else if constexpr (ir::is_half_type<T>) {
+  } else if constexpr (ir::is_short_float_type<T>) {
     a = ir::AttrValue::of_float(static_cast<double>(static_cast<float>(v)));
   } else if constexpr (std::is_floating_point_v<T>) {
     a = ir::AttrValue::of_float(static_cast<double>(v));
@@ -32,7 +32,7 @@ dsl::ValueRef literal(T v) {
 
 // The C++ numbers a kernel may write: bool, the integer types, float, double, f16, bf16.
 template <class L>
-concept Literal = std::is_arithmetic_v<L> || ir::is_half_type<L>;
+concept Literal = std::is_arithmetic_v<L> || ir::is_short_float_type<L>;
 template <class L>
 concept FloatingLiteral = ir::is_float_type<L>;
 template <class L>
@@ -148,7 +148,7 @@ class Number {
   E value() const {
     if constexpr (std::is_same_v<E, bool>) {
       return i_ != 0;
-    } else if constexpr (ir::is_half_type<E>) {
+    } else if constexpr (ir::is_short_float_type<E>) {
       if (kind_ == Kind::Signed) return E::from_integer(i_);
       if (kind_ == Kind::Unsigned) return E::from_integer(u_);
       return E(f_);
@@ -231,7 +231,7 @@ Number<T> made_from(const L& v) {
 // undefined cases never reach the kernel.
 template <Element To, Literal L>
 To convert_number(const L& v) {
-  if constexpr (ir::is_half_type<L>) {
+  if constexpr (ir::is_short_float_type<L>) {
     return convert_number<To>(static_cast<float>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != 0;

@@ -11,26 +11,30 @@
 #include <type_traits>
 #include <utility>
 
+#include "kiln/float8.h"
 #include "kiln/half.h"
 
 namespace kiln::ir {
 
 // X(Enum, "text", C++ type, "C++ spelling", compute Enum). The order is the text form's keyword
 // table's; nothing else may rely on it. `compute` is the scalar arithmetic on this one runs in:
-// f16 and bf16 are stored as 16 bits and computed in f32, rounded back after each op (docs/ir.md).
-#define KILN_ELEMENT_TYPES(X)                \
-  X(Bool, "bool", bool, "bool", Bool)        \
-  X(I8, "i8", int8_t, "int8_t", I8)          \
-  X(I16, "i16", int16_t, "int16_t", I16)     \
-  X(I32, "i32", int32_t, "int32_t", I32)     \
-  X(I64, "i64", int64_t, "int64_t", I64)     \
-  X(U8, "u8", uint8_t, "uint8_t", U8)        \
-  X(U16, "u16", uint16_t, "uint16_t", U16)   \
-  X(U32, "u32", uint32_t, "uint32_t", U32)   \
-  X(U64, "u64", uint64_t, "uint64_t", U64)   \
-  X(F16, "f16", ::kiln::f16, "f16", F32)     \
-  X(BF16, "bf16", ::kiln::bf16, "bf16", F32) \
-  X(F32, "f32", float, "float", F32)         \
+// f16, bf16 and the fp8 formats are stored as their bits and computed in f32, rounded back after
+// each op (docs/ir.md); a conversion to fp8 saturates (kiln/float8.h).
+#define KILN_ELEMENT_TYPES(X)                        \
+  X(Bool, "bool", bool, "bool", Bool)                \
+  X(I8, "i8", int8_t, "int8_t", I8)                  \
+  X(I16, "i16", int16_t, "int16_t", I16)             \
+  X(I32, "i32", int32_t, "int32_t", I32)             \
+  X(I64, "i64", int64_t, "int64_t", I64)             \
+  X(U8, "u8", uint8_t, "uint8_t", U8)                \
+  X(U16, "u16", uint16_t, "uint16_t", U16)           \
+  X(U32, "u32", uint32_t, "uint32_t", U32)           \
+  X(U64, "u64", uint64_t, "uint64_t", U64)           \
+  X(F16, "f16", ::kiln::f16, "f16", F32)             \
+  X(BF16, "bf16", ::kiln::bf16, "bf16", F32)         \
+  X(F8E4M3, "f8e4m3", ::kiln::f8e4m3, "f8e4m3", F32) \
+  X(F8E5M2, "f8e5m2", ::kiln::f8e5m2, "f8e5m2", F32) \
+  X(F32, "f32", float, "float", F32)                 \
   X(F64, "f64", double, "double", F64)
 
 enum class Scalar : uint8_t {
@@ -39,11 +43,13 @@ enum class Scalar : uint8_t {
 #undef KILN_X
 };
 
-// Whether C++ type T is one of the 16-bit floats (stored as bits, computed in f32).
+// Whether C++ type T is a float narrower than f32 (f16, bf16, fp8): stored as its bits, computed
+// in f32.
 template <class T>
-inline constexpr bool is_half_type = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+inline constexpr bool is_short_float_type =
+    std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2>;
 template <class T>
-inline constexpr bool is_float_type = std::is_floating_point_v<T> || is_half_type<T>;
+inline constexpr bool is_float_type = std::is_floating_point_v<T> || is_short_float_type<T>;
 template <class T>
 inline constexpr bool is_int_type = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
@@ -103,7 +109,7 @@ constexpr Scalar unsigned_scalar_of(Scalar self) {
 }
 template <class T>
 constexpr int digits_of() {
-  if constexpr (is_half_type<T>) return T::mantissa_bits + 1;
+  if constexpr (is_short_float_type<T>) return T::mantissa_bits + 1;
   else return std::numeric_limits<T>::digits;
 }
 }  // namespace detail
@@ -132,7 +138,7 @@ constexpr bool is_unsigned_int(Scalar s) { return scalar_facts(s).is_unsigned_in
 constexpr bool is_int(Scalar s) { return is_signed_int(s) || is_unsigned_int(s); }
 // The scalar arithmetic on `s` runs in (f32 for f16 and bf16), and whether it differs from `s`.
 constexpr Scalar compute_scalar(Scalar s) { return scalar_facts(s).compute; }
-constexpr bool is_half(Scalar s) { return compute_scalar(s) != s; }
+constexpr bool is_short_float(Scalar s) { return compute_scalar(s) != s; }
 constexpr Scalar unsigned_of(Scalar s) { return scalar_facts(s).as_unsigned; }
 // Parses "f32", "u8", ...; false when `text` names no scalar.
 bool parse_scalar(std::string_view text, Scalar& out);

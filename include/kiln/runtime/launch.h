@@ -72,7 +72,7 @@ struct ScalarValue {
 namespace detail {
 
 template <class A>
-inline constexpr bool kNumber = std::is_arithmetic_v<A> || ir::is_half_type<A>;
+inline constexpr bool kNumber = std::is_arithmetic_v<A> || ir::is_short_float_type<A>;
 
 // A C++ number as a tagged value: a kiln element as itself; another integer type (long long, char)
 // as the element of its width and signedness, which holds every value; long double as f64 (one

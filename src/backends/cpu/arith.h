@@ -184,17 +184,25 @@ KILN_COMPARE_OP(GtOp, x > y)
 KILN_COMPARE_OP(GeOp, x >= y)
 #undef KILN_COMPARE_OP
 
+// The sign bit of a float stored as its bits (f16, bf16, fp8): negation and absolute value flip or
+// clear it, as IEEE's negate and abs do (and as CUDA's device library does): a NaN keeps its
+// payload, and an fp8 infinity stays one (a round trip through f32 would saturate it).
+template <class T>
+constexpr auto kSignBit = decltype(T::bits)(1u << (8 * sizeof(T::bits) - 1));
+
 struct NegOp : Numbers {
   template <class T>
   static T apply(T a) {
-    if constexpr (is_float_v<T>) return num<T>::put(-num<T>::get(a));
+    if constexpr (is_short_float_v<T>) return T::from_bits(decltype(a.bits)(a.bits ^ kSignBit<T>));
+    else if constexpr (is_float_v<T>) return num<T>::put(-num<T>::get(a));
     else return wrap_sub(T(0), a);
   }
 };
 struct AbsOp : Numbers {
   template <class T>
   static T apply(T a) {
-    if constexpr (is_float_v<T>) return num<T>::put(std::fabs(num<T>::get(a)));
+    if constexpr (is_short_float_v<T>) return T::from_bits(decltype(a.bits)(a.bits & ~kSignBit<T>));
+    else if constexpr (is_float_v<T>) return num<T>::put(std::fabs(num<T>::get(a)));
     else if constexpr (std::is_signed_v<T>) return a < 0 ? wrap_sub(T(0), a) : a;
     else return a;
   }

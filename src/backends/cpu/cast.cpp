@@ -17,7 +17,7 @@ To convert(From v) {
   if constexpr (std::is_same_v<To, bool>) {
     if constexpr (is_float_v<From>) return num<From>::get(v) != 0;
     else return v != From(0);
-  } else if constexpr (is_half_v<To>) {
+  } else if constexpr (is_short_float_v<To>) {
     // One rounding from the source's exact value: f64 and wide integers through float would round
     // twice and can land one unit off (seen against CUDA's cvt.rn).
     if constexpr (std::is_same_v<From, double>) return To(v);
@@ -25,7 +25,7 @@ To convert(From v) {
     else if constexpr (std::is_same_v<From, bool>) return To(v ? 1.0f : 0.0f);
     else return To::from_integer(v);
   } else if constexpr (std::is_floating_point_v<To>) {
-    if constexpr (is_half_v<From>) return static_cast<To>(num<From>::get(v));
+    if constexpr (is_short_float_v<From>) return static_cast<To>(num<From>::get(v));
     else return static_cast<To>(v);
   } else if constexpr (is_float_v<From>) {
     // float -> integer: truncate toward zero, saturate, NaN -> 0.

@@ -30,7 +30,7 @@ void format_one(std::string& out, const std::string& spec, char conv, ir::Scalar
     std::memcpy(&v, p, sizeof v);
     if constexpr (std::is_same_v<T, bool>) {
       u = v, i = v, d = v;
-    } else if constexpr (ir::is_half_type<T>) {
+    } else if constexpr (ir::is_short_float_type<T>) {
       d = static_cast<float>(v);
     } else if constexpr (std::is_floating_point_v<T>) {
       d = v;

@@ -113,7 +113,7 @@ C float_max(C x, C y) {
 }
 
 template <class T>
-constexpr bool is_half_v = ir::is_half_type<T>;
+constexpr bool is_short_float_v = ir::is_short_float_type<T>;
 template <class T>
 constexpr bool is_float_v = ir::is_float_type<T>;
 

@@ -59,7 +59,7 @@ uint32_t reduce_instr(Exec& e, const Instr& in, uint32_t pc) {
         if constexpr (K == OpKind::PlaneInclusiveSum || K == OpKind::PlaneExclusiveSum) {
           C before = running;
           running = first ? v : add_w(running, v);
-          if constexpr (is_half_v<T>) running = num<T>::get(num<T>::put(running));
+          if constexpr (is_short_float_v<T>) running = num<T>::get(num<T>::put(running));
           d[u * w + l] = num<T>::put(K == OpKind::PlaneInclusiveSum ? running : (first ? C(0) : before));
           first = false;
           continue;
@@ -78,7 +78,7 @@ uint32_t reduce_instr(Exec& e, const Instr& in, uint32_t pc) {
           if constexpr (is_float_v<T>) acc = float_min(acc, v);
           else acc = v < acc ? v : acc;
         }
-        if constexpr (is_half_v<T>) acc = num<T>::get(num<T>::put(acc));
+        if constexpr (is_short_float_v<T>) acc = num<T>::get(num<T>::put(acc));
       }
       if constexpr (K != OpKind::PlaneInclusiveSum && K != OpKind::PlaneExclusiveSum) {
         for (uint32_t u = p0; u < p1; ++u) {

@@ -36,7 +36,7 @@ constexpr std::string_view kReserved[] = {
     "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "restrict", "threadIdx",
     "blockIdx", "blockDim", "gridDim", "warpSize", "kiln_smem", "kiln_smem_raw", "fmodf", "fmod", "fabsf", "fabs", "fminf", "fmin",
     "fmaxf", "fmax", "fmaf", "fma", "__fmul_rn", "__dmul_rn", "__fdiv_rn", "__ddiv_rn", "__int_as_float",
-    "__longlong_as_double", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"};
+    "__longlong_as_double", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f8e4m3", "f8e5m2", "f32", "f64"};
 // clang-format on
 
 // A C identifier from an IR name: other characters become '_', and a leading digit or '_' gets a

@@ -20,7 +20,7 @@ using ir::OpKind;
 using ir::Scalar;
 using ir::Type;
 
-using ir::is_half;
+using ir::is_short_float;
 using ir::unsigned_of;
 std::string sname(Scalar s) { return std::string(ir::scalar_name(s)); }
 
@@ -57,14 +57,14 @@ float to_f32_odd(double d) {
 }
 
 std::string float_literal(Scalar s, double d) {
-  if (is_half(s)) {
+  if (is_short_float(s)) {
     // The quiet NaN of the type (what a float's quiet NaN narrows to), else the value rounded once.
     const float f = std::isnan(d) ? std::numeric_limits<float>::quiet_NaN() : to_f32_odd(d);
     uint16_t bits = ir::visit_scalar(s, [&]<class T>() -> uint16_t {
-      if constexpr (ir::is_half_type<T>) return T(f).bits;
+      if constexpr (ir::is_short_float_type<T>) return T(f).bits;
       else return 0;
     });
-    return sname(s) + "{(u16)" + hex(bits) + "}";
+    return sname(s) + "{(" + (ir::scalar_bytes(s) == 1 ? "u8" : "u16") + ")" + hex(bits) + "}";
   }
   if (s == Scalar::F32) {
     float f = static_cast<float>(d);
@@ -191,7 +191,7 @@ std::string Emitter::compare(const ir::Op& op, Scalar s, const std::vector<std::
     case K::Ge: c = ">="; break;
     default: unsupported(op, "does not know this comparison");
   }
-  if (is_half(s)) return std::string("(kiln_f32(") + a[0] + ") " + c + " kiln_f32(" + a[1] + "))";
+  if (is_short_float(s)) return std::string("(kiln_f32(") + a[0] + ") " + c + " kiln_f32(" + a[1] + "))";
   return "(" + a[0] + " " + c + " " + a[1] + ")";
 }
 
@@ -243,7 +243,7 @@ std::string Emitter::arith(const ir::Op& op, Scalar s, const std::vector<std::st
       default: break;
     }
   }
-  if (k == K::Fma && !is_half(s)) unsupported(op, "fma takes floats");
+  if (k == K::Fma && !is_short_float(s)) unsupported(op, "fma takes floats");
   std::string fn = "kiln_" + std::string(ir::op_name(k));
   std::string args;
   for (size_t j = 0; j < a.size(); ++j) args += (j ? ", " : "") + a[j];
@@ -297,9 +297,9 @@ std::string Emitter::math(const ir::Op& op, Scalar s, const std::vector<std::str
   std::string fn(s == Scalar::F64 ? m->f64 : fast ? m->f32_fast : m->f32);
   bool predicate = op.kind == OpKind::IsNan || op.kind == OpKind::IsInf;
   std::string args;
-  for (size_t j = 0; j < a.size(); ++j) args += (j ? ", " : "") + (is_half(s) ? "kiln_f32(" + a[j] + ")" : a[j]);
+  for (size_t j = 0; j < a.size(); ++j) args += (j ? ", " : "") + (is_short_float(s) ? "kiln_f32(" + a[j] + ")" : a[j]);
   std::string call = fn + "(" + args + ")";
-  if (is_half(s) && !predicate) return "kiln_" + sname(s) + "(" + call + ")";
+  if (is_short_float(s) && !predicate) return "kiln_" + sname(s) + "(" + call + ")";
   return call;
 }
 
@@ -309,7 +309,7 @@ std::string Emitter::math(const ir::Op& op, Scalar s, const std::vector<std::str
 std::string Emitter::cast(Scalar from, Scalar to, const std::string& e) const {
   if (from == to) return e;
   std::string t = sname(to);
-  bool from_half = is_half(from), to_half = is_half(to);
+  bool from_half = is_short_float(from), to_half = is_short_float(to);
   std::string x = from_half ? "kiln_f32(" + e + ")" : e;  // a 16-bit float widens exactly to f32
   Scalar src = from_half ? Scalar::F32 : from;
   if (to == Scalar::Bool) return "(" + x + " != 0)";
@@ -532,7 +532,7 @@ void Emitter::debug_print(const ir::Op& op) {
   for (ir::Value v : op.operands_from(ir::ops::Print::values)) {
     std::string x = name(v);
     const Scalar t = type(v).scalar;
-    if (is_half(t)) {
+    if (is_short_float(t)) {
       s += ", (double)kiln_f32(" + x + ")";
     } else if (ir::is_float(t) && ir::scalar_bytes(t) < 8) {
       s += ", (double)" + x;

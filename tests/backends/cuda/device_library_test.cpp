@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -17,6 +19,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/target.h"
 #include "cuda_test_util.h"
+#include "kiln/float8.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"
@@ -34,6 +37,9 @@ inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 #include "backends/cuda/device/int_arith.cuh"
+inline float __uint_as_float(unsigned x) { return std::bit_cast<float>(x); }
+inline unsigned __float_as_uint(float x) { return std::bit_cast<unsigned>(x); }
+#include "backends/cuda/device/fp8.cuh"
 #undef __device__
 #undef __forceinline__
 }  // namespace device
@@ -98,9 +104,14 @@ extern "C" __global__ void types_test(u32* out, f32 x) {
   out[0] = kiln_bitcast<u32>(v.v[3]) + h[0].bits + hv[0].v[1].bits + (u32)(a + b + c + d + e);
 }
 )"},
+      {"fp8", R"(
+extern "C" __global__ void fp8_test(f32* out, f32 x) {
+  out[0] = kiln_f32(f8e4m3{kiln_fp8_bits(x, 3u, 7u, 0x7eu)}) + (f32)kiln_fp8_bits(x, 2u, 15u, 0x7bu);
+}
+)"},
       {"half", R"(
 extern "C" __global__ void half_test(f32* out, f32 x, f64 d, i64 i, u64 u) {
-  out[0] = kiln_f32(kiln_f16(x)) + kiln_f32(kiln_bf16(x));
+  out[0] = kiln_f32(kiln_f16(x)) + kiln_f32(kiln_bf16(x)) + kiln_f32(kiln_f8e4m3(x)) + kiln_f32(kiln_f8e5m2(x));
   out[1] = kiln_f32_odd(d) + kiln_f32_odd(i) + kiln_f32_odd(u) + kiln_odd(x, x > 0.0f);
 }
 )"},
@@ -143,7 +154,8 @@ extern "C" __global__ void float_arith_test(f32* out, f32 x, f64 d) {
   for (int i = 0; i < 8; ++i) hv.v[i] = kiln_f16(x);
   v = ops(v, v); dv = ops(dv, dv); iv = ops(iv, iv); hv = ops(hv, hv);
   out[0] = ops(x, x) + (f32)ops(d, d) + v.v[1] + (f32)dv.v[1] + (f32)iv.v[1] + kiln_f32(hv.v[2]);
-  out[1] = kiln_f32(half_ops(kiln_f16(x), kiln_f16(x))) + kiln_f32(half_ops(kiln_bf16(x), kiln_bf16(x)));
+  out[1] = kiln_f32(half_ops(kiln_f16(x), kiln_f16(x))) + kiln_f32(half_ops(kiln_bf16(x), kiln_bf16(x))) +
+           kiln_f32(half_ops(kiln_f8e4m3(x), kiln_f8e4m3(x))) + kiln_f32(half_ops(kiln_f8e5m2(x), kiln_f8e5m2(x)));
 }
 )"},
       {"atomics", R"(
@@ -182,6 +194,7 @@ extern "C" __global__ void plane_test(i64* out, f32 x) {
                      (i64)plane_ops(m, x) + (i64)plane_ops(m, (f64)x) + (i64)kiln_f32(plane_ops(m, kiln_f16(x))) +
                      shuffled(m, (i8)x) + shuffled(m, (i16)x) + shuffled(m, (u8)x) + shuffled(m, (u16)x) +
                      shuffled(m, x > 0.0f) + shuffled(m, kiln_bf16(x)).bits + (i64)shuffled(m, v).v[2] +
+                     shuffled(m, kiln_f8e4m3(x)).bits + shuffled(m, kiln_f8e5m2(x)).bits +
                      kiln_plane_all(m, x > 0.0f) + kiln_plane_any(m, x > 0.0f) + kiln_plane_ballot(m, x > 0.0f) +
                      kiln_plane_elect(m) + kiln_lane();
 }
@@ -439,6 +452,38 @@ TEST(DeviceLibraryOnHost, IntegerHelpersAgreeWithTheCpuBackend) {
   agree_with_the_cpu<device::u16>();
   agree_with_the_cpu<device::u32>();
   agree_with_the_cpu<device::u64>();
+}
+
+// The fp8 conversion of the targets without cvt to fp8 (before sm_89), compiled here, against
+// kiln/float8.h's (whose tests derive from the formats): f32 patterns across every exponent, and
+// each fp8 neighbour pair's midpoint and the floats either side; and every e4m3 pattern's value.
+TEST(DeviceLibraryOnHost, Fp8FromF32MatchesTheHostTypes) {
+  auto agree = [](float f) {
+    ASSERT_EQ(device::kiln_fp8_bits(f, 3u, 7u, 0x7eu), f8e4m3(f).bits) << "e4m3 of " << f;
+    ASSERT_EQ(device::kiln_fp8_bits(f, 2u, 15u, 0x7bu), f8e5m2(f).bits) << "e5m2 of " << f;
+  };
+  for (uint32_t field = 0; field < 256; ++field) {
+    for (uint32_t frac = 0; frac < (1u << 23); frac += 4099) {
+      agree(std::bit_cast<float>((field << 23) | frac));
+      agree(-std::bit_cast<float>((field << 23) | frac));
+    }
+  }
+  auto ties = [&]<class F>(F, int last_finite) {
+    for (int b = 0; b < last_finite; ++b) {
+      const float lo = float(F::from_bits(uint8_t(b))), hi = float(F::from_bits(uint8_t(b + 1)));
+      const float mid = lo + (hi - lo) / 2;
+      agree(mid);
+      agree(std::nextafter(mid, 0.0f));
+      agree(std::nextafter(mid, INFINITY));
+    }
+  };
+  ties(f8e4m3{}, 0x7e);
+  ties(f8e5m2{}, 0x7b);
+  for (int b = 0; b < 256; ++b) {
+    const float got = device::kiln_f32(device::f8e4m3{uint8_t(b)}), want = float(f8e4m3::from_bits(uint8_t(b)));
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << b;
+    else EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << b;
+  }
 }
 
 }  // namespace

@@ -12,19 +12,21 @@ KILN_DEV f64 kiln_add(f64 a, f64 b) { return a + b; }
 KILN_DEV f64 kiln_mul(f64 a, f64 b) { return __dmul_rn(a, b); }
 KILN_DEV f64 kiln_min(f64 a, f64 b) { return fmin(a, b); }
 KILN_DEV f64 kiln_max(f64 a, f64 b) { return fmax(a, b); }
-#define KILN_HALF_ARITH(H)                                                                \
+#define KILN_HALF_ARITH(H, B, SIGN)                                                       \
   KILN_DEV H kiln_add(H a, H b) { return kiln_##H(kiln_f32(a) + kiln_f32(b)); }           \
   KILN_DEV H kiln_sub(H a, H b) { return kiln_##H(kiln_f32(a) - kiln_f32(b)); }           \
   KILN_DEV H kiln_mul(H a, H b) { return kiln_##H(kiln_f32(a) * kiln_f32(b)); }           \
   KILN_DEV H kiln_div(H a, H b) { return kiln_##H(__fdiv_rn(kiln_f32(a), kiln_f32(b))); } \
   KILN_DEV H kiln_rem(H a, H b) { return kiln_##H(fmodf(kiln_f32(a), kiln_f32(b))); }     \
-  KILN_DEV H kiln_neg(H a) { return H{(u16)(a.bits ^ 0x8000u)}; }                         \
-  KILN_DEV H kiln_abs(H a) { return H{(u16)(a.bits & 0x7fffu)}; }                         \
+  KILN_DEV H kiln_neg(H a) { return H{(B)(a.bits ^ SIGN)}; }                              \
+  KILN_DEV H kiln_abs(H a) { return H{(B)(a.bits & ~SIGN)}; }                             \
   KILN_DEV H kiln_min(H a, H b) { return kiln_##H(fminf(kiln_f32(a), kiln_f32(b))); }     \
   KILN_DEV H kiln_max(H a, H b) { return kiln_##H(fmaxf(kiln_f32(a), kiln_f32(b))); }     \
   KILN_DEV H kiln_fma(H a, H b, H c) { return kiln_##H(fmaf(kiln_f32(a), kiln_f32(b), kiln_f32(c))); }
-KILN_HALF_ARITH(f16)
-KILN_HALF_ARITH(bf16)
+KILN_HALF_ARITH(f16, u16, 0x8000u)
+KILN_HALF_ARITH(bf16, u16, 0x8000u)
+KILN_HALF_ARITH(f8e4m3, u8, 0x80u)
+KILN_HALF_ARITH(f8e5m2, u8, 0x80u)
 
 template <class T, int N>
 KILN_DEV kiln_vec<T, N> kiln_add(kiln_vec<T, N> a, kiln_vec<T, N> b) {

@@ -35,6 +35,8 @@ KILN_DEV u16 kiln_shfl(u32 m, u16 v, u32 src) { return (u16)__shfl_sync(m, (u32)
 KILN_DEV bool kiln_shfl(u32 m, bool v, u32 src) { return __shfl_sync(m, (u32)v, (int)src) != 0u; }
 KILN_DEV f16 kiln_shfl(u32 m, f16 v, u32 src) { return f16{(u16)__shfl_sync(m, (u32)v.bits, (int)src)}; }
 KILN_DEV bf16 kiln_shfl(u32 m, bf16 v, u32 src) { return bf16{(u16)__shfl_sync(m, (u32)v.bits, (int)src)}; }
+KILN_DEV f8e4m3 kiln_shfl(u32 m, f8e4m3 v, u32 src) { return f8e4m3{(u8)__shfl_sync(m, (u32)v.bits, (int)src)}; }
+KILN_DEV f8e5m2 kiln_shfl(u32 m, f8e5m2 v, u32 src) { return f8e5m2{(u8)__shfl_sync(m, (u32)v.bits, (int)src)}; }
 template <class T, int N>
 KILN_DEV kiln_vec<T, N> kiln_shfl(u32 m, kiln_vec<T, N> v, u32 src) {
   kiln_vec<T, N> r;

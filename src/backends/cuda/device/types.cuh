@@ -18,6 +18,13 @@ struct f16 {
 struct bf16 {
   u16 bits;
 };
+// The OCP fp8 formats (kiln/float8.h) as their bits, computed like f16.
+struct f8e4m3 {
+  u8 bits;
+};
+struct f8e5m2 {
+  u8 bits;
+};
 // A vector of N lanes, aligned to its size so that a 16-byte vector moves with one ld/st.v4.
 template <class T, int N>
 struct alignas(sizeof(T) * N) kiln_vec {
