@@ -3,7 +3,9 @@
 # blank line, then the prelude's closing line. Run by the build (src/CMakeLists.txt), so that a
 # changed .cuh rebuilds the library, in kiln's own tree as in a consumer's.
 #   cmake -DDEVICE_DIR=<folder of the .cuh files> -DFILES=<names without .cuh, ;-separated>
-#         -DOUTPUT=<the .cpp to write> -P embed_cuda_device.cmake
+#         -DOUTPUT=<the .cpp to write> [-DFUNCTION=<name, cuda_prelude by default>]
+#         [-DCLOSING=<its last line's words, "end of the kiln prelude" by default>] -P embed_cuda_device.cmake
+# (FUNCTION and CLOSING embed a part appended to the prelude for some kernels only: hopper.cuh.)
 #
 # Each .cuh also compiles on its own (tests/backends/cuda/device_library_test.cpp), so it holds
 # `#pragma once` and includes the device files it needs; in the prelude they come earlier, and
@@ -15,6 +17,13 @@ foreach(var DEVICE_DIR FILES OUTPUT)
     message(FATAL_ERROR "embed_cuda_device.cmake: ${var} is not set")
   endif()
 endforeach()
+
+if(NOT DEFINED FUNCTION)
+  set(FUNCTION cuda_prelude)
+endif()
+if(NOT DEFINED CLOSING)
+  set(CLOSING "end of the kiln prelude")
+endif()
 
 # The raw-string delimiter; a file that contains it cannot be embedded as it is.
 set(delimiter "kiln_cuh")
@@ -54,9 +63,9 @@ set(source "// Generated from the CUDA device library (src/backends/cuda/device)
 
 namespace kiln::cuda {
 
-std::string_view cuda_prelude() {
+std::string_view ${FUNCTION}() {
   static constexpr char text[] =
-${body}    \"// ---- end of the kiln prelude ----\\n\";
+${body}    \"// ---- ${CLOSING} ----\\n\";
   return std::string_view(text, sizeof(text) - 1);
 }
 

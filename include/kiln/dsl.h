@@ -1,6 +1,7 @@
 // The kernel language: proxies, control flow, builtins, math, memory, plane ops, define().
 #pragma once
 
+#include "kiln/dsl/barrier.h"
 #include "kiln/dsl/builtins.h"
 #include "kiln/dsl/control.h"
 #include "kiln/dsl/debug.h"

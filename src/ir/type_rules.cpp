@@ -38,6 +38,8 @@ std::string differing(const Type& a, const Type& b) {
 // `differing` found none that differs.
 const Type& common(const TypeQuery& q) { return q.operands.front(); }
 
+std::string role(OpKind k, size_t i);
+
 // --- values ---
 
 // Whether a constant's payload is of its scalar's kind (bool, float, integer).
@@ -205,6 +207,8 @@ TypeResult rule_tensor_dim(const TypeQuery& q) {
 // What every load, store and atomic shares: the values it writes are elements of the array; a
 // write needs a writable array; `checked` is for global arrays only.
 std::string array_access(const TypeQuery& q, const Type& a, bool writes, std::span<const Type> values) {
+  if (is_barrier(a.scalar))
+    return "a barrier is reached by the mbarrier ops only, not loaded, stored or atomically changed";
   if (writes && a.is_global() && a.access == Access::ReadOnly) {
     return "writes read-only " + ts(a) + (q.array_name.empty() ? "" : " '" + std::string(q.array_name) + "'");
   }
@@ -289,6 +293,22 @@ TypeResult rule_atomic(const TypeQuery& q) {
   }
   if (auto e = array_access(q, a, true, values); !e.empty()) return error(e);
   return ok(a.element());
+}
+
+// --- mbarriers ---
+
+// Every mbarrier op: a shared array of barriers, an integer index, and (but arrive) a u32 count,
+// byte count or parity. try_wait gives a bool.
+TypeResult rule_mbarrier(const TypeQuery& q) {
+  const Type& a = q.operand(ops::Mbarrier::array);
+  if (a.kind != TypeKind::Shared || !is_barrier(a.scalar)) {
+    return error("takes a shared array of barrier, not " + ts(a));
+  }
+  if (q.operands.size() > size_t(ops::MbarrierCount::count)) {
+    const Type& n = q.operands[ops::MbarrierCount::count];
+    if (!(n == u32())) return error(role(q.kind, ops::MbarrierCount::count) + " must be u32, is " + ts(n));
+  }
+  return q.kind == K::MbarrierTryWait ? ok(boolean()) : none();
 }
 
 // --- plane ops ---
@@ -933,6 +953,9 @@ TypeResult result_type(const TypeQuery& q) {
     }
   }
   TypeResult r = kRules[static_cast<size_t>(q.kind)](q);
+  if (r.ok() && is_barrier(r.type.scalar) && !r.type.is_none() && r.type.kind != TypeKind::Shared) {
+    return error("gives " + ts(r.type) + ": a barrier is never a value, and its arrays are shared ones only");
+  }
   // A tile op's result takes the layout its stated type names (a pass assigns them; 0 before),
   // whatever its operands' are: the rules say what a result is, the layout pass where it sits.
   if (r.ok() && r.type.is_tile() && op_family(q.kind) == OpFamily::Tile) {

@@ -31,6 +31,10 @@ class Verifier {
         fail_kernel("parameter '" + p.name + "' has type " + to_string(p.type) +
                     "; parameters are buffers, tensors or scalars");
       }
+      if (is_barrier(p.type.scalar)) {
+        fail_kernel("parameter '" + p.name + "' has type " + to_string(p.type) +
+                    "; barriers live in shared arrays, never in a parameter");
+      }
       define(p.value);
     }
     const KernelFacts& f = k_.facts;

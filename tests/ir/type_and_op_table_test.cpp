@@ -20,11 +20,12 @@ struct ScalarFact {
 };
 
 const ScalarFact kScalarFacts[] = {
-    {Scalar::Bool, "bool", 1, 'b'}, {Scalar::I8, "i8", 1, 'i'},     {Scalar::I16, "i16", 2, 'i'},
-    {Scalar::I32, "i32", 4, 'i'},   {Scalar::I64, "i64", 8, 'i'},   {Scalar::U8, "u8", 1, 'u'},
-    {Scalar::U16, "u16", 2, 'u'},   {Scalar::U32, "u32", 4, 'u'},   {Scalar::U64, "u64", 8, 'u'},
-    {Scalar::F16, "f16", 2, 'f'},   {Scalar::BF16, "bf16", 2, 'f'}, {Scalar::F32, "f32", 4, 'f'},
-    {Scalar::F64, "f64", 8, 'f'},
+    {Scalar::Bool, "bool", 1, 'b'},       {Scalar::I8, "i8", 1, 'i'},         {Scalar::I16, "i16", 2, 'i'},
+    {Scalar::I32, "i32", 4, 'i'},         {Scalar::I64, "i64", 8, 'i'},       {Scalar::U8, "u8", 1, 'u'},
+    {Scalar::U16, "u16", 2, 'u'},         {Scalar::U32, "u32", 4, 'u'},       {Scalar::U64, "u64", 8, 'u'},
+    {Scalar::F16, "f16", 2, 'f'},         {Scalar::BF16, "bf16", 2, 'f'},     {Scalar::F32, "f32", 4, 'f'},
+    {Scalar::F64, "f64", 8, 'f'},         {Scalar::F8E4M3, "f8e4m3", 1, 'f'}, {Scalar::F8E5M2, "f8e5m2", 1, 'f'},
+    {Scalar::Barrier, "barrier", 8, 'x'},  // the element of mbarrier arrays: no family
 };
 
 TEST(Scalars, NameRoundTripsAndByteSize) {

@@ -339,5 +339,26 @@ TEST(TileRules, VarsHoldRegisterTiles) {
             "stores tile<[64, 32] x f32, registers> into var<tile<[64, 64] x f32, registers>>");
 }
 
+// The mbarrier ops take a shared array of barriers, an index and a u32; a barrier is never a
+// value, and only they reach one (docs/ir.md).
+TEST(TypeRules, BarriersAreReachedByTheMbarrierOpsOnly) {
+  const Type bars = Type::shared(Type::scalar_of(Scalar::Barrier), 4);
+  EXPECT_TRUE(typed(OpKind::MbarrierInit, {bars, u32(), u32()}).type.is_none());
+  EXPECT_TRUE(typed(OpKind::MbarrierArrive, {bars, u32()}).type.is_none());
+  EXPECT_EQ(typed(OpKind::MbarrierTryWait, {bars, u32(), u32()}).type, boolean());
+  EXPECT_EQ(typed(OpKind::MbarrierInit, {Type::shared(Type::scalar_of(Scalar::U64), 4), u32(), u32()}).error,
+            "takes a shared array of barrier, not shared<u64, 4>");
+  EXPECT_EQ(typed(OpKind::MbarrierArriveExpectTx, {bars, u32(), i32()}).error, "the count must be u32, is i32");
+  EXPECT_EQ(typed(OpKind::MbarrierTryWait, {bars, u32(), i32()}).error, "the parity must be u32, is i32");
+  const std::string refused = "a barrier is reached by the mbarrier ops only, not loaded, stored or atomically changed";
+  EXPECT_EQ(typed(OpKind::Load, {bars, u32()}).error, refused);
+  EXPECT_EQ(typed(OpKind::Store, {bars, u32(), Type::scalar_of(Scalar::U64)}).error, refused);
+  EXPECT_EQ(typed(OpKind::Cast, {u32()}, {}, Type::scalar_of(Scalar::Barrier)).error,
+            "gives barrier: a barrier is never a value, and its arrays are shared ones only");
+  EXPECT_EQ(typed(OpKind::LocalAlloc, {}, {}, Type::local(Type::scalar_of(Scalar::Barrier), 2)).error,
+            "gives local<barrier, 2>: a barrier is never a value, and its arrays are shared ones only");
+  EXPECT_TRUE(typed(OpKind::SharedAlloc, {}, {}, bars).error.empty());
+}
+
 }  // namespace
 }  // namespace kiln::ir

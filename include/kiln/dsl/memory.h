@@ -151,8 +151,10 @@ class ArrayBase {
  public:
   explicit ArrayBase(dsl::ValueRef array) : array_(array) {}
   // The element at `i`: an lvalue, as in CUDA C++, that lives until the trace ends.
+  // Not for barriers: only the mbarrier ops reach one (kiln/dsl/barrier.h).
   template <detail::Index I>
-  ElementRef<T>& operator[](const I& i) const {
+  requires(!std::is_same_v<T, Mbarrier>) ElementRef<T>
+  &operator[](const I& i) const {
     static_assert(std::is_trivially_destructible_v<ElementRef<T>>, "the tracer's storage never destroys");
     dsl::ValueRef index = detail::index_ref(i);
     void* at = dsl::Tracer::current().storage(sizeof(ElementRef<T>), alignof(ElementRef<T>));

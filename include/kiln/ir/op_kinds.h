@@ -120,7 +120,10 @@ std::string_view family_name(OpFamily f);
   S(TileCopyCell, "aitbi*", (array, offset, view, valid, cell))             \
   S(TileStage, "ait", (array, offset, tile))                                \
   S(MmaSync, "aiaia", (a, a_offset, b, b_offset, acc))                      \
-  S(MmaSyncFragA, "aaia", (a, b, b_offset, acc))
+  S(MmaSyncFragA, "aaia", (a, b, b_offset, acc))                            \
+  S(Mbarrier, "ai", (array, index))                                         \
+  S(MbarrierCount, "aiv", (array, index, count))                            \
+  S(MbarrierWait, "aiv", (array, index, parity))
 
 // X(Enum, "text", Family, Signature, "result", "attributes", rule, "region labels", traits)
 //
@@ -236,6 +239,22 @@ std::string_view family_name(OpFamily f);
      most n of the unit's groups are still in flight (then a sync.cube shows the data to all units) */                 \
   X(CopyAsyncCommit, "copy.async.commit", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)          \
   X(CopyAsyncWait, "copy.async.wait", Sync, Nullary, "", "pending", copy_async_wait, "", kReadsMemory | kWritesMemory) \
+  /* mbarriers (Hopper): a shared array of barrier elements, each counting arrivals and bytes of                       \
+     transactions. init sets the count of arrivals a phase needs; arrive counts one (arrive_expect_tx                  \
+     first adds bytes the phase also waits for, expect_tx adds them alone); complete_tx counts bytes                   \
+     landed; a phase completes when its arrivals and bytes are all in, and the next begins. try_wait                   \
+     gives whether the phase of the given parity (bit 0) has completed. Counts and bytes are u32 */                    \
+  X(MbarrierInit, "mbarrier.init", Sync, MbarrierCount, "", "", mbarrier, "", kReadsMemory | kWritesMemory)            \
+  X(MbarrierArrive, "mbarrier.arrive", Sync, Mbarrier, "", "", mbarrier, "", kReadsMemory | kWritesMemory)             \
+  X(MbarrierArriveExpectTx, "mbarrier.arrive_expect_tx", Sync, MbarrierCount, "", "", mbarrier, "",                    \
+    kReadsMemory | kWritesMemory)                                                                                      \
+  X(MbarrierExpectTx, "mbarrier.expect_tx", Sync, MbarrierCount, "", "", mbarrier, "", kReadsMemory | kWritesMemory)   \
+  X(MbarrierCompleteTx, "mbarrier.complete_tx", Sync, MbarrierCount, "", "", mbarrier, "",                             \
+    kReadsMemory | kWritesMemory)                                                                                      \
+  X(MbarrierTryWait, "mbarrier.try_wait", Sync, MbarrierWait, "v", "", mbarrier, "", kReadsMemory | kWritesMemory)     \
+  /* the unit's shared-memory writes before it are seen by the asynchronous proxy (bulk copies, wgmma)                 \
+     after it; its reads of what the async proxy wrote likewise */                                                     \
+  X(FenceProxyAsync, "fence.proxy.async", Sync, Nullary, "", "", no_result, "", kReadsMemory | kWritesMemory)          \
   /* plane ops over the active units of a plane */                                                                     \
   X(PlaneSum, "plane.sum", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                           \
   X(PlaneProd, "plane.prod", Plane, Unary, "v", "", plane_numeric, "", kPlane)                                         \

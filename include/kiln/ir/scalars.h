@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kiln/barrier.h"
 #include "kiln/float8.h"
 #include "kiln/half.h"
 
@@ -19,7 +20,9 @@ namespace kiln::ir {
 // X(Enum, "text", C++ type, "C++ spelling", compute Enum). The order is the text form's keyword
 // table's; nothing else may rely on it. `compute` is the scalar arithmetic on this one runs in:
 // f16, bf16 and the fp8 formats are stored as their bits and computed in f32, rounded back after
-// each op (docs/ir.md); a conversion to fp8 saturates (kiln/float8.h).
+// each op (docs/ir.md); a conversion to fp8 saturates (kiln/float8.h). `barrier` is the element of
+// shared arrays of mbarriers (kiln/barrier.h): no value has it (type_rules.cpp refuses one), and
+// it is neither a number nor a bool.
 #define KILN_ELEMENT_TYPES(X)                        \
   X(Bool, "bool", bool, "bool", Bool)                \
   X(I8, "i8", int8_t, "int8_t", I8)                  \
@@ -35,7 +38,8 @@ namespace kiln::ir {
   X(F8E4M3, "f8e4m3", ::kiln::f8e4m3, "f8e4m3", F32) \
   X(F8E5M2, "f8e5m2", ::kiln::f8e5m2, "f8e5m2", F32) \
   X(F32, "f32", float, "float", F32)                 \
-  X(F64, "f64", double, "double", F64)
+  X(F64, "f64", double, "double", F64)               \
+  X(Barrier, "barrier", ::kiln::Mbarrier, "Mbarrier", Barrier)
 
 enum class Scalar : uint8_t {
 #define KILN_X(e, text, T, cpp, compute) e,
@@ -66,6 +70,18 @@ KILN_ELEMENT_TYPES(KILN_X)
 template <Scalar S>
 using scalar_t = typename scalar_cpp<S>::type;
 
+// The type visit_scalar gives for a row's C++ type: itself, except a barrier, which is visited as
+// its eight bytes (uint64_t). No value is a barrier, so a visit reaches one only where bytes are
+// moved (a shared array's poison), and no site needs a case for it.
+template <class T>
+struct visited {
+  using type = T;
+};
+template <>
+struct visited<::kiln::Mbarrier> {
+  using type = uint64_t;
+};
+
 // The one dispatch from a run-time scalar to its C++ type: fn.template operator()<T>() with T the
 // C++ type of `s` (`[&]<class T>() { ... }`). Code that takes only some scalars filters with
 // `if constexpr` on T (is_float_type<T>, is_int_type<T>) and answers the others itself.
@@ -73,7 +89,7 @@ template <class Fn>
 constexpr decltype(auto) visit_scalar(Scalar s, Fn&& fn) {
   switch (s) {
 #define KILN_X(e, text, T, cpp, compute) \
-  case Scalar::e: return std::forward<Fn>(fn).template operator()<T>();
+  case Scalar::e: return std::forward<Fn>(fn).template operator()<typename visited<T>::type>();
     KILN_ELEMENT_TYPES(KILN_X)
 #undef KILN_X
   }
@@ -136,6 +152,8 @@ constexpr bool is_float(Scalar s) { return scalar_facts(s).is_float; }
 constexpr bool is_signed_int(Scalar s) { return scalar_facts(s).is_signed_int; }
 constexpr bool is_unsigned_int(Scalar s) { return scalar_facts(s).is_unsigned_int; }
 constexpr bool is_int(Scalar s) { return is_signed_int(s) || is_unsigned_int(s); }
+// The element of shared arrays of mbarriers, which no value has.
+constexpr bool is_barrier(Scalar s) { return s == Scalar::Barrier; }
 // The scalar arithmetic on `s` runs in (f32 for f16 and bf16), and whether it differs from `s`.
 constexpr Scalar compute_scalar(Scalar s) { return scalar_facts(s).compute; }
 constexpr bool is_short_float(Scalar s) { return compute_scalar(s) != s; }

@@ -429,7 +429,7 @@ bool plan_control(Planner& p, const ir::Op& op) {
     case OpKind::FenceDevice: p.emit(op, &fence_device); return true;
     case OpKind::CopyAsyncCommit:
     case OpKind::CopyAsyncWait: return plan_async_copy(p, op);
-    default: return false;
+    default: return plan_barrier(p, op);
   }
 }
 

@@ -42,6 +42,7 @@ struct AlignedBytes {
 struct CubeState {
   AlignedBytes regs, shared, masks;
   AsyncCopies copies;
+  BarrierWatch barriers;
   explicit CubeState(const Plan& p)
       : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (2 + 3 * p.frame_depth)) {
     for (const Plan::Constant& c : p.constants) std::memcpy(regs.p + c.slot, c.bytes.data(), c.bytes.size());
@@ -109,6 +110,9 @@ void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, cons
   s.copies.pending.clear();
   s.copies.commits.assign(p.units, 0);
   e.copies = &s.copies;
+  s.barriers.changes = 0;
+  s.barriers.failed_at.assign(p.code.size(), ~uint64_t(0));
+  e.barriers = &s.barriers;
   e.cube_pos = pos;
   e.cube_count = count;
   e.cube_dim = p.facts.cube_dim;

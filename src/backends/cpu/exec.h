@@ -28,6 +28,15 @@ struct AsyncCopies {
   std::vector<uint32_t> commits;
 };
 
+// What the cube's mbarrier ops share (barrier.cpp): a count of every change to any barrier's
+// state, and for each try_wait instruction the count when it last found a phase incomplete. A
+// try_wait that finds it incomplete again with no change between can never succeed: nothing else
+// runs while its units spin (the cube runs in lockstep), so the launch fails as a deadlock.
+struct BarrierWatch {
+  uint64_t changes = 0;
+  std::vector<uint64_t> failed_at;  // by pc; ~0 while that try_wait has not failed
+};
+
 struct Exec {
   const Plan* plan = nullptr;
   const backend::ArgBinding* args = nullptr;
@@ -37,6 +46,7 @@ struct Exec {
   uint8_t* terminated = nullptr;    // units that ran `terminate`
   uint8_t* frames = nullptr;        // 3 masks per control depth: saved, m1 (else/broken), m2 (continued)
   AsyncCopies* copies = nullptr;    // empty when the cube starts
+  BarrierWatch* barriers = nullptr;
   uint32_t units = 0;
   bool all_active = true;  // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;

@@ -147,6 +147,12 @@ class Analysis {
       case OpKind::DebugPrint: return true;
       case OpKind::CheckTrips: return true;
       case OpKind::CopyAsync: return true;  // bounds, unmasked by checked mode, and a growing queue
+      case OpKind::MbarrierInit:
+      case OpKind::MbarrierArrive:
+      case OpKind::MbarrierArriveExpectTx:
+      case OpKind::MbarrierExpectTx:
+      case OpKind::MbarrierCompleteTx:
+      case OpKind::MbarrierTryWait: return true;  // bounds, set-up, counts, deadlock (barrier.cpp)
       default: break;
     }
     if (op.kind == OpKind::Load || op.kind == OpKind::Store || ir::is_atomic(op.kind)) return access_can_fail(op);

@@ -134,5 +134,7 @@ bool plan_debug(Planner& p, const ir::Op& op);    // debug.cpp: debug.print, che
 // async_copy.cpp: copy.async (a memory op, from plan_memory) and its commit and wait (sync ops,
 // from plan_control), which share a cube's copies in flight.
 bool plan_async_copy(Planner& p, const ir::Op& op);
+// barrier.cpp: the mbarrier ops and fence.proxy.async (sync ops, from plan_control).
+bool plan_barrier(Planner& p, const ir::Op& op);
 
 }  // namespace kiln::cpu

@@ -284,6 +284,7 @@ class CudaBackend : public backend::Backend {
     auto t_start = clock::now();
     EmitResult e = emit_cuda(k);
     auto t_emitted = clock::now();
+    if (e.hopper) require_hopper(k.name);
     if (e.dynamic_shared_bytes > info_.max_shared_bytes) {
       throw Error("launch.bad_dims", "kernel '" + k.name + "' needs " + std::to_string(e.dynamic_shared_bytes) +
                                          " bytes of shared memory per cube; " + device_name_ + " allows " +
@@ -482,6 +483,23 @@ class CudaBackend : public backend::Backend {
   CUcontext ctx_ = nullptr;
   DeviceInfo info_;
   std::string arch_;
+
+  // A kernel with Hopper ops runs on sm_90a alone (sm_100a has no wgmma, and hopper.cuh refuses
+  // every other target), compiled by an NVRTC that knows them (12.3: mbarrier.expect_tx and the
+  // bulk tensor copies' forms kiln writes).
+  void require_hopper(const std::string& kernel) const {
+    if (arch_ != "sm_90a") {
+      throw Error("compile.unsupported", "kernel '" + kernel +
+                                             "' uses Hopper's mbarrier ops, which kiln runs on sm_90a (" +
+                                             "H100, H200) and the CPU; " + device_name_ + " is " + arch_);
+    }
+    const NvrtcVersion v = nvrtc_version();
+    if (v.major < 12 || (v.major == 12 && v.minor < 3)) {
+      throw Error("compile.unsupported",
+                  "kernel '" + kernel + "' uses Hopper's mbarrier ops, which need NVRTC 12.3 or " +
+                      "later; the NVRTC loaded is " + std::to_string(v.major) + "." + std::to_string(v.minor));
+    }
+  }
   ir::Target target_;
   std::string device_name_;
   DiskCache disk_;

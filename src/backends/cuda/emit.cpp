@@ -36,7 +36,7 @@ constexpr std::string_view kReserved[] = {
     "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "restrict", "threadIdx",
     "blockIdx", "blockDim", "gridDim", "warpSize", "kiln_smem", "kiln_smem_raw", "fmodf", "fmod", "fabsf", "fabs", "fminf", "fmin",
     "fmaxf", "fmax", "fmaf", "fma", "__fmul_rn", "__dmul_rn", "__fdiv_rn", "__ddiv_rn", "__int_as_float",
-    "__longlong_as_double", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f8e4m3", "f8e5m2", "f32", "f64"};
+    "__longlong_as_double", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f8e4m3", "f8e5m2", "f32", "f64", "barrier"};
 // clang-format on
 
 // A C identifier from an IR name: other characters become '_', and a leading digit or '_' gets a
@@ -319,7 +319,9 @@ EmitResult Emitter::run() {
                      "' (cube_dim = [" + std::to_string(f.cube_dim.x) + ", " + std::to_string(f.cube_dim.y) + ", " +
                      std::to_string(f.cube_dim.z) + "], mode = " + std::string(ir::to_string(f.mode)) +
                      ", vector = " + std::to_string(f.vector_width) + fast + ").\n";
-  out.source = head + std::string(t_.prelude) + "\n" + body_;
+  out.hopper = hopper_;
+  out.source =
+      head + std::string(t_.prelude) + "\n" + (hopper_ ? std::string(cuda_hopper_library()) + "\n" : "") + body_;
   return out;
 }
 
@@ -363,6 +365,13 @@ void Emitter::op(const ir::Op& op) {
         case K::CopyAsyncWait:
           line("kiln_cp_async_wait<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();");
           return;
+        case K::MbarrierInit:
+        case K::MbarrierArrive:
+        case K::MbarrierArriveExpectTx:
+        case K::MbarrierExpectTx:
+        case K::MbarrierCompleteTx:
+        case K::MbarrierTryWait:
+        case K::FenceProxyAsync: mbarrier(op); return;
         default: unsupported(op, "does not know this sync op");
       }
     case ir::OpFamily::Debug:

@@ -55,6 +55,9 @@ struct EmitResult {
   // The entry takes the device error word and its site's code (the ABI above): the kernel has a
   // check.trips.
   bool error_word = false;
+  // The kernel uses a Hopper op (an mbarrier op, fence.proxy.async): the source holds hopper.cuh,
+  // which compiles for sm_90a only, and the backend refuses the kernel on any other target.
+  bool hopper = false;
 };
 
 // Emits CUDA C++ for `k`. Throws Error{emit.unsupported} for IR the CUDA backend cannot express

@@ -545,4 +545,17 @@ void Emitter::debug_print(const ir::Op& op) {
   line(s + ");");
 }
 
+// mbarrier.init %bars, %i, %n -> kiln_mbarrier_init(&bars[i], n); try_wait declares its bool.
+void Emitter::mbarrier(const ir::Op& op) {
+  hopper_ = true;
+  if (op.kind == OpKind::FenceProxyAsync) return line("kiln_fence_proxy_async();");
+  using B = ir::ops::MbarrierCount;
+  std::string call = "kiln_" + std::string(ir::op_name(op.kind)).replace(8, 1, "_") + "(&" +
+                     name(op.operand(B::array)) + "[" + name(op.operand(B::index)) + "]";
+  if (op.operands.size() > size_t(B::count)) call += ", " + name(op.operand(B::count));
+  call += ")";
+  if (op.kind == OpKind::MbarrierTryWait) return declare(op, call);
+  line(call + ";");
+}
+
 }  // namespace kiln::cuda

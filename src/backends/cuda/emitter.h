@@ -114,6 +114,7 @@ class Emitter {
   // check.trips: a failed check writes the device error word (device/errors.cuh).
   void check_trips(const ir::Op& op);
   void declare(const ir::Op& op, const std::string& expr);  // `T vN = expr;`
+  void mbarrier(const ir::Op& op);                          // the mbarrier ops and fence.proxy.async
 
   const ir::Kernel& k_;
   const CStyleTarget& t_;
@@ -129,6 +130,7 @@ class Emitter {
   uint64_t shared_align_ = 16;  // the largest alignment of a shared array
   // A shared array's alignment: 16 bytes, or its shared layout's.
   uint64_t align_of_array(const ir::Op& alloc) const;
+  bool hopper_ = false;      // the kernel uses a Hopper op: its source takes hopper.cuh
   bool error_word_ = false;  // the kernel has a check.trips: the entry takes the hidden error parameters
 
   // Kernels with plane ops (emit_masks.cpp); others are emitted without any of this.

@@ -58,5 +58,8 @@ const CStyleTarget& cuda_target();
 // The types and helpers every generated kernel starts with: the device library
 // (src/backends/cuda/device/*.cuh), embedded at build time by cmake/embed_cuda_device.cmake.
 std::string_view cuda_prelude();
+// The prelude's Hopper part (device/hopper.cuh): appended for a kernel that uses a Hopper op
+// (mbarriers), which the backend compiles for sm_90a alone.
+std::string_view cuda_hopper_library();
 
 }  // namespace kiln::cuda

@@ -200,6 +200,30 @@ extern "C" __global__ void plane_test(i64* out, f32 x) {
 }
 )"},
       {"mma", kMmaKernel},
+      {"hopper", R"(
+extern "C" __global__ void hopper_test(const f32* in, f32* out) {
+  __shared__ barrier bars[2];
+  __shared__ f32 s[128];
+  if (threadIdx.x == 0u) {
+    kiln_mbarrier_init(&bars[0], 128u);
+    kiln_mbarrier_init(&bars[1], 1u);
+  }
+  __syncthreads();
+  s[threadIdx.x] = in[threadIdx.x];
+  kiln_fence_proxy_async();
+  kiln_mbarrier_arrive(&bars[0]);
+  while (!kiln_mbarrier_try_wait(&bars[0], 0u)) {
+  }
+  if (threadIdx.x == 0u) {
+    kiln_mbarrier_expect_tx(&bars[1], 64u);
+    kiln_mbarrier_arrive_expect_tx(&bars[1], 64u);
+    kiln_mbarrier_complete_tx(&bars[1], 128u);
+  }
+  while (!kiln_mbarrier_try_wait(&bars[1], 0u)) {
+  }
+  out[threadIdx.x] = s[(threadIdx.x + 1u) % 128u];
+}
+)"},
       {"async_copy", R"(
 extern "C" __global__ void async_copy_test(const kiln_vec<f32, 4>* in, f32* out) {
   __shared__ __align__(16) f32 s[256];
@@ -278,7 +302,30 @@ TEST(DeviceLibrary, ThePreludeHoldsEveryFileAndNoInclude) {
   for (const std::string& n : device_files()) {
     std::string text = read_text((device_dir() / (n + ".cuh")).string());
     std::string first_line = text.substr(0, text.find('\n') + 1);
-    EXPECT_NE(prelude.find(first_line), std::string_view::npos) << n << ".cuh is not in the prelude";
+    // hopper.cuh is the part only kernels with Hopper ops take (cuda_hopper_library).
+    std::string_view holder = n == "hopper" ? cuda_hopper_library() : prelude;
+    EXPECT_NE(holder.find(first_line), std::string_view::npos) << n << ".cuh is not where it belongs";
+    if (n == "hopper") {
+      EXPECT_EQ(prelude.find(first_line), std::string_view::npos) << "hopper.cuh in every kernel's prelude";
+    }
+  }
+  EXPECT_EQ(cuda_hopper_library().find("#include"), std::string_view::npos);
+  EXPECT_TRUE(cuda_hopper_library().ends_with("\n// ---- end of kiln's Hopper library ----\n"));
+}
+
+// hopper.cuh compiles for sm_90a alone: sm_90 (no arch-specific features), sm_100a (no wgmma) and
+// sm_80 are refused with a message that names the one it takes.
+TEST(DeviceLibrary, HopperCompilesForSm90aAlone) {
+  KILN_REQUIRE_NVRTC();
+  std::string source = std::string(cuda_prelude()) + std::string(cuda_hopper_library()) + kernels().at("hopper");
+  for (const char* arch : {"sm_80", "sm_90", "sm_100a"}) {
+    try {
+      compile(source, "hopper_test", default_compile_options(arch));
+      ADD_FAILURE() << "hopper.cuh compiled for " << arch;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), "compile.nvrtc") << arch;
+      EXPECT_NE(std::string(e.what()).find("compiles for sm_90a only"), std::string::npos) << arch << ": " << e.what();
+    }
   }
 }
 
@@ -298,7 +345,8 @@ TEST_P(DeviceFile, CompilesOnItsOwn) {
 TEST_P(DeviceFile, CompilesInThePrelude) {
   KILN_REQUIRE_NVRTC();
   const std::string& name = GetParam();
-  std::string source = std::string(cuda_prelude()) + kernels().at(name);
+  std::string source =
+      std::string(cuda_prelude()) + (name == "hopper" ? std::string(cuda_hopper_library()) : "") + kernels().at(name);
   CompileResult r = compile(source, name + "_test", default_compile_options(kArch));
   EXPECT_FALSE(r.cubin.empty());
   EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;

@@ -2,6 +2,7 @@
 // NVRTC for sm_90a: the path a launch takes, up to the driver.
 #include <gtest/gtest.h>
 
+#include "backends/cuda/target.h"
 #include "cuda_test_util.h"
 #include "kiln/dsl.h"
 #include "kiln/ir/text.h"
@@ -108,6 +109,32 @@ struct Bits {
   }
 };
 
+// Hopper's mbarriers: set up by one unit, an arrival per unit, a wait on the phase's parity (as
+// tests/runtime/mbarrier_test.cpp runs it on the CPU).
+struct Arrivals {
+  static constexpr std::string_view name = "arrivals";
+  void operator()(Slice<uint32_t> out) const {
+    SharedArray<Mbarrier> bars(2);
+    SharedArray<uint32_t> numbers(256);
+    If(unit_pos() == 0u, [&] {
+      mbarrier_init(bars, 0u, 256u);
+      mbarrier_init(bars, 1u, 1u);
+    });
+    sync_cube();
+    numbers[unit_pos()] = unit_pos();
+    fence_proxy_async();
+    mbarrier_arrive(bars, 0u);
+    mbarrier_wait(bars, 0u, 0u);
+    If(unit_pos() == 0u, [&] {
+      mbarrier_expect_tx(bars, 1u, 16u);
+      mbarrier_arrive_expect_tx(bars, 1u, 16u);
+      mbarrier_complete_tx(bars, 1u, 32u);
+    });
+    mbarrier_wait(bars, 1u, 0u);
+    out[absolute_pos()] = numbers[(unit_pos() + 1u) % 256u];
+  }
+};
+
 template <class K>
 ir::Kernel trace(int vector_width, ir::Dim3 cube = {256, 1, 1}, void (*adjust)(std::vector<ParamDesc>&) = nullptr) {
   std::vector<ParamDesc> d = param_descs<K>(vector_width);
@@ -147,6 +174,25 @@ TEST(DslKernels, ExpScale) {
   ir::Kernel k = trace<ExpScale>(1);
   emit_and_compile(k);
   KILN_REQUIRE_NVRTC();
+}
+
+// A kernel with mbarrier ops takes hopper.cuh after the prelude and compiles for sm_90a; one
+// without takes the prelude alone.
+TEST(DslKernels, MbarriersTakeTheHopperLibrary) {
+  ir::Kernel k = trace<Arrivals>(1);
+  EmitResult r = emit_cuda(k);
+  EXPECT_TRUE(r.hopper);
+  EXPECT_NE(r.source.find(cuda_hopper_library()), std::string::npos);
+  for (const char* call :
+       {"kiln_mbarrier_init(&", "kiln_mbarrier_arrive(&", "kiln_mbarrier_try_wait(&", "kiln_mbarrier_expect_tx(&",
+        "kiln_mbarrier_arrive_expect_tx(&", "kiln_mbarrier_complete_tx(&", "kiln_fence_proxy_async();",
+        "__shared__ __align__(16) barrier "}) {
+    EXPECT_NE(r.source.find(call), std::string::npos) << call << " is not in\n" << r.source;
+  }
+  emit_and_compile(k);
+  EmitResult plain = emit_cuda(trace<ExpScale>(1));
+  EXPECT_FALSE(plain.hopper);
+  EXPECT_EQ(plain.source.find("Hopper"), std::string::npos);
 }
 
 template <class F>

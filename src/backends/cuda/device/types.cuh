@@ -25,6 +25,10 @@ struct f8e4m3 {
 struct f8e5m2 {
   u8 bits;
 };
+// An mbarrier's eight bytes in shared memory (ir `barrier`): only hopper.cuh's functions touch one.
+struct alignas(8) barrier {
+  u64 word;
+};
 // A vector of N lanes, aligned to its size so that a 16-byte vector moves with one ld/st.v4.
 template <class T, int N>
 struct alignas(sizeof(T) * N) kiln_vec {
