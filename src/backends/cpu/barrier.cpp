@@ -187,16 +187,9 @@ bool plan_barrier(Planner& p, const ir::Op& op) {
     case OpKind::FenceProxyAsync: p.emit(op, &fence_proxy_async); return true;
     default: return false;
   }
+  // The array and index as a load's (plan_access); the count, byte count or parity as its value.
   using B = ir::ops::MbarrierCount;
-  const ArrayRef& a = p.array(op.operand(B::array));
-  Access x;
-  x.space = a.space;
-  x.array = a.where;
-  x.length = a.length;
-  x.alloc_op = a.op;
-  x.element_bytes = 8;
-  x.index = p.operand(op, B::index);
-  x.index_type = p.operand_type(op, B::index).scalar;
+  Access x = plan_access(p, op);
   if (op.operands.size() > size_t(B::count)) x.value = p.operand(op, B::count);
   p.emit(op, fn, x);
   return true;
