@@ -301,7 +301,7 @@ TypeResult rule_atomic(const TypeQuery& q) {
 // byte count or parity. try_wait gives a bool.
 TypeResult rule_mbarrier(const TypeQuery& q) {
   const Type& a = q.operand(ops::Mbarrier::array);
-  if (a.kind != TypeKind::Shared || !is_barrier(a.scalar)) {
+  if (a.kind != TypeKind::Shared || !is_barrier(a.scalar) || a.width != 1) {
     return error("takes a shared array of barrier, not " + ts(a));
   }
   if (q.operands.size() > size_t(ops::MbarrierCount::count)) {

@@ -349,6 +349,8 @@ TEST(TypeRules, BarriersAreReachedByTheMbarrierOpsOnly) {
   EXPECT_EQ(typed(OpKind::MbarrierInit, {Type::shared(Type::scalar_of(Scalar::U64), 4), u32(), u32()}).error,
             "takes a shared array of barrier, not shared<u64, 4>");
   EXPECT_EQ(typed(OpKind::MbarrierArriveExpectTx, {bars, u32(), i32()}).error, "the count must be u32, is i32");
+  EXPECT_EQ(typed(OpKind::MbarrierArrive, {Type::shared(Type::vector_of(Scalar::Barrier, 2), 4), u32()}).error,
+            "takes a shared array of barrier, not shared<vector<2 x barrier>, 4>");
   EXPECT_EQ(typed(OpKind::MbarrierTryWait, {bars, u32(), i32()}).error, "the parity must be u32, is i32");
   const std::string refused = "a barrier is reached by the mbarrier ops only, not loaded, stored or atomically changed";
   EXPECT_EQ(typed(OpKind::Load, {bars, u32()}).error, refused);

@@ -9,9 +9,13 @@
 //                both read as a barrier no init has set up
 // A phase completes when its arrivals and bytes are both in: the parity flips and the arrivals
 // start again from the count. The ops run for the active units in unit order, as a GPU may order
-// them; every change is counted (BarrierWatch), so a try_wait that finds a phase incomplete twice
-// with nothing changed between fails the launch: barrier.expect_tx when the arrivals are all in
-// and bytes are missing, barrier.deadlock otherwise.
+// them; every change is counted (BarrierWatch), so a try_wait in a while's condition (a loop that
+// waits on it, as mbarrier_wait writes) that finds a phase incomplete twice with nothing changed
+// between fails the launch: barrier.expect_tx when the arrivals are all in and bytes are missing,
+// barrier.deadlock when every unit of the cube that has not ended is spinning there, and
+// barrier.divergent when some are elsewhere (another branch of an if, past the loop): the cube
+// runs in lockstep and cannot run them while these spin, where a GPU would. A try_wait elsewhere
+// is a test and only tells.
 #include <string>
 
 #include "backends/cpu/exec.h"
@@ -136,6 +140,29 @@ uint32_t update_instr(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
+// The error of a wait that cannot end, by why: bytes, units elsewhere, or arrivals none can give.
+[[noreturn]] void fail_stuck(const Exec& e, const Instr& in, uint32_t unit, uint64_t index, const State& s) {
+  const std::string head = barrier_text(e, in, index) + " never completes its phase: " + state_text(s);
+  if (s.pending == 0 && s.tx != 0) {
+    fail(e, in, unit, "barrier.expect_tx",
+         head +
+             ", and every arrival is in: the bytes expected (expect_tx) and landed (complete_tx, bulk copies) differ");
+  }
+  uint32_t elsewhere = 0, first = 0;
+  for (uint32_t u = 0; u < e.units; ++u) {
+    if (!e.cur[u] && !e.terminated[u] && elsewhere++ == 0) first = u;
+  }
+  if (elsewhere) {
+    fail(e, in, unit, "barrier.divergent",
+         head + "; " + std::to_string(elsewhere) + " of the cube's " + std::to_string(e.units) + " units (" +
+             unit_text(e, first) +
+             " the first) are elsewhere in the kernel (another branch of an if, or past this loop), and the CPU "
+             "backend runs a cube's units in lockstep: it cannot run them while these wait. Units that wait on "
+             "each other's arrivals need the role regions of issue 23, which are not yet in kiln");
+  }
+  fail(e, in, unit, "barrier.deadlock", head + ", and every unit of the cube that has not ended is waiting here");
+}
+
 uint32_t try_wait_instr(Exec& e, const Instr& in, uint32_t pc) {
   uint8_t* done = e.slot<uint8_t>(in.dst.slot);
   bool failed = false;
@@ -156,16 +183,9 @@ uint32_t try_wait_instr(Exec& e, const Instr& in, uint32_t pc) {
       stuck = s;
     }
   });
-  if (failed) {
+  if (failed && in.as<Access>().spin) {
     uint64_t& last = e.barriers->failed_at[pc];
-    if (last == e.barriers->changes) {
-      const bool bytes_missing = stuck.pending == 0 && stuck.tx != 0;
-      fail(e, in, stuck_unit, bytes_missing ? "barrier.expect_tx" : "barrier.deadlock",
-           barrier_text(e, in, stuck_index) + " never completes its phase: " + state_text(stuck) +
-               (bytes_missing ? ", and every arrival is in: the bytes expected (expect_tx) and landed (complete_tx, "
-                                "bulk copies) differ"
-                              : ", and no other unit can run to arrive"));
-    }
+    if (last == e.barriers->changes) fail_stuck(e, in, stuck_unit, stuck_index, stuck);
     last = e.barriers->changes;
   }
   return pc + 1;
@@ -191,6 +211,7 @@ bool plan_barrier(Planner& p, const ir::Op& op) {
   using B = ir::ops::MbarrierCount;
   Access x = plan_access(p, op);
   if (op.operands.size() > size_t(B::count)) x.value = p.operand(op, B::count);
+  x.spin = op.kind == OpKind::MbarrierTryWait && p.ctx().while_depth >= 0;
   p.emit(op, fn, x);
   return true;
 }

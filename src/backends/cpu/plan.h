@@ -94,6 +94,7 @@ struct Access {
   uint32_t alloc_op = 0;       // shared and local arrays: the number of their alloc op
   uint32_t element_bytes = 0;  // one element of the array (scalar x width)
   uint32_t lanes = 1;          // a wide access ({lanes = W}): W elements from the index, one vector
+  bool spin = false;           // mbarrier.try_wait in a while's condition: a loop waiting on it (barrier.cpp)
 };
 // Plane ops: the value and, for shuffles, the lane operand.
 struct PlaneArgs {

@@ -2,8 +2,9 @@
 // awaited bytes are all in, the parity flips and the arrivals start again; try_wait tells whether
 // the phase of a parity has completed; and a barrier that cannot complete is an error, not a hang:
 // barrier.deadlock (arrivals that never come), barrier.expect_tx (bytes announced and landed that
-// differ), with the buffers the launch wrote put back; barrier.uninitialised, barrier.count,
-// barrier.arrivals, bounds.out_of_range.
+// differ), barrier.divergent (arrivals from units the lockstep cube cannot run meanwhile), with the
+// buffers the launch wrote put back; barrier.uninitialised, barrier.count, barrier.arrivals,
+// bounds.out_of_range. A try_wait that is not a wait loop's condition only tells.
 #include <gtest/gtest.h>
 
 #include "cpu_test_util.h"
@@ -155,6 +156,32 @@ TEST(Mbarrier, AWaitNoArrivalCanEndIsADeadlock) {
       std::string::npos)
       << o.error_message;
   EXPECT_EQ(as<uint32_t>(o.after[0]), std::vector<uint32_t>(32, 9)) << "the buffer the launch wrote is put back";
+}
+
+TEST(Mbarrier, AWaitOnUnitsTheLockstepCubeCannotRunIsDivergent) {
+  // Units 0-15 wait for the arrivals of units 16-31, which an else branch gives: a GPU runs both
+  // sides; the lockstep cube runs the then branch first and cannot, and says so.
+  Outcome o = run_failing(
+      "  %sixteen = const 16 : u32\n  if %first {\n    mbarrier.init %bars, %z, %sixteen\n  }\n"
+      "  sync.cube\n  %low = cmp.lt %u, %sixteen : bool\n  if %low {\n" +
+      std::string(kWaitLoop) + "  } else {\n    mbarrier.arrive %bars, %z\n  }\n");
+  EXPECT_EQ(o.error_kind, "barrier.divergent");
+  EXPECT_NE(o.error_message.find("16 of the cube's 32 units (unit 16 of cube (0, 0, 0) the first) are elsewhere in the "
+                                 "kernel"),
+            std::string::npos)
+      << o.error_message;
+  EXPECT_EQ(as<uint32_t>(o.after[0]), std::vector<uint32_t>(32, 9));
+}
+
+TEST(Mbarrier, ATryWaitOutsideAWaitLoopOnlyTells) {
+  // Twice with nothing changed between, not as a while's condition: a test, not a wait; it gives
+  // false both times and the launch goes on.
+  Outcome o = run_failing(std::string(kInitTwo) +
+                          "  %t1 = mbarrier.try_wait %bars, %z, %z : bool\n"
+                          "  %t2 = mbarrier.try_wait %bars, %z, %z : bool\n"
+                          "  %both = or %t1, %t2 : bool\n  %r = select %both, %one, %z : u32\n  store %out, %u, %r\n");
+  EXPECT_EQ(o.error_kind, "") << o.error_message;
+  EXPECT_EQ(as<uint32_t>(o.after[0]), std::vector<uint32_t>(32, 0));
 }
 
 TEST(Mbarrier, BytesThatNeverLandAreAnExpectTxError) {
