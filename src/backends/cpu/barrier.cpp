@@ -210,7 +210,8 @@ bool plan_barrier(Planner& p, const ir::Op& op) {
   // The array and index as a load's (plan_access); the count, byte count or parity as its value.
   using B = ir::ops::MbarrierCount;
   Access x = plan_access(p, op);
-  if (op.operands.size() > size_t(B::count)) x.value = p.operand(op, B::count);
+  if (op.kind == OpKind::MbarrierTryWait) x.value = p.operand(op, ir::ops::MbarrierWait::parity);
+  else if (op.operands.size() > size_t(B::count)) x.value = p.operand(op, B::count);
   x.spin = op.kind == OpKind::MbarrierTryWait && p.ctx().while_depth >= 0;
   p.emit(op, fn, x);
   return true;

@@ -552,7 +552,8 @@ void Emitter::mbarrier(const ir::Op& op) {
   using B = ir::ops::MbarrierCount;
   std::string call = "kiln_" + std::string(ir::op_name(op.kind)).replace(8, 1, "_") + "(&" +
                      name(op.operand(B::array)) + "[" + name(op.operand(B::index)) + "]";
-  if (op.operands.size() > size_t(B::count)) call += ", " + name(op.operand(B::count));
+  if (op.kind == OpKind::MbarrierTryWait) call += ", " + name(op.operand(ir::ops::MbarrierWait::parity));
+  else if (op.operands.size() > size_t(B::count)) call += ", " + name(op.operand(B::count));
   call += ")";
   if (op.kind == OpKind::MbarrierTryWait) return declare(op, call);
   line(call + ";");
