@@ -341,3 +341,34 @@ TEST(CpuErrors, AFailedCubeEndsTheCubesWaitingForIt) {
 }
 
 }  // namespace
+
+// Every cube fails, the later ones sooner: cube c counts down (16 - c) * 4000 in a while loop, then
+// reads past x's end by c. Host threads run cubes side by side, so a later cube fails first; the
+// launch still reports cube 0's error on every run: cubes before a failed one run on (a while
+// loop's head stops only the cubes after it), and the lowest failing cube's error is the launch's.
+struct EveryCubeFails {
+  static constexpr std::string_view name = "every_cube_fails";
+  static constexpr std::array<std::string_view, 2> param_names{"x", "out"};
+  void operator()(Slice<const float> x, Slice<float> out) const {
+    Var<uint32_t> left = (16u - cube_pos_x()) * 4000u;
+    While([&] { return left > 0u; }, [&] { left = left - 1u; });
+    out[cube_pos_x()] = x[x.len() + cube_pos_x()];
+  }
+};
+
+TEST(CpuErrors, TheLowestFailingCubeIsTheLaunchsErrorWhicheverThreadRanIt) {
+  Client c = Device::cpu().client();
+  std::vector<float> before(16, -3.0f);
+  Handle x = c.upload(std::vector<float>(8, 1.0f)), out = c.upload(before);
+  for (int run = 0; run < 8; ++run) {
+    try {
+      launch_unchecked<EveryCubeFails>(c, CubeCount{16}, CubeDim{1}, 1, x, out);
+      FAIL() << "expected bounds.out_of_range";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), "bounds.out_of_range");
+      EXPECT_NE(e.message().find("of cube (0, 0, 0): index 8 is out of range of argument 0 'x'"), std::string::npos)
+          << "run " << run << ": " << e.message();
+    }
+    EXPECT_EQ(c.read<float>(out), before);
+  }
+}

@@ -193,7 +193,11 @@ InstrFn on_index_type(ir::Scalar s, Fn&& fn) {
 }
 
 uint32_t while_head(Exec& e, const Instr& in, uint32_t pc) {
-  if (e.stop && e.stop->load(std::memory_order_relaxed)) throw Stopped{};
+  if (e.failed_cube) {
+    const uint64_t failed = e.failed_cube->load(std::memory_order_relaxed);
+    if (failed < e.cube_index) throw Stopped{};
+    if (failed != ~uint64_t(0) && ++e.spins_after_failure > kSpinsAfterALaterFailure) throw Stopped{};
+  }
   const WhileHead& x = in.as<WhileHead>();
   const uint8_t* saved = e.saved(x.depth);
   const uint8_t* done = e.m1(x.depth);

@@ -94,10 +94,13 @@ class CpuExecutable : public backend::Executable {
   size_t out_ = 0;  // states taken and not given back
 };
 
-void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, const ir::Dim3& pos, const ir::Dim3& count,
-              const std::atomic<bool>* stop) {
+void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, uint64_t index, const ir::Dim3& count,
+              const std::atomic<uint64_t>* failed_cube) {
+  const ir::Dim3 pos{uint32_t(index % count.x), uint32_t((index / count.x) % count.y),
+                     uint32_t(index / (uint64_t(count.x) * count.y))};
   Exec e;
-  e.stop = stop;
+  e.failed_cube = failed_cube;
+  e.cube_index = index;
   e.plan = &p;
   e.args = args;
   e.regs = s.regs.p;
@@ -111,7 +114,7 @@ void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, cons
   s.copies.commits.assign(p.units, 0);
   e.copies = &s.copies;
   s.barriers.changes = 0;
-  s.barriers.failed_at.assign(p.code.size(), ~uint64_t(0));
+  s.barriers.failed_at.assign(p.wait_loops, ~uint64_t(0));
   e.barriers = &s.barriers;
   e.cube_pos = pos;
   e.cube_count = count;
@@ -225,32 +228,29 @@ class CpuBackend : public backend::Backend {
     }
 
     std::atomic<uint64_t> next{0};
-    std::atomic<bool> stop{false};
+    // The lowest failing cube, and its error: the launch's error whichever thread ran which cube.
+    std::atomic<uint64_t> failed_cube{~uint64_t(0)};
     std::mutex error_mutex;
-    std::optional<uint64_t> error_cube;
     std::exception_ptr error;
     const backend::ArgBinding* a = args.data();
     const ir::Dim3 count = dims.count;
     auto body = [&](unsigned worker) {
       CubeState& s = *states[worker];
-      while (!stop.load(std::memory_order_relaxed)) {
+      for (;;) {
         uint64_t c = next.fetch_add(1, std::memory_order_relaxed);
-        if (c >= cubes) break;
-        ir::Dim3 pos{uint32_t(c % count.x), uint32_t((c / count.x) % count.y),
-                     uint32_t(c / (uint64_t(count.x) * count.y))};
+        if (c >= cubes || c > failed_cube.load(std::memory_order_relaxed)) break;
         try {
-          run_cube(p, s, a, pos, count, &stop);
+          run_cube(p, s, a, c, count, &failed_cube);
         } catch (const Stopped&) {
-          break;  // another cube failed, and its error is the launch's
+          break;  // an earlier cube failed, and its error is the launch's
         } catch (...) {
+          // Cubes are claimed in order, and one before a failed cube runs on to its end (up to a
+          // bound on its while loops, exec.h): the lowest failing cube is the same on every run.
           std::lock_guard lock(error_mutex);
-          // Cubes are claimed in order and a claimed cube always finishes, so the lowest failing
-          // cube is the same on every run.
-          if (!error_cube || c < *error_cube) {
-            error_cube = c;
+          if (c < failed_cube.load(std::memory_order_relaxed)) {
+            failed_cube = c;
             error = std::current_exception();
           }
-          stop = true;
         }
       }
     };

@@ -12,9 +12,14 @@
 
 namespace kiln::cpu {
 
-// Thrown at a while loop's head when `Exec::stop` is set: the cube ends where it is, and the
-// launch reports the failure that set it.
+// Thrown at a while loop's head when an earlier cube of the launch has failed (Exec::failed_cube):
+// the cube ends where it is, and the launch reports that failure.
 struct Stopped {};
+
+// How many while-loop iterations a cube runs, once a later cube has failed, before it too is
+// stopped. It goes on so that its own failure, which comes first, is the launch's on every run; but
+// it may be spinning on an atomic the failed cube will never set.
+constexpr uint32_t kSpinsAfterALaterFailure = 1u << 16;
 
 // A cube's copy.asyncs that have not landed (async_copy.cpp): what each read when it was issued,
 // in issue order, with its group (0 while its unit has not committed it, else the unit's commit
@@ -34,7 +39,7 @@ struct AsyncCopies {
 // runs while its units spin (the cube runs in lockstep), so the launch fails as a deadlock.
 struct BarrierWatch {
   uint64_t changes = 0;
-  std::vector<uint64_t> failed_at;  // by pc; ~0 while that try_wait has not failed
+  std::vector<uint64_t> failed_at;  // by wait loop (Access::wait_loop - 1); ~0 while it has not failed
 };
 
 struct Exec {
@@ -50,10 +55,13 @@ struct Exec {
   uint32_t units = 0;
   bool all_active = true;  // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;
-  // Set when another cube of the launch has failed. A while loop's head reads it: a cube may spin
-  // on an atomic for an earlier cube (docs/ir.md, fence.device), and one that failed never sets
-  // what it waits for.
-  const std::atomic<bool>* stop = nullptr;
+  // The lowest cube (in claim order) that has failed so far, ~0 while none has. A while loop's head
+  // reads it: a cube may spin on an atomic for an earlier cube (docs/ir.md, fence.device), and one
+  // that failed never sets what it waits for. Cubes before the failed one go on (a bounded while)
+  // so that the launch reports the lowest failing cube, whichever thread ran it.
+  const std::atomic<uint64_t>* failed_cube = nullptr;
+  uint64_t cube_index = 0;            // this cube's place in claim order
+  uint32_t spins_after_failure = 0;  // while heads run since a later cube was seen failed
   // While run_uniform runs an op for one unit: the cube's own active mask and unit count (errors
   // name the cube's first active unit), and the one-unit mask.
   const uint8_t* cube_cur = nullptr;
