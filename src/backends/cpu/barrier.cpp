@@ -183,8 +183,8 @@ uint32_t try_wait_instr(Exec& e, const Instr& in, uint32_t pc) {
       stuck = s;
     }
   });
-  if (failed && in.as<Access>().spin) {
-    uint64_t& last = e.barriers->failed_at[pc];
+  if (const uint32_t loop = in.as<Access>().wait_loop; failed && loop) {
+    uint64_t& last = e.barriers->failed_at[loop - 1];
     if (last == e.barriers->changes) fail_stuck(e, in, stuck_unit, stuck_index, stuck);
     last = e.barriers->changes;
   }
@@ -212,7 +212,7 @@ bool plan_barrier(Planner& p, const ir::Op& op) {
   Access x = plan_access(p, op);
   if (op.kind == OpKind::MbarrierTryWait) x.value = p.operand(op, ir::ops::MbarrierWait::parity);
   else if (op.operands.size() > size_t(B::count)) x.value = p.operand(op, B::count);
-  x.spin = op.kind == OpKind::MbarrierTryWait && p.ctx().while_depth >= 0;
+  if (op.kind == OpKind::MbarrierTryWait && p.ctx().while_depth >= 0) x.wait_loop = ++p.plan().wait_loops;
   p.emit(op, fn, x);
   return true;
 }

@@ -94,7 +94,9 @@ struct Access {
   uint32_t alloc_op = 0;       // shared and local arrays: the number of their alloc op
   uint32_t element_bytes = 0;  // one element of the array (scalar x width)
   uint32_t lanes = 1;          // a wide access ({lanes = W}): W elements from the index, one vector
-  bool spin = false;           // mbarrier.try_wait in a while's condition: a loop waiting on it (barrier.cpp)
+  // mbarrier.try_wait in a while's condition, a loop waiting on it: its place among the kernel's
+  // wait loops plus one (BarrierWatch::failed_at), else 0 (barrier.cpp)
+  uint32_t wait_loop = 0;
 };
 // Plane ops: the value and, for shuffles, the lane operand.
 struct PlaneArgs {
@@ -208,6 +210,7 @@ struct Plan {
   uint32_t units = 1;                           // units per cube
   uint32_t register_bytes = 0;                  // register file size per cube
   uint32_t shared_bytes = 0;                    // shared memory per cube
+  uint32_t wait_loops = 0;                      // mbarrier.try_waits that are a while's condition
   uint32_t frame_depth = 0;                     // deepest control nesting (mask frames needed)
   uint32_t uniform_values = 0;                  // values stored once per cube (for tests and dumps)
   std::vector<std::vector<Ref>> operand_lists;  // vector.construct lanes, by Construct::list

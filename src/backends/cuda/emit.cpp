@@ -321,7 +321,7 @@ EmitResult Emitter::run() {
                      ", vector = " + std::to_string(f.vector_width) + fast + ").\n";
   out.hopper = hopper_;
   out.source =
-      head + std::string(t_.prelude) + "\n" + (hopper_ ? std::string(cuda_hopper_library()) + "\n" : "") + body_;
+      head + std::string(t_.prelude) + "\n" + (hopper_ ? std::string(t_.arch_library) + "\n" : "") + body_;
   return out;
 }
 

@@ -36,6 +36,7 @@ const CStyleTarget& cuda_target() {
   static const CStyleTarget t{
       .name = "cuda",
       .prelude = cuda_prelude(),
+      .arch_library = cuda_hopper_library(),
       .entry_prefix = "extern \"C\" __global__ void",
       .launch_bounds = "__launch_bounds__",
       .shared = "__shared__",

@@ -31,6 +31,9 @@ struct ProcessorLimits {
 struct CStyleTarget {
   std::string_view name;
   std::string_view prelude;
+  // The prelude's part for the target architecture's own ops (on CUDA, Hopper's: mbarriers), added
+  // only to a kernel that uses one, since it compiles for that architecture alone.
+  std::string_view arch_library;
   std::string_view entry_prefix;               // before the return type of the entry
   std::string_view launch_bounds;              // "__launch_bounds__(" ... ")" around the units per cube
   std::string_view shared;                     // qualifier of a static shared array
