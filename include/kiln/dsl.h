@@ -13,4 +13,5 @@
 #include "kiln/dsl/plane.h"
 #include "kiln/dsl/trace.h"
 #include "kiln/dsl/var.h"
+#include "kiln/dsl/wgmma.h"
 #include "kiln/error.h"

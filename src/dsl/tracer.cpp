@@ -347,13 +347,13 @@ ValueRef Tracer::atomic(OpKind kind, ValueRef array, ValueRef index, ValueRef va
   return emit(kind, {array, index, value}, array.type.element(), std::move(attrs));
 }
 
-ValueRef Tracer::alloc(OpKind kind, const Type& element, int64_t length) {
+ValueRef Tracer::alloc(OpKind kind, const Type& element, int64_t length, uint16_t layout) {
   if (length <= 0 || length > (int64_t(1) << 30)) {
     fail("trace.array_length", kind, "array length " + std::to_string(length) + " must be between 1 and 2^30");
   }
   Type t = kind == OpKind::SharedAlloc ? Type::shared(element, static_cast<uint32_t>(length))
                                        : Type::local(element, static_cast<uint32_t>(length));
-  return emit(kind, {}, t);
+  return emit(kind, {}, t.with_layout(layout));
 }
 
 void Tracer::sync(OpKind kind) { emit(kind, {}, Type::none()); }

@@ -64,4 +64,15 @@ MmaElement mma_sync_element(const MmaInstruction& in, uint32_t m, uint32_t n, ui
   return {coord[0], coord[1]};
 }
 
+bool wgmma_factor(Scalar s) {
+  return s == Scalar::BF16 || s == Scalar::F16 || s == Scalar::F32 || s == Scalar::F8E4M3 || s == Scalar::F8E5M2;
+}
+
+std::string wgmma_factors_text() { return "bf16, f16, f32 (as tf32), f8e4m3 or f8e5m2"; }
+
+MmaElement wgmma_accumulator_element(uint32_t unit, uint32_t slot) {
+  const uint32_t warp = unit / 32, lane = unit % 32;
+  return {16 * warp + lane / 4 + 8 * ((slot >> 1) & 1), 8 * (slot >> 2) + 2 * (lane % 4) + (slot & 1)};
+}
+
 }  // namespace kiln::ir

@@ -798,6 +798,51 @@ TypeResult rule_mma_sync_frag_a(const TypeQuery& q) {
   return none();
 }
 
+// wgmma.mma_async a, a_offset, b, b_offset, acc {shape = [64, n, k]}: factors of one format in
+// shared arrays, offsets integers, acc each unit's n / 2 f32 accumulators. The arrays' layouts
+// (rows of one swizzle span) are the verifier's to check: a type names its layout by number.
+TypeResult rule_wgmma(const TypeQuery& q) {
+  using M = ops::MmaSync;
+  const Type &a = q.operand(M::a), &b = q.operand(M::b), &acc = q.operand(M::acc);
+  if (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 ||
+      b.width != 1 || !wgmma_factor(a.scalar)) {
+    return error("multiplies two shared arrays of one of " + wgmma_factors_text() + ", not " + ts(a) + " and " + ts(b));
+  }
+  for (auto slot : {M::a_offset, M::b_offset}) {
+    const Type& o = q.operands[slot];
+    if (!o.is_value() || o.width != 1 || !is_int(o.scalar)) {
+      return error(role(q.kind, slot) + " must be a scalar integer, is " + ts(o));
+    }
+  }
+  std::span<const int64_t> shape = q.get<AttrKey::Shape>();
+  const int64_t step = kWgmmaStepBytes / scalar_bytes(a.scalar);
+  if (shape.size() != 3 || shape[0] != kWgmmaRows || shape[1] < 8 || shape[1] > 256 || shape[1] % 8 != 0 ||
+      shape[2] < step || shape[2] % step != 0) {
+    return error("needs shape = [64, n, k] with n 8 to 256 in steps of 8 and k a multiple of " + std::to_string(step) +
+                 " (32 bytes of " + std::string(scalar_name(a.scalar)) + ")");
+  }
+  if (acc.kind != TypeKind::Local || acc.scalar != Scalar::F32 || acc.width != 1 ||
+      int64_t(acc.length) != shape[1] / 2) {
+    return error("accumulates into each unit's local array of " + std::to_string(shape[1] / 2) + " f32, not " +
+                 ts(acc));
+  }
+  return none();
+}
+
+// wgmma.fence acc... and wgmma.wait_group acc... {pending = n}: accumulator arrays (local f32),
+// whose writes come before the fence, and which the products the wait completes write.
+TypeResult rule_wgmma_accumulators(const TypeQuery& q) {
+  if (q.kind == K::WgmmaWaitGroup) {
+    if (int64_t p = q.get<AttrKey::Pending>(); p < 0 || p > 7) return error("needs pending = 0 to 7");
+  }
+  for (const Type& t : q.operands_from(ops::WgmmaAccumulators::accumulators)) {
+    if (t.kind != TypeKind::Local || t.scalar != Scalar::F32 || t.width != 1) {
+      return error("names accumulator arrays (local arrays of f32), not " + ts(t));
+    }
+  }
+  return none();
+}
+
 // --- the table and the schema check ---
 
 using Rule = TypeResult (*)(const TypeQuery&);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/error.h"
+#include "kiln/ir/mma.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/type_rules.h"
 
@@ -319,6 +320,34 @@ class Verifier {
         if (t.rank == 2 && l->shared.pitch < t.shape[1]) {
           fail(op, "writes rows of " + std::to_string(t.shape[1]) + " elements into an array whose layout's pitch is " +
                        std::to_string(l->shared.pitch));
+        }
+        return;
+      }
+      case OpKind::WgmmaMmaAsync: {
+        // Warp groups of 128 units, and factors as the hardware's descriptors read them: rows of
+        // one swizzle span (32, 64 or 128 bytes, XORed as the layout says), so that a step of k is
+        // 32 bytes further along the row and a group of 8 rows 8 spans further down.
+        const KernelFacts& f = k_.facts;
+        const uint64_t units = uint64_t(f.cube_dim.x) * f.cube_dim.y * f.cube_dim.z;
+        if (units % kWgmmaUnits != 0) {
+          fail(op, "runs on warp groups of 128 units; the cube has " + std::to_string(units));
+        }
+        const int64_t k = op.get<AttrKey::Shape>()[2];
+        for (auto slot : {ops::MmaSync::a, ops::MmaSync::b}) {
+          const Type& t = k_.type_of(op.operand(slot));
+          const TileLayout* l = k_.layout_of(t);
+          const std::string which = slot == ops::MmaSync::a ? "a" : "b";
+          if (!l || l->kind != TileLayout::Kind::Shared || l->shared.swizzle == Swizzle::None || l->shared.columns) {
+            fail(op, "reads " + which + " from a shared array laid out as swizzled rows (a shared layout with a " +
+                         "swizzle of 32, 64 or 128 bytes), not " + (l ? to_string(*l) : std::string("one with none")));
+          }
+          const uint64_t row = uint64_t(l->shared.pitch) * uint64_t(t.element_bytes()),
+                         span = uint64_t(l->shared.swizzle);
+          if (row != span || uint64_t(k) * uint64_t(t.element_bytes()) > span) {
+            fail(op, "reads " + which + " as rows of one swizzle span (" + std::to_string(span) + " bytes: pitch " +
+                         std::to_string(span / uint64_t(t.element_bytes())) + ") holding k = " + std::to_string(k) +
+                         "; " + to_string(*l) + " has rows of " + std::to_string(row) + " bytes");
+          }
         }
         return;
       }

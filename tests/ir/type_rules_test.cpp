@@ -362,5 +362,39 @@ TEST(TypeRules, BarriersAreReachedByTheMbarrierOpsOnly) {
   EXPECT_TRUE(typed(OpKind::SharedAlloc, {}, {}, bars).error.empty());
 }
 
+// The warp-group product: two shared arrays of one factor format, integer offsets, shape
+// [64, n, k] with n 8 to 256 by 8 and k whole 32-byte steps, acc each unit's n / 2 f32; the fence
+// and the wait name local f32 arrays (docs/ir.md, wgmma.*).
+TEST(TypeRules, WarpGroupProducts) {
+  const Type a = Type::shared(Type::scalar_of(Scalar::BF16), 4096), acc = Type::local(f32(), 32);
+  auto shape = [](int64_t n, int64_t k) {
+    return std::vector<Attr>{Attr{AttrKey::Shape, AttrValue::of_ints({64, n, k})}};
+  };
+  EXPECT_TRUE(typed(OpKind::WgmmaMmaAsync, {a, u32(), a, i32(), acc}, shape(64, 32)).error.empty());
+  EXPECT_TRUE(typed(OpKind::WgmmaMmaAsync,
+                    {Type::shared(Type::scalar_of(Scalar::F8E4M3), 64), u32(),
+                     Type::shared(Type::scalar_of(Scalar::F8E4M3), 64), u32(), acc},
+                    shape(64, 64))
+                  .error.empty());
+  EXPECT_EQ(typed(OpKind::WgmmaMmaAsync, {a, u32(), Type::shared(Type::scalar_of(Scalar::F16), 64), u32(), acc},
+                  shape(64, 16))
+                .error,
+            "multiplies two shared arrays of one of bf16, f16, f32 (as tf32), f8e4m3 or f8e5m2, not shared<bf16, 4096> "
+            "and shared<f16, 64>");
+  EXPECT_EQ(typed(OpKind::WgmmaMmaAsync, {a, f32(), a, u32(), acc}, shape(64, 16)).error,
+            "the a offset must be a scalar integer, is f32");
+  EXPECT_EQ(typed(OpKind::WgmmaMmaAsync, {a, u32(), a, u32(), acc}, shape(64, 24)).error,
+            "needs shape = [64, n, k] with n 8 to 256 in steps of 8 and k a multiple of 16 (32 bytes of bf16)");
+  EXPECT_EQ(typed(OpKind::WgmmaMmaAsync, {a, u32(), a, u32(), acc}, shape(264, 16)).error,
+            "needs shape = [64, n, k] with n 8 to 256 in steps of 8 and k a multiple of 16 (32 bytes of bf16)");
+  EXPECT_EQ(typed(OpKind::WgmmaMmaAsync, {a, u32(), a, u32(), acc}, shape(128, 16)).error,
+            "accumulates into each unit's local array of 64 f32, not local<f32, 32>");
+  EXPECT_TRUE(typed(OpKind::WgmmaFence, {acc, acc}).error.empty());
+  EXPECT_EQ(typed(OpKind::WgmmaWaitGroup, {acc}, {Attr{AttrKey::Pending, AttrValue::of_int(8)}}).error,
+            "needs pending = 0 to 7");
+  EXPECT_EQ(typed(OpKind::WgmmaWaitGroup, {a}, {Attr{AttrKey::Pending, AttrValue::of_int(0)}}).error,
+            "names accumulator arrays (local arrays of f32), not shared<bf16, 4096>");
+}
+
 }  // namespace
 }  // namespace kiln::ir

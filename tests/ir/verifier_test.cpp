@@ -502,5 +502,31 @@ TEST(VerifierByHand, NoOpKindFallsThroughToNoRule) {
   }
 }
 
+// A warp-group product reads its factors as rows of one swizzle span, with k in one row, on a cube
+// of whole warp groups.
+std::string product_error(const std::string& layout, int64_t cube, int64_t k) {
+  return verify_error(parse("kernel @p(%x: buffer<f32, rw>) {cube_dim = [" + std::to_string(cube) +
+                            ", 1, 1], mode = unchecked, address = u32, vector = 1} layouts {\n  #1 = " + layout +
+                            "\n} {\n  %0 = shared.alloc : shared<bf16, 4096, #1>\n  %1 = local.alloc : local<f32, 32>\n"
+                            "  %2 = const 0 : u32\n  wgmma.mma_async %0, %2, %0, %2, %1 {shape = [64, 64, " +
+                            std::to_string(k) + "]}\n}\n"));
+}
+
+TEST(Verifier, WarpGroupProductsReadSwizzledRowsOnWholeWarpGroups) {
+  EXPECT_EQ(product_error("shared<pitch = 64, swizzle = 128, align = 1024>", 256, 64), "(verified)");
+  EXPECT_EQ(product_error("shared<pitch = 16, swizzle = 32, align = 256>", 128, 16), "(verified)");
+  EXPECT_EQ(product_error("shared<pitch = 64, swizzle = 128, align = 1024>", 96, 64),
+            "kernel 'p': op #4 'wgmma.mma_async': runs on warp groups of 128 units; the cube has 96");
+  EXPECT_EQ(product_error("shared<pitch = 64, swizzle = none, align = 16>", 128, 16),
+            "kernel 'p': op #4 'wgmma.mma_async': reads a from a shared array laid out as swizzled rows (a shared "
+            "layout with a swizzle of 32, 64 or 128 bytes), not shared<pitch = 64, swizzle = none, align = 16>");
+  EXPECT_EQ(product_error("shared<pitch = 128, swizzle = 128, align = 1024>", 128, 16),
+            "kernel 'p': op #4 'wgmma.mma_async': reads a as rows of one swizzle span (128 bytes: pitch 64) holding "
+            "k = 16; shared<pitch = 128, swizzle = 128, align = 1024> has rows of 256 bytes");
+  EXPECT_EQ(product_error("shared<pitch = 32, swizzle = 64, align = 512>", 128, 48),
+            "kernel 'p': op #4 'wgmma.mma_async': reads a as rows of one swizzle span (64 bytes: pitch 32) holding "
+            "k = 48; shared<pitch = 32, swizzle = 64, align = 512> has rows of 64 bytes");
+}
+
 }  // namespace
 }  // namespace kiln::ir

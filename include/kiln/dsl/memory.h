@@ -201,13 +201,20 @@ ir::Type element_type(int launch_width) {
 }
 }  // namespace detail
 
-// A cube-shared array of fixed length, one per cube.
+// A cube-shared array of fixed length, one per cube. With a swizzle, it is rows of one swizzle span
+// (32, 64 or 128 bytes) whose 16-byte chunks are permuted as Hopper's bulk copies and warp-group
+// products read them (kiln/dsl/wgmma.h: swizzled_index gives where element (row, col) lies).
 template <class T>
 class SharedArray : public ArrayBase<T> {
  public:
   explicit SharedArray(int64_t length)
       : ArrayBase<T>(dsl::Tracer::current().alloc(
             ir::OpKind::SharedAlloc, detail::element_type<T>(dsl::Tracer::current().vector_width()), length)) {}
+  SharedArray(int64_t length, ir::Swizzle swizzle)
+      : ArrayBase<T>(dsl::Tracer::current().alloc(
+            ir::OpKind::SharedAlloc, detail::element_type<T>(1), length,
+            dsl::Tracer::current().kernel().layout_number(ir::TileLayout::of(ir::SharedLayout{
+                uint32_t(swizzle) / uint32_t(sizeof(T)), swizzle, ir::swizzle_alignment(swizzle), false})))) {}
 };
 
 // A unit-private array of fixed length.

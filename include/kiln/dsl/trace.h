@@ -71,7 +71,9 @@ class Tracer {
   ValueRef load(ValueRef array, ValueRef index);
   void store(ValueRef array, ValueRef index, ValueRef value);
   ValueRef atomic(ir::OpKind kind, ValueRef array, ValueRef index, ValueRef value, const ValueRef* desired = nullptr);
-  ValueRef alloc(ir::OpKind kind, const ir::Type& element, int64_t length);
+  // `layout`: a shared array's shared layout (kiln/ir/layout.h), by its number in the kernel's
+  // table; 0 for none.
+  ValueRef alloc(ir::OpKind kind, const ir::Type& element, int64_t length, uint16_t layout = 0);
   void sync(ir::OpKind kind);
   ValueRef plane(ir::OpKind kind, std::span<const ValueRef> operands);
 

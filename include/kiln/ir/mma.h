@@ -81,4 +81,22 @@ MmaElement mma_sync_element(const MmaInstruction& in, uint32_t m, uint32_t n, ui
 // Slots each unit holds: MT x NT blocks of the fragment's.
 uint32_t mma_sync_slots(const MmaInstruction& in, uint32_t m, uint32_t n, uint32_t wm, uint32_t wn);
 
+// ---- Hopper's warp-group product (wgmma.mma_async, sm_90a) ----
+//
+// A warp group is 128 units from a multiple of 128; its product is 64 rows by n columns (8 to 256,
+// a multiple of 8), f32 accumulators. Each instruction takes 32 bytes of k from each factor's rows:
+// k 16 of bf16 and f16, k 8 of f32 (read as tf32: the low 13 bits of each factor's mantissa are
+// dropped), k 32 of f8e4m3 and f8e5m2.
+inline constexpr uint32_t kWgmmaUnits = 128;
+inline constexpr uint32_t kWgmmaRows = 64;
+inline constexpr uint32_t kWgmmaStepBytes = 32;
+// Whether the warp-group product takes factors of `s`.
+bool wgmma_factor(Scalar s);
+// "bf16, f16, f32 (as tf32), f8e4m3 or f8e5m2", for messages.
+std::string wgmma_factors_text();
+// The accumulator `slot` (0 to n / 2 - 1) of unit `unit` (0 to 127) of a warp group holds: per warp
+// (32 units), mma.sync m16n8's layout over rows 16 w to 16 w + 15, repeated along n every 8
+// columns (slot / 4 is the block of columns).
+MmaElement wgmma_accumulator_element(uint32_t unit, uint32_t slot);
+
 }  // namespace kiln::ir

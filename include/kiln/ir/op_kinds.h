@@ -123,7 +123,8 @@ std::string_view family_name(OpFamily f);
   S(MmaSyncFragA, "aaia", (a, b, b_offset, acc))                            \
   S(Mbarrier, "ai", (array, index))                                         \
   S(MbarrierCount, "aiv", (array, index, count))                            \
-  S(MbarrierWait, "aiv", (array, index, parity))
+  S(MbarrierWait, "aiv", (array, index, parity))                            \
+  S(WgmmaAccumulators, "a*", (accumulators))
 
 // X(Enum, "text", Family, Signature, "result", "attributes", rule, "region labels", traits)
 //
@@ -338,6 +339,22 @@ std::string_view family_name(OpFamily f);
   /* the same with a in registers: a local array of each unit's elements of a in the layout a product                  \
      over the same planes leaves its accumulators (mma.h), as when a is another product's result */                    \
   X(MmaSyncFragA, "mma.sync.a_frag", Matrix, MmaSyncFragA, "", "shape planes pitches b_columns?", mma_sync_frag_a, "", \
+    kReadsMemory | kWritesMemory | kPlane)                                                                             \
+  /* Hopper's warp-group product (sm_90a): each warp group (128 units from a multiple of 128) adds                     \
+     a x bT to its accumulators, a the 64 x k rows from a_offset of a shared array, b the n x k rows                   \
+     from b_offset, each array laid out as rows of one swizzle span (its shared layout); acc a local                   \
+     array of each unit's n / 2 f32 accumulators (mma.h: wgmma_accumulator_element). Asynchronous:                     \
+     wgmma.fence before a product that starts on accumulators the units wrote (it names them: their                    \
+     writes come before it), wgmma.commit_group closes the products issued since the last into a group,                \
+     wgmma.wait_group returns once at most `pending` groups are in flight and names the accumulator                    \
+     arrays it makes readable (every one a landing product writes); a product in flight's accumulators                 \
+     are not to be read */                                                                                             \
+  X(WgmmaMmaAsync, "wgmma.mma_async", Matrix, MmaSync, "", "shape", wgmma, "", kReadsMemory | kWritesMemory | kPlane)  \
+  X(WgmmaFence, "wgmma.fence", Sync, WgmmaAccumulators, "", "", wgmma_accumulators, "",                                \
+    kReadsMemory | kWritesMemory | kPlane)                                                                             \
+  X(WgmmaCommitGroup, "wgmma.commit_group", Sync, Nullary, "", "", no_result, "",                                      \
+    kReadsMemory | kWritesMemory | kPlane)                                                                             \
+  X(WgmmaWaitGroup, "wgmma.wait_group", Sync, WgmmaAccumulators, "", "pending", wgmma_accumulators, "",                \
     kReadsMemory | kWritesMemory | kPlane)
 
 enum class OpKind : uint16_t {

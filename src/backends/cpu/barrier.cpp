@@ -205,7 +205,7 @@ bool plan_barrier(Planner& p, const ir::Op& op) {
     case OpKind::MbarrierCompleteTx: fn = &update_instr<OpKind::MbarrierCompleteTx>; break;
     case OpKind::MbarrierTryWait: fn = &try_wait_instr; break;
     case OpKind::FenceProxyAsync: p.emit(op, &fence_proxy_async); return true;
-    default: return false;
+    default: return plan_wgmma(p, op);
   }
   // The array and index as a load's (plan_access); the count, byte count or parity as its value.
   using B = ir::ops::MbarrierCount;

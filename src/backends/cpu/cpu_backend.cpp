@@ -43,6 +43,7 @@ struct CubeState {
   AlignedBytes regs, shared, masks;
   AsyncCopies copies;
   BarrierWatch barriers;
+  WarpGroupProducts products;
   explicit CubeState(const Plan& p)
       : regs(p.register_bytes), shared(p.shared_bytes), masks(size_t(p.units) * (2 + 3 * p.frame_depth)) {
     for (const Plan::Constant& c : p.constants) std::memcpy(regs.p + c.slot, c.bytes.data(), c.bytes.size());
@@ -116,6 +117,11 @@ void run_cube(const Plan& p, CubeState& s, const backend::ArgBinding* args, uint
   s.barriers.changes = 0;
   s.barriers.failed_at.assign(p.wait_loops, ~uint64_t(0));
   e.barriers = &s.barriers;
+  // Products a cube left in flight die with it, as copies do.
+  s.products.pending.clear();
+  s.products.commits.assign(p.warp_groups, 0);
+  s.products.fenced.assign(p.warp_groups, {});
+  e.products = &s.products;
   e.cube_pos = pos;
   e.cube_count = count;
   e.cube_dim = p.facts.cube_dim;

@@ -42,6 +42,28 @@ struct BarrierWatch {
   std::vector<uint64_t> failed_at;  // by wait loop (Access::wait_loop - 1); ~0 while it has not failed
 };
 
+// The cube's warp-group products (wgmma.cpp). A product is computed when it is issued, into
+// `result` (the accumulators it leaves: every unit's of its warp group, slot-major per unit),
+// from the accumulators the group's previous product on the same array left, if one is in flight,
+// else from the array; the array reads NaN while any product on it is in flight, and gets
+// `result` when the wait that lands the group's last product on it runs. `read` keeps the factor
+// bytes it read, in reading order, to find shared memory written before that wait.
+struct InFlightProduct {
+  const Instr* instr = nullptr;
+  uint32_t warp_group = 0;
+  uint32_t acc_slot = 0, acc_length = 0;
+  uint64_t a_first = 0, b_first = 0;  // the factors' offsets (elements of their arrays)
+  uint32_t group = 0;                 // the commit that closed it (its warp group's count then), 0 before
+  std::vector<float> result;
+  std::vector<unsigned char> read;
+};
+struct WarpGroupProducts {
+  std::vector<InFlightProduct> pending;  // in issue order
+  std::vector<uint32_t> commits;         // by warp group
+  // By warp group: the accumulator arrays (slots) a wgmma.fence has named since its last wait.
+  std::vector<std::vector<uint32_t>> fenced;
+};
+
 struct Exec {
   const Plan* plan = nullptr;
   const backend::ArgBinding* args = nullptr;
@@ -52,6 +74,7 @@ struct Exec {
   uint8_t* frames = nullptr;        // 3 masks per control depth: saved, m1 (else/broken), m2 (continued)
   AsyncCopies* copies = nullptr;    // empty when the cube starts
   BarrierWatch* barriers = nullptr;
+  WarpGroupProducts* products = nullptr;  // empty when the cube starts
   uint32_t units = 0;
   bool all_active = true;  // cur has every unit set (a fast path for lane loops)
   ir::Dim3 cube_pos, cube_count, cube_dim;
@@ -60,7 +83,7 @@ struct Exec {
   // that failed never sets what it waits for. Cubes before the failed one go on (a bounded while)
   // so that the launch reports the lowest failing cube, whichever thread ran it.
   const std::atomic<uint64_t>* failed_cube = nullptr;
-  uint64_t cube_index = 0;            // this cube's place in claim order
+  uint64_t cube_index = 0;           // this cube's place in claim order
   uint32_t spins_after_failure = 0;  // while heads run since a later cube was seen failed
   // While run_uniform runs an op for one unit: the cube's own active mask and unit count (errors
   // name the cube's first active unit), and the one-unit mask.

@@ -10,7 +10,8 @@
 // - debug.print formats into a growing string, which can throw std::bad_alloc: it can fail;
 // - loop.zero_trips (check.trips): it can fail;
 // - a wide access ({lanes = W}) has no mask: like an unmasked global access, it can fail;
-// - copy.async checks both its arrays and queues its copy in a growing list: it can fail.
+// - copy.async checks both its arrays and queues its copy in a growing list: it can fail;
+// - the wgmma ops check their warp groups, factors, fences and the memory in flight: they can fail.
 // Every other executor runs to its end. (Cube state is allocated before any cube runs, so running
 // out of memory for it fails before anything is written: cpu_backend.cpp.)
 //
@@ -153,6 +154,10 @@ class Analysis {
       case OpKind::MbarrierExpectTx:
       case OpKind::MbarrierCompleteTx:
       case OpKind::MbarrierTryWait: return true;  // bounds, set-up, counts, deadlock (barrier.cpp)
+      case OpKind::WgmmaMmaAsync:
+      case OpKind::WgmmaFence:
+      case OpKind::WgmmaCommitGroup:
+      case OpKind::WgmmaWaitGroup: return true;  // warp groups, bounds, fences, races (wgmma.cpp)
       default: break;
     }
     if (op.kind == OpKind::Load || op.kind == OpKind::Store || ir::is_atomic(op.kind)) return access_can_fail(op);

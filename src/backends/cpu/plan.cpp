@@ -38,9 +38,10 @@ FamilyPlanner planner_of(ir::OpFamily f) {
     case ir::OpFamily::Debug: return plan_debug;
     case ir::OpFamily::Tile:
       return nullptr;  // lower_tiles (passes/tile) rewrites tile ops first
-    // Tensor cores: lower_tiles emits mma.sync for CUDA targets only; the CPU's products are
-    // exact loops of ordinary ops (docs/decisions/019-tile-layer.md).
-    case ir::OpFamily::Matrix: return nullptr;
+    // Tensor cores: lower_tiles emits mma.sync for CUDA targets only, the CPU's products being
+    // exact loops of ordinary ops (docs/decisions/019-tile-layer.md); the warp-group product is a
+    // user's op, which the CPU runs (wgmma.cpp).
+    case ir::OpFamily::Matrix: return plan_wgmma;
   }
   return nullptr;
 }

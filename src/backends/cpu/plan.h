@@ -174,9 +174,27 @@ struct AsyncCopy {
   uint32_t pending = 0;
 };
 
+// wgmma.mma_async: the factors' shared arrays (byte offset, length in elements, alloc op, bytes of
+// an element, swizzle span), their offset operands, the accumulators' local array, the shape; and
+// wgmma.wait_group's pending count and accumulator arrays.
+struct Wgmma {
+  struct Factor {
+    Ref offset;
+    ir::Scalar offset_type = ir::Scalar::U32;
+    uint32_t at = 0, length = 0, alloc_op = 0, span = 0;
+  };
+  Factor a, b;
+  ir::Scalar factor = ir::Scalar::BF16;
+  uint32_t element_bytes = 2;
+  uint32_t acc_slot = 0, acc_length = 0, acc_alloc_op = 0;
+  uint32_t n = 0, k = 0;
+  uint32_t pending = 0;
+  std::vector<uint32_t> waited;  // wgmma.fence and wait_group: the slots of the accumulator arrays named
+};
+
 using Args = std::variant<std::monostate, Elementwise, Select, Lanes, Construct, Builtin, VarCopy, ArrayMeta, Access,
                           PlaneArgs, IfBegin, IfElse, Merge, LoopBegin, ForTest, ForNext, WhileHead, Condition, Jump,
-                          Leave, Print, CheckTrips, AsyncCopy>;
+                          Leave, Print, CheckTrips, AsyncCopy, Wgmma>;
 
 struct Instr {
   InstrFn fn = nullptr;
@@ -211,6 +229,7 @@ struct Plan {
   uint32_t register_bytes = 0;                  // register file size per cube
   uint32_t shared_bytes = 0;                    // shared memory per cube
   uint32_t wait_loops = 0;                      // mbarrier.try_waits that are a while's condition
+  uint32_t warp_groups = 0;                     // units / 128 when the kernel has wgmma ops, else 0
   uint32_t frame_depth = 0;                     // deepest control nesting (mask frames needed)
   uint32_t uniform_values = 0;                  // values stored once per cube (for tests and dumps)
   std::vector<std::vector<Ref>> operand_lists;  // vector.construct lanes, by Construct::list

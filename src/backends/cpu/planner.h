@@ -136,5 +136,8 @@ bool plan_debug(Planner& p, const ir::Op& op);    // debug.cpp: debug.print, che
 bool plan_async_copy(Planner& p, const ir::Op& op);
 // barrier.cpp: the mbarrier ops and fence.proxy.async (sync ops, from plan_control).
 bool plan_barrier(Planner& p, const ir::Op& op);
+// wgmma.cpp: the warp-group product (a matrix op) and its fence, commit and wait (sync ops, from
+// plan_barrier's default).
+bool plan_wgmma(Planner& p, const ir::Op& op);
 
 }  // namespace kiln::cpu

@@ -320,8 +320,10 @@ EmitResult Emitter::run() {
                      std::to_string(f.cube_dim.z) + "], mode = " + std::string(ir::to_string(f.mode)) +
                      ", vector = " + std::to_string(f.vector_width) + fast + ").\n";
   out.hopper = hopper_;
+  std::string helpers;
+  for (const auto& [fn, text] : helpers_) helpers += text;
   out.source =
-      head + std::string(t_.prelude) + "\n" + (hopper_ ? std::string(t_.arch_library) + "\n" : "") + body_;
+      head + std::string(t_.prelude) + "\n" + (hopper_ ? std::string(t_.arch_library) + "\n" : "") + helpers + body_;
   return out;
 }
 
@@ -372,6 +374,9 @@ void Emitter::op(const ir::Op& op) {
         case K::MbarrierCompleteTx:
         case K::MbarrierTryWait:
         case K::FenceProxyAsync: mbarrier(op); return;
+        case K::WgmmaFence:
+        case K::WgmmaCommitGroup:
+        case K::WgmmaWaitGroup: wgmma(op); return;
         default: unsupported(op, "does not know this sync op");
       }
     case ir::OpFamily::Debug:

@@ -11,6 +11,7 @@
 #include "backends/cuda/emitter.h"
 #include "kiln/error.h"
 #include "kiln/half.h"
+#include "kiln/ir/mma.h"
 
 namespace kiln::cuda {
 
@@ -498,6 +499,7 @@ void Emitter::matrix(const ir::Op& op) {
          name(op.operand(F::b_offset)) + "], " + name(op.operand(F::acc)) + ");");
     return;
   }
+  if (op.kind == OpKind::WgmmaMmaAsync) return wgmma(op);
   if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
   std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) +
                      ", " + std::to_string(planes[0]) + ", " + std::to_string(planes[1]) + ", " +
@@ -557,6 +559,74 @@ void Emitter::mbarrier(const ir::Op& op) {
   call += ")";
   if (op.kind == OpKind::MbarrierTryWait) return declare(op, call);
   line(call + ";");
+}
+
+// One wgmma.mma_async of n columns on factors of `factor`, 32 bytes of k from each, as a function
+// of the unit's accumulators and the two descriptors: `kiln_wgmma_m64n64k16_bf16(acc, da, db)`.
+// The accumulators are n / 2 "+f" operands (the instruction both reads and writes them), so the
+// function is written out for the shape a kernel uses.
+std::string Emitter::wgmma_instruction(uint32_t n, Scalar factor) {
+  const uint32_t k = ir::kWgmmaStepBytes / uint32_t(ir::scalar_bytes(factor)), regs = n / 2;
+  std::string format;
+  switch (factor) {
+    case Scalar::BF16: format = "bf16"; break;
+    case Scalar::F16: format = "f16"; break;
+    case Scalar::F32: format = "tf32"; break;
+    case Scalar::F8E4M3: format = "e4m3"; break;
+    case Scalar::F8E5M2: format = "e5m2"; break;
+    default: throw Error("compile.unsupported", "wgmma has no " + std::string(ir::scalar_name(factor)) + " factors");
+  }
+  const std::string shape = "m64n" + std::to_string(n) + "k" + std::to_string(k);
+  const std::string fn = "kiln_wgmma_" + shape + "_" + format;
+  if (helpers_.count(fn)) return fn;
+  std::string d, outs;
+  for (uint32_t i = 0; i < regs; ++i) {
+    d += (i ? ", %" : "%") + std::to_string(i);
+    outs += std::string(i ? ", " : "") + (i % 8 == 0 ? "\n        " : "") + "\"+f\"(d[" + std::to_string(i) + "])";
+  }
+  // Scale-d is the predicate p (true: add to the accumulators); the factors are not negated; the
+  // 16-bit formats also take their transpose flags (0: both read along k).
+  const std::string flags = ir::scalar_bytes(factor) == 2 ? ", p, 1, 1, 0, 0;" : ", p, 1, 1;";
+  const std::string a = "%" + std::to_string(regs), b = "%" + std::to_string(regs + 1),
+                    one = "%" + std::to_string(regs + 2);
+  helpers_[fn] = "KILN_DEV void " + fn + "(f32 (&d)[" + std::to_string(regs) + "], u64 a, u64 b) {\n" +
+                 "  asm volatile(\n      \"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + one + ", 0;\\n\"\n" +
+                 "      \"wgmma.mma_async.sync.aligned." + shape + ".f32." + format + "." + format + " {" + d + "}, " +
+                 a + ", " + b + flags + "\\n}\\n\"\n      :" + outs + "\n      : \"l\"(a), \"l\"(b), \"r\"(1));\n}\n";
+  return fn;
+}
+
+// wgmma.mma_async: one instruction per 32 bytes of k, each factor's descriptor moved along its
+// rows (src/backends/cuda/device/hopper.cuh); the fence, commit and wait as their instructions,
+// the wait followed by kiln_wgmma_hold on each accumulator array it names.
+void Emitter::wgmma(const ir::Op& op) {
+  hopper_ = true;
+  if (op.kind == OpKind::WgmmaCommitGroup) return line("kiln_wgmma_commit_group();");
+  if (op.kind == OpKind::WgmmaFence || op.kind == OpKind::WgmmaWaitGroup) {
+    std::span<const ir::Value> accs = op.operands_from(ir::ops::WgmmaAccumulators::accumulators);
+    if (op.kind == OpKind::WgmmaFence) {
+      // The accumulators' writes are held before the fence as the wait's reads are after it.
+      for (ir::Value acc : accs) line("kiln_wgmma_hold(" + name(acc) + ");");
+      return line("kiln_wgmma_fence();");
+    }
+    line("kiln_wgmma_wait_group<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();");
+    for (ir::Value acc : accs) line("kiln_wgmma_hold(" + name(acc) + ");");
+    return;
+  }
+  using M = ir::ops::MmaSync;
+  const Scalar factor = type(op.operand(M::a)).scalar;
+  std::span<const int64_t> shape = op.get<ir::AttrKey::Shape>();
+  const std::string fn = wgmma_instruction(uint32_t(shape[1]), factor);
+  const int64_t step = ir::kWgmmaStepBytes / ir::scalar_bytes(factor);
+  auto descriptor = [&](M::Slot array, M::Slot offset, int64_t s) {
+    const ir::TileLayout* l = k_.layout_of(type(op.operand(array)));
+    return "kiln_wgmma_descriptor(&" + name(op.operand(array)) + "[" + name(op.operand(offset)) + " + " +
+           std::to_string(s * step) + "], " + std::to_string(uint32_t(l->shared.swizzle)) + ")";
+  };
+  for (int64_t s = 0; s < shape[2] / step; ++s) {
+    line(fn + "(" + name(op.operand(M::acc)) + ", " + descriptor(M::a, M::a_offset, s) + ", " +
+         descriptor(M::b, M::b_offset, s) + ");");
+  }
 }
 
 }  // namespace kiln::cuda

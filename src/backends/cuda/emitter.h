@@ -4,6 +4,7 @@
 // emit_ops.cpp (what each op becomes). Everything target-specific comes from a CStyleTarget.
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -113,8 +114,10 @@ class Emitter {
   void debug_print(const ir::Op& op);
   // check.trips: a failed check writes the device error word (device/errors.cuh).
   void check_trips(const ir::Op& op);
-  void declare(const ir::Op& op, const std::string& expr);  // `T vN = expr;`
-  void mbarrier(const ir::Op& op);                          // the mbarrier ops and fence.proxy.async
+  void declare(const ir::Op& op, const std::string& expr);       // `T vN = expr;`
+  void wgmma(const ir::Op& op);                                  // the warp-group product, its fence, commit and wait
+  std::string wgmma_instruction(uint32_t n, ir::Scalar factor);  // its helper's name (added to helpers_)
+  void mbarrier(const ir::Op& op);                               // the mbarrier ops and fence.proxy.async
 
   const ir::Kernel& k_;
   const CStyleTarget& t_;
@@ -130,6 +133,9 @@ class Emitter {
   uint64_t shared_align_ = 16;  // the largest alignment of a shared array
   // A shared array's alignment: 16 bytes, or its shared layout's.
   uint64_t align_of_array(const ir::Op& alloc) const;
+  // Functions the kernel's ops call that are made for it (the warp-group product of its shape): by
+  // name, emitted between the prelude and the entry.
+  std::map<std::string, std::string> helpers_;
   bool hopper_ = false;      // the kernel uses a Hopper op: its source takes hopper.cuh
   bool error_word_ = false;  // the kernel has a check.trips: the entry takes the hidden error parameters
 

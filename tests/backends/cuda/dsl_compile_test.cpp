@@ -135,6 +135,29 @@ struct Arrivals {
   }
 };
 
+// Hopper's warp-group product: two warp groups, each 64 x N of a 64-wide k block (bf16, 128-byte
+// swizzle), four products of 16 along k in flight as one group (tests/runtime/wgmma_test.cpp runs
+// the same on the CPU and on an sm_90a GPU against the host).
+template <uint32_t N>
+struct WarpGroupProduct {
+  static constexpr std::string_view name = "warp_group_product";
+  void operator()(Slice<const bf16> a, Slice<const bf16> b, Slice<float> out) const {
+    SharedArray<bf16> as(128 * 64, Swizzle::Span128), bs(N * 64, Swizzle::Span128);
+    For(range(unit_pos(), 128u * 64u, 256u),
+        [&](Expr<uint32_t> i) { as[swizzled_index(as, i / 64u, i % 64u)] = a[i]; });
+    For(range(unit_pos(), N * 64u, 256u), [&](Expr<uint32_t> i) { bs[swizzled_index(bs, i / 64u, i % 64u)] = b[i]; });
+    fence_proxy_async();
+    sync_cube();
+    LocalArray<float> acc(N / 2);
+    for (uint32_t i = 0; i < N / 2; ++i) acc[i] = 0.0f;
+    wgmma_fence(acc);
+    wgmma_mma_async(acc, as, unit_pos() / 128u * 64u * 64u, bs, 0u, 64);
+    wgmma_commit_group();
+    wgmma_wait_group(0, acc);
+    for (uint32_t i = 0; i < N / 2; ++i) out[absolute_pos() * (N / 2) + i] = acc[i];
+  }
+};
+
 template <class K>
 ir::Kernel trace(int vector_width, ir::Dim3 cube = {256, 1, 1}, void (*adjust)(std::vector<ParamDesc>&) = nullptr) {
   std::vector<ParamDesc> d = param_descs<K>(vector_width);
@@ -193,6 +216,41 @@ TEST(DslKernels, MbarriersTakeTheHopperLibrary) {
   EmitResult plain = emit_cuda(trace<ExpScale>(1));
   EXPECT_FALSE(plain.hopper);
   EXPECT_EQ(plain.source.find("Hopper"), std::string::npos);
+}
+
+// The warp-group product: hopper.cuh, one instruction function for its shape, one wgmma per 16 of k
+// (4) with descriptors, the fence, commit and wait, the accumulators held on both sides; and
+// ptxas' report for sm_90a: no spills, no stack, and none of its notes that a wgmma was serialised
+// or a wait inserted (C75xx: the product would run on one warp at a time).
+TEST(DslKernels, WarpGroupProductsCompileToWgmmaWithoutSerialisation) {
+  for (const bool wide : {false, true}) {
+    ir::Kernel k = wide ? trace<WarpGroupProduct<256>>(1) : trace<WarpGroupProduct<64>>(1);
+    const std::string shape = wide ? "m64n256k16" : "m64n64k16";
+    EmitResult r = emit_cuda(k);
+    EXPECT_TRUE(r.hopper);
+    auto count = [&](const std::string& s) {
+      size_t n = 0;
+      for (size_t at = r.source.find(s); at != std::string::npos; at = r.source.find(s, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(count("KILN_DEV void kiln_wgmma_" + shape + "_bf16("), 1u) << r.source;
+    EXPECT_EQ(count("wgmma.mma_async.sync.aligned." + shape + ".f32.bf16.bf16"), 1u);
+    EXPECT_EQ(count("  kiln_wgmma_" + shape + "_bf16(v"), 4u) << r.source;
+    EXPECT_EQ(count(", 128), kiln_wgmma_descriptor(&"), 4u) << r.source;
+    for (const char* call : {"kiln_wgmma_fence();", "kiln_wgmma_commit_group();", "kiln_wgmma_wait_group<0>();"}) {
+      EXPECT_EQ(count(call), 1u) << call;
+    }
+    EXPECT_EQ(count("kiln_wgmma_hold(v"), 2u) << "before the fence, after the wait";
+    emit_and_compile(k);
+    if (!nvrtc_available()) continue;
+    std::vector<std::string> options = default_compile_options(kArch);
+    options.push_back("--ptxas-options=-v");
+    CompileResult c = compile(r.source, r.entry, options);
+    EXPECT_NE(c.log.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << c.log;
+    EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
+    EXPECT_EQ(c.log.find("ptxas warning"), std::string::npos) << c.log;
+  }
+  KILN_REQUIRE_NVRTC();
 }
 
 template <class F>

@@ -47,3 +47,29 @@ KILN_DEV bool kiln_mbarrier_try_wait(barrier* b, u32 parity) {
   return done != 0;
 }
 KILN_DEV void kiln_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// ---- warp-group products (wgmma) ----
+// A factor's shared-memory descriptor: rows of one swizzle span (32, 64 or 128 bytes), 8 of them
+// a group, so groups are 8 spans apart (the stride field); the leading-dimension field is unused
+// for swizzled rows along k (1, as the PTX ISA says it is taken to be). The start is the factor's
+// own address: a step along k moves it 32 bytes within the row, and the hardware applies the
+// swizzle to the address bits, as the layout's byte_offset does.
+KILN_DEV u64 kiln_wgmma_descriptor(const void* p, u32 span) {
+  const u64 start = kiln_shared_address(p);
+  const u64 mode = span == 128 ? 1 : span == 64 ? 2 : 3;
+  return ((start & 0x3FFFF) >> 4) | (u64(1) << 16) | (u64((8 * span) >> 4) << 32) | (mode << 62);
+}
+KILN_DEV void kiln_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+KILN_DEV void kiln_wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int Pending>
+KILN_DEV void kiln_wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+// After a wait, each accumulator the wait makes readable passes through an empty asm that may
+// change it: the compiler cannot move a read of it above the wait (the product's own asm is the
+// accumulators' last writer it sees otherwise).
+template <int N>
+KILN_DEV void kiln_wgmma_hold(f32 (&acc)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
