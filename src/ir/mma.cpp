@@ -75,4 +75,9 @@ MmaElement wgmma_accumulator_element(uint32_t unit, uint32_t slot) {
   return {16 * warp + lane / 4 + 8 * ((slot >> 1) & 1), 8 * (slot >> 2) + 2 * (lane % 4) + (slot & 1)};
 }
 
+MmaElement wgmma_a_fragment_element(uint32_t unit, uint32_t slot) {
+  const MmaElement e = wgmma_accumulator_element(unit, slot % 8);
+  return {e.row, 16 * (slot / 8) + e.col};
+}
+
 }  // namespace kiln::ir

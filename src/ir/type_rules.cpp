@@ -802,14 +802,25 @@ TypeResult rule_mma_sync_frag_a(const TypeQuery& q) {
 // shared arrays, offsets integers, acc each unit's n / 2 f32 accumulators. The arrays' layouts
 // (rows of one swizzle span) are the verifier's to check: a type names its layout by number.
 TypeResult rule_wgmma(const TypeQuery& q) {
+  // The register-A form (mma_async.a_frag) takes a local array where the other takes a shared one
+  // and its offset; b, b_offset and acc line up otherwise.
+  const bool frag = q.kind == K::WgmmaMmaAsyncFragA;
   using M = ops::MmaSync;
-  const Type &a = q.operand(M::a), &b = q.operand(M::b), &acc = q.operand(M::acc);
-  if (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 ||
-      b.width != 1 || !wgmma_factor(a.scalar)) {
+  using F = ops::MmaSyncFragA;
+  const Type &a = frag ? q.operand(F::a) : q.operand(M::a), &b = frag ? q.operand(F::b) : q.operand(M::b),
+             &acc = frag ? q.operand(F::acc) : q.operand(M::acc);
+  if (frag && (a.kind != TypeKind::Local || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 ||
+               b.width != 1 || (a.scalar != Scalar::BF16 && a.scalar != Scalar::F16))) {
+    return error("multiplies a local array by a shared array, both of bf16 or f16, not " + ts(a) + " and " + ts(b));
+  }
+  if (!frag && (a.kind != TypeKind::Shared || b.kind != TypeKind::Shared || a.scalar != b.scalar || a.width != 1 ||
+                b.width != 1 || !wgmma_factor(a.scalar))) {
     return error("multiplies two shared arrays of one of " + wgmma_factors_text() + ", not " + ts(a) + " and " + ts(b));
   }
-  for (auto slot : {M::a_offset, M::b_offset}) {
-    const Type& o = q.operands[slot];
+  std::vector<size_t> offsets{frag ? size_t(F::b_offset) : size_t(M::b_offset)};
+  if (!frag) offsets.insert(offsets.begin(), size_t(M::a_offset));
+  for (size_t slot : offsets) {
+    const Type& o = q.operands[slot];  // by position: the two signatures name b_offset at 2 and 3
     if (!o.is_value() || o.width != 1 || !is_int(o.scalar)) {
       return error(role(q.kind, slot) + " must be a scalar integer, is " + ts(o));
     }
@@ -821,6 +832,10 @@ TypeResult rule_wgmma(const TypeQuery& q) {
     return error("needs shape = [64, n, k] with n 8 to 256 in steps of 8 and k a multiple of " + std::to_string(step) +
                  " (32 bytes of " + std::string(scalar_name(a.scalar)) + ")");
   }
+  if (frag && int64_t(a.length) != shape[2] / 2) {
+    return error("each unit holds " + std::to_string(shape[2] / 2) + " elements of a (8 per 16 of k), not " +
+                 std::to_string(a.length));
+  }
   if (acc.kind != TypeKind::Local || acc.scalar != Scalar::F32 || acc.width != 1 ||
       int64_t(acc.length) != shape[1] / 2) {
     return error("accumulates into each unit's local array of " + std::to_string(shape[1] / 2) + " f32, not " +
@@ -829,15 +844,20 @@ TypeResult rule_wgmma(const TypeQuery& q) {
   return none();
 }
 
-// wgmma.fence acc... and wgmma.wait_group acc... {pending = n}: accumulator arrays (local f32),
-// whose writes come before the fence, and which the products the wait completes write.
+// wgmma.fence acc... and wgmma.wait_group acc... {pending = n}: accumulator arrays (local f32; a
+// fence also names the register-A form's local arrays of bf16 or f16), whose writes come before the
+// fence, and which the products the wait completes write.
 TypeResult rule_wgmma_accumulators(const TypeQuery& q) {
   if (q.kind == K::WgmmaWaitGroup) {
     if (int64_t p = q.get<AttrKey::Pending>(); p < 0 || p > 7) return error("needs pending = 0 to 7");
   }
   for (const Type& t : q.operands_from(ops::WgmmaAccumulators::accumulators)) {
-    if (t.kind != TypeKind::Local || t.scalar != Scalar::F32 || t.width != 1) {
-      return error("names accumulator arrays (local arrays of f32), not " + ts(t));
+    const bool a_fragment = q.kind == K::WgmmaFence && (t.scalar == Scalar::BF16 || t.scalar == Scalar::F16);
+    if (t.kind != TypeKind::Local || (t.scalar != Scalar::F32 && !a_fragment) || t.width != 1) {
+      return error(q.kind == K::WgmmaFence
+                       ? "names accumulator arrays (local arrays of f32) and register factors (of bf16 or f16), not " +
+                             ts(t)
+                       : "names accumulator arrays (local arrays of f32), not " + ts(t));
     }
   }
   return none();

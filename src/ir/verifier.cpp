@@ -323,7 +323,8 @@ class Verifier {
         }
         return;
       }
-      case OpKind::WgmmaMmaAsync: {
+      case OpKind::WgmmaMmaAsync:
+      case OpKind::WgmmaMmaAsyncFragA: {
         // Warp groups of 128 units, and factors as the hardware's descriptors read them: rows of
         // one swizzle span (32, 64 or 128 bytes, XORed as the layout says), so that a step of k is
         // 32 bytes further along the row and a group of 8 rows 8 spans further down.
@@ -333,10 +334,13 @@ class Verifier {
           fail(op, "runs on warp groups of 128 units; the cube has " + std::to_string(units));
         }
         const int64_t k = op.get<AttrKey::Shape>()[2];
-        for (auto slot : {ops::MmaSync::a, ops::MmaSync::b}) {
-          const Type& t = k_.type_of(op.operand(slot));
+        const bool frag = op.kind == OpKind::WgmmaMmaAsyncFragA;
+        std::vector<Value> factors{frag ? op.operand(ops::MmaSyncFragA::b) : op.operand(ops::MmaSync::b)};
+        if (!frag) factors.insert(factors.begin(), op.operand(ops::MmaSync::a));
+        for (size_t i = 0; i < factors.size(); ++i) {
+          const Type& t = k_.type_of(factors[i]);
           const TileLayout* l = k_.layout_of(t);
-          const std::string which = slot == ops::MmaSync::a ? "a" : "b";
+          const std::string which = i + 1 == factors.size() ? "b" : "a";
           if (!l || l->kind != TileLayout::Kind::Shared || l->shared.swizzle == Swizzle::None || l->shared.columns) {
             fail(op, "reads " + which + " from a shared array laid out as swizzled rows (a shared layout with a " +
                          "swizzle of 32, 64 or 128 bytes), not " + (l ? to_string(*l) : std::string("one with none")));

@@ -389,7 +389,17 @@ TEST(TypeRules, WarpGroupProducts) {
             "needs shape = [64, n, k] with n 8 to 256 in steps of 8 and k a multiple of 16 (32 bytes of bf16)");
   EXPECT_EQ(typed(OpKind::WgmmaMmaAsync, {a, u32(), a, u32(), acc}, shape(128, 16)).error,
             "accumulates into each unit's local array of 64 f32, not local<f32, 32>");
-  EXPECT_TRUE(typed(OpKind::WgmmaFence, {acc, acc}).error.empty());
+  const Type frag = Type::local(Type::scalar_of(Scalar::BF16), 8);
+  EXPECT_TRUE(typed(OpKind::WgmmaMmaAsyncFragA, {frag, a, u32(), acc}, shape(64, 16)).error.empty());
+  EXPECT_EQ(typed(OpKind::WgmmaMmaAsyncFragA, {frag, a, u32(), acc}, shape(64, 32)).error,
+            "each unit holds 16 elements of a (8 per 16 of k), not 8");
+  EXPECT_EQ(
+      typed(OpKind::WgmmaMmaAsyncFragA, {Type::local(f32(), 4), Type::shared(f32(), 64), u32(), acc}, shape(64, 8))
+          .error,
+      "multiplies a local array by a shared array, both of bf16 or f16, not local<f32, 4> and shared<f32, 64>");
+  EXPECT_TRUE(typed(OpKind::WgmmaFence, {acc, frag}).error.empty());
+  EXPECT_EQ(typed(OpKind::WgmmaWaitGroup, {frag}, {Attr{AttrKey::Pending, AttrValue::of_int(0)}}).error,
+            "names accumulator arrays (local arrays of f32), not local<bf16, 8>");
   EXPECT_EQ(typed(OpKind::WgmmaWaitGroup, {acc}, {Attr{AttrKey::Pending, AttrValue::of_int(8)}}).error,
             "needs pending = 0 to 7");
   EXPECT_EQ(typed(OpKind::WgmmaWaitGroup, {a}, {Attr{AttrKey::Pending, AttrValue::of_int(0)}}).error,

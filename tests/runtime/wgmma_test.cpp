@@ -52,7 +52,8 @@ struct Product {
     wgmma_wait_group(0, acc);
     Expr<uint32_t> t = unit_pos() % 128u, w = t / 32u, l = t % 32u;
     for (uint32_t i = 0; i < N / 2; ++i) {
-      Expr<uint32_t> row = g * 64u + w * 16u + l / 4u + 8u * ((i >> 1) & 1u), col = 8u * (i >> 2) + 2u * (l % 4u) + (i & 1u);
+      Expr<uint32_t> row = g * 64u + w * 16u + l / 4u + 8u * ((i >> 1) & 1u),
+                     col = 8u * (i >> 2) + 2u * (l % 4u) + (i & 1u);
       out[row * N + col] = acc[i];
     }
   }
@@ -128,16 +129,116 @@ TEST(WgmmaDsl, Float8Factors) {
   check_product<f8e5m2, Swizzle::Span64, 16, 1, 2>("f8e5m2, 64-byte swizzle, n 16, by step");
 }
 
+// The register-A form: out (64 x N) = a (64 x K, read by each unit straight into its fragment)
+// x bT (b: N x K in a 128-byte swizzle, one span a row: K = 64 / sizeof(T) x 2... K = 64 here).
+template <class T, uint32_t N, bool FenceA = true>
+struct RegisterProduct {
+  static constexpr std::string_view name = "wgmma_register_product";
+  static constexpr std::array<std::string_view, 3> param_names{"a", "b", "out"};
+  static constexpr uint32_t kK = 64;
+  void operator()(Slice<const T> a, Slice<const T> b, Slice<float> out) const {
+    SharedArray<T> bs(N * kK, Swizzle::Span128);
+    For(range(unit_pos(), N * kK, 128u), [&](Expr<uint32_t> i) { bs[swizzled_index(bs, i / kK, i % kK)] = b[i]; });
+    fence_proxy_async();
+    sync_cube();
+    Expr<uint32_t> t = unit_pos(), w = t / 32u, l = t % 32u;
+    LocalArray<T> af(kK / 2);
+    for (uint32_t j = 0; j < kK / 2; ++j) {
+      const uint32_t i = j % 8;
+      Expr<uint32_t> row = w * 16u + l / 4u + 8u * ((i >> 1) & 1u),
+                     col = 16u * (j / 8) + 8u * (i >> 2) + 2u * (l % 4u) + (i & 1u);
+      af[j] = a[row * kK + col];
+    }
+    LocalArray<float> acc(N / 2);
+    for (uint32_t i = 0; i < N / 2; ++i) acc[i] = 0.0f;
+    if constexpr (FenceA) wgmma_fence(acc, af);
+    else wgmma_fence(acc);
+    wgmma_mma_async(acc, af, bs, 0u, int(kK));
+    wgmma_commit_group();
+    wgmma_wait_group(0, acc);
+    for (uint32_t i = 0; i < N / 2; ++i) {
+      Expr<uint32_t> row = w * 16u + l / 4u + 8u * ((i >> 1) & 1u), col = 8u * (i >> 2) + 2u * (l % 4u) + (i & 1u);
+      out[row * N + col] = acc[i];
+    }
+  }
+};
+
+template <class T, uint32_t N>
+void check_register_product(const std::string& what) {
+  using P = RegisterProduct<T, N>;
+  const uint32_t K = P::kK;
+  std::random_device seed;
+  const uint64_t s = (uint64_t(seed()) << 32) | seed();
+  SCOPED_TRACE(what + ", seed " + std::to_string(s));
+  std::mt19937_64 rng(s);
+  std::uniform_int_distribution<int> small(-8, 8);
+  std::vector<T> a(64 * K), b(N * K);
+  for (T& x : a) x = T(float(small(rng)) / 8.0f);
+  for (T& x : b) x = T(float(small(rng)) / 8.0f);
+  std::vector<float> want(64 * N);
+  for (uint32_t r = 0; r < 64; ++r) {
+    for (uint32_t c = 0; c < N; ++c) {
+      double sum = 0;
+      for (uint32_t k = 0; k < K; ++k) sum += double(float(a[r * K + k])) * double(float(b[c * K + k]));
+      want[r * N + c] = float(sum);
+    }
+  }
+  int ran = 0;
+  for (const Device& dev : Device::all()) {
+    if (dev.kind() == DeviceKind::Cuda && dev.info().architecture != "sm_90a") continue;
+    ++ran;
+    Client c = dev.client();
+    Handle ha = c.upload(a), hb = c.upload(b), out = c.upload(std::vector<float>(64 * N, -7.0f));
+    launch<P>(c, CubeCount{1}, CubeDim{128}, 1, ha, hb, out);
+    EXPECT_EQ(c.read<float>(out), want) << dev.name() << ": sums of a few bits are exact in any order";
+  }
+  EXPECT_GE(ran, 1);
+}
+
+TEST(WgmmaDsl, RegisterFactors) {
+  check_register_product<bf16, 64>("bf16 a in registers, n 64");
+  check_register_product<f16, 128>("f16 a in registers, n 128");
+}
+
+TEST(WgmmaDsl, RegisterFactorsNeedAFenceToo) {
+  Client c = Device::cpu().client();
+  const std::vector<float> before(64 * 64, -7.0f);
+  Handle a = c.upload(std::vector<bf16>(64 * 64, bf16(1.0f))), b = c.upload(std::vector<bf16>(64 * 64, bf16(1.0f))),
+         out = c.upload(before);
+  try {
+    launch<RegisterProduct<bf16, 64, false>>(c, CubeCount{1}, CubeDim{128}, 1, a, b, out);
+    ADD_FAILURE() << "expected wgmma.unfenced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "wgmma.unfenced");
+    EXPECT_NE(e.message().find("multiplies (as a) the local array of op #"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("with no wgmma.fence naming it"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.read<float>(out), before);
+}
+
 // One warp group, bf16 64 x 64 x 64 (128-byte swizzle), with one misuse picked by M; out gets each
 // unit's accumulators. The CPU reports each misuse; a GPU would compute garbage or hang.
-enum class Misuse { None, NoFence, WriteBeforeWait, UnnamedWait, ReadBeforeWait, SplitGroup, OffRow, PastEnd, Offsets };
+enum class Misuse {
+  None,
+  NoFence,
+  WriteAfterFence,
+  WriteBeforeWait,
+  WriteAccumulatorBeforeWait,
+  UnnamedWait,
+  ReadBeforeWait,
+  SplitGroup,
+  OffRow,
+  PastEnd,
+  Negative,
+  Offsets
+};
 
 template <Misuse M>
 struct Misused {
   static constexpr std::string_view name = "wgmma_misused";
   static constexpr std::array<std::string_view, 1> param_names{"out"};
   void operator()(Slice<float> out) const {
-    SharedArray<bf16> as(64 * 64, Swizzle::Span128), bs(64 * 64, Swizzle::Span128);
+    SharedArray<bf16> as(128 * 64, Swizzle::Span128), bs(64 * 64, Swizzle::Span128);
     For(range(unit_pos(), 64u * 64u, 128u), [&](Expr<uint32_t> i) {
       as[i] = cast<bf16>(Expr<float>(cast<float>(i % 7u)));
       bs[i] = cast<bf16>(Expr<float>(cast<float>(i % 5u)));
@@ -149,14 +250,19 @@ struct Misused {
     if constexpr (M != Misuse::NoFence) wgmma_fence(acc);
     Expr<uint32_t> a_offset = 0u;
     if constexpr (M == Misuse::OffRow) a_offset = 64u;  // row 1
-    if constexpr (M == Misuse::PastEnd) a_offset = 8u * 64u;
+    if constexpr (M == Misuse::PastEnd) a_offset = 72u * 64u;
     if constexpr (M == Misuse::Offsets) a_offset = (unit_pos() / 32u % 2u) * 8u * 64u;
-    auto product = [&] { wgmma_mma_async(acc, as, a_offset, bs, 0u, 64); };
+    if constexpr (M == Misuse::WriteAfterFence) acc[3] = 1.0f;
+    auto product = [&] {
+      if constexpr (M == Misuse::Negative) wgmma_mma_async(acc, as, Expr<int32_t>(-512), bs, 0u, 64);
+      else wgmma_mma_async(acc, as, a_offset, bs, 0u, 64);
+    };
     if constexpr (M == Misuse::SplitGroup) If(unit_pos() < 64u, product);
     else product();
     wgmma_commit_group();
     if constexpr (M == Misuse::WriteBeforeWait) as[unit_pos()] = cast<bf16>(Expr<float>(1.5f));
     if constexpr (M == Misuse::ReadBeforeWait) out[absolute_pos() * 32u] = acc[0];
+    if constexpr (M == Misuse::WriteAccumulatorBeforeWait) acc[5] = 0.0f;
     if constexpr (M == Misuse::UnnamedWait) wgmma_wait_group(0);
     else wgmma_wait_group(0, acc);
     if constexpr (M != Misuse::ReadBeforeWait) {
@@ -194,7 +300,8 @@ TEST(WgmmaDsl, TheSameKernelWithoutAMisuseRuns) {
 }
 
 TEST(WgmmaDsl, AProductWithoutAFenceIsRefused) {
-  expect_misuse<Misuse::NoFence>("wgmma.unfenced", "warp group 0 (units 0 to 127) starts a product on the local array of op #");
+  expect_misuse<Misuse::NoFence>("wgmma.unfenced",
+                                 "warp group 0 (units 0 to 127) starts a product on the local array of op #");
 }
 TEST(WgmmaDsl, AFactorWrittenBeforeTheWaitIsARace) {
   expect_misuse<Misuse::WriteBeforeWait>("wgmma.race", "were written before this wait completed it");
@@ -212,7 +319,15 @@ TEST(WgmmaDsl, AFactorOffItsRowGroupIsMisaligned) {
   expect_misuse<Misuse::OffRow>("wgmma.misaligned", "a_offset 64 puts the factor at row 1, byte 0");
 }
 TEST(WgmmaDsl, AFactorPastItsArraysEndIsOutOfRange) {
-  expect_misuse<Misuse::PastEnd>("bounds.out_of_range", "the 64 rows of a from element 512 reach element 4607");
+  expect_misuse<Misuse::PastEnd>("bounds.out_of_range",
+                                 "the 64 rows of a from element 4608 reach past the end of the shared array of op #");
+  expect_misuse<Misuse::Negative>("bounds.out_of_range", "the 64 rows of a from element 18446744073709551104 reach");
+}
+TEST(WgmmaDsl, AccumulatorsWrittenAfterTheirFenceAreUnfenced) {
+  expect_misuse<Misuse::WriteAfterFence>("wgmma.unfenced", ", written after the wgmma.fence that named it");
+}
+TEST(WgmmaDsl, AccumulatorsWrittenBeforeTheWaitAreARace) {
+  expect_misuse<Misuse::WriteAccumulatorBeforeWait>("wgmma.race", "were written while it was in flight");
 }
 
 // Read before the wait, the accumulators are NaN on the CPU (on a GPU, whatever the tensor cores

@@ -46,8 +46,8 @@ Expr<uint32_t> swizzled_index(const SharedArray<T>& a, const R& row, const C& co
 // of f8e4m3 or f8e5m2), all of them within one row of the arrays. The offsets start a row that is
 // a multiple of 8, at a multiple of 32 bytes along it (a later step of k).
 template <class T, detail::Index I, detail::Index J>
-void wgmma_mma_async(const LocalArray<float>& acc, const SharedArray<T>& a, const I& a_offset,
-                     const SharedArray<T>& b, const J& b_offset, int k) {
+void wgmma_mma_async(const LocalArray<float>& acc, const SharedArray<T>& a, const I& a_offset, const SharedArray<T>& b,
+                     const J& b_offset, int k) {
   const dsl::ValueRef operands[] = {a.ref(), detail::index_ref(a_offset), b.ref(), detail::index_ref(b_offset),
                                     acc.ref()};
   const int64_t n = int64_t(acc.ref().type.length) * 2;
@@ -55,16 +55,27 @@ void wgmma_mma_async(const LocalArray<float>& acc, const SharedArray<T>& a, cons
                                 {ir::Attr{ir::AttrKey::Shape, ir::AttrValue::of_ints({64, n, k})}});
 }
 
-// The units' writes to these accumulators come before the products issued after it.
+// The same with a in registers (bf16 or f16): each unit's k / 2 elements of a, slot 8 s + i of unit
+// t of its warp group holding a's element (row, 16 s + col) where accumulator slot i of an n = 16
+// product sits (ir::wgmma_a_fragment_element). A fence must name `a` too.
+template <class T, detail::Index J>
+void wgmma_mma_async(const LocalArray<float>& acc, const LocalArray<T>& a, const SharedArray<T>& b, const J& b_offset,
+                     int k) {
+  const dsl::ValueRef operands[] = {a.ref(), b.ref(), detail::index_ref(b_offset), acc.ref()};
+  const int64_t n = int64_t(acc.ref().type.length) * 2;
+  dsl::Tracer::current().record(ir::OpKind::WgmmaMmaAsyncFragA, operands, ir::Type::none(),
+                                {ir::Attr{ir::AttrKey::Shape, ir::AttrValue::of_ints({64, n, k})}});
+}
+
+// The units' writes to these accumulators (and register factors) come before the products issued
+// after it.
 template <class... Acc>
 void wgmma_fence(const Acc&... acc) {
   const dsl::ValueRef operands[] = {acc.ref()..., dsl::ValueRef{}};
   dsl::Tracer::current().record(ir::OpKind::WgmmaFence, std::span(operands, sizeof...(Acc)), ir::Type::none());
 }
 // The products issued since the last commit form a group.
-inline void wgmma_commit_group() {
-  dsl::Tracer::current().record(ir::OpKind::WgmmaCommitGroup, {}, ir::Type::none());
-}
+inline void wgmma_commit_group() { dsl::Tracer::current().record(ir::OpKind::WgmmaCommitGroup, {}, ir::Type::none()); }
 // Returns once at most `pending` (0 to 7) groups are in flight; names every accumulator array the
 // products it completes write.
 template <class... Acc>

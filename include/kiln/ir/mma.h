@@ -98,5 +98,8 @@ std::string wgmma_factors_text();
 // (32 units), mma.sync m16n8's layout over rows 16 w to 16 w + 15, repeated along n every 8
 // columns (slot / 4 is the block of columns).
 MmaElement wgmma_accumulator_element(uint32_t unit, uint32_t slot);
+// The element of a (row, k) that slot `slot` of unit `unit` of a warp group holds in the register-A
+// form (16-bit factors): 8 slots per 16 of k, laid out as an n = 16 product's accumulators.
+MmaElement wgmma_a_fragment_element(uint32_t unit, uint32_t slot);
 
 }  // namespace kiln::ir

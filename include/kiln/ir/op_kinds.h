@@ -350,6 +350,11 @@ std::string_view family_name(OpFamily f);
      arrays it makes readable (every one a landing product writes); a product in flight's accumulators                 \
      are not to be read */                                                                                             \
   X(WgmmaMmaAsync, "wgmma.mma_async", Matrix, MmaSync, "", "shape", wgmma, "", kReadsMemory | kWritesMemory | kPlane)  \
+  /* the same with a in registers (bf16, f16): each unit's local array of k / 2 elements of a, unit t of a             \
+     warp group holding in slot 8 s + i element (row, 16 s + col) of accumulator slot i of an n = 16 product           \
+     (wgmma_a_fragment_element) */                                                                                     \
+  X(WgmmaMmaAsyncFragA, "wgmma.mma_async.a_frag", Matrix, MmaSyncFragA, "", "shape", wgmma, "",                        \
+    kReadsMemory | kWritesMemory | kPlane)                                                                             \
   X(WgmmaFence, "wgmma.fence", Sync, WgmmaAccumulators, "", "", wgmma_accumulators, "",                                \
     kReadsMemory | kWritesMemory | kPlane)                                                                             \
   X(WgmmaCommitGroup, "wgmma.commit_group", Sync, Nullary, "", "", no_result, "",                                      \

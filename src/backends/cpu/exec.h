@@ -57,11 +57,17 @@ struct InFlightProduct {
   std::vector<float> result;
   std::vector<unsigned char> read;
 };
+// An array a wgmma.fence named: its slot, and the warp group's bytes of it then (a write after
+// the fence is one the fence does not order).
+struct FencedArray {
+  uint32_t slot = 0;
+  std::vector<unsigned char> bytes;
+};
 struct WarpGroupProducts {
   std::vector<InFlightProduct> pending;  // in issue order
   std::vector<uint32_t> commits;         // by warp group
-  // By warp group: the accumulator arrays (slots) a wgmma.fence has named since its last wait.
-  std::vector<std::vector<uint32_t>> fenced;
+  // By warp group: the arrays a wgmma.fence has named since its last wait.
+  std::vector<std::vector<FencedArray>> fenced;
 };
 
 struct Exec {

@@ -184,12 +184,15 @@ struct Wgmma {
     uint32_t at = 0, length = 0, alloc_op = 0, span = 0;
   };
   Factor a, b;
+  // The register-A form: a is each unit's local array (a.at its slot, a.length its elements).
+  bool a_in_registers = false;
   ir::Scalar factor = ir::Scalar::BF16;
   uint32_t element_bytes = 2;
   uint32_t acc_slot = 0, acc_length = 0, acc_alloc_op = 0;
   uint32_t n = 0, k = 0;
   uint32_t pending = 0;
-  std::vector<uint32_t> waited;  // wgmma.fence and wait_group: the slots of the accumulator arrays named
+  // wgmma.fence and wait_group: the arrays named (their slots, and bytes a unit holds of each).
+  std::vector<uint32_t> waited, waited_bytes;
 };
 
 using Args = std::variant<std::monostate, Elementwise, Select, Lanes, Construct, Builtin, VarCopy, ArrayMeta, Access,

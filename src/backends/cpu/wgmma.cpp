@@ -33,6 +33,9 @@ namespace {
 using ir::OpKind;
 using ir::Scalar;
 constexpr uint32_t kGroup = ir::kWgmmaUnits;
+// What the accumulators of a product in flight hold: a quiet NaN with a payload of its own, so that a
+// read gives NaN and a write is seen at the next product on them or at their wait.
+constexpr uint32_t kInFlight = 0x7fdead00;
 
 std::string group_text(uint32_t g) {
   return "warp group " + std::to_string(g) + " (units " + std::to_string(g * kGroup) + " to " +
@@ -88,8 +91,8 @@ uint64_t factor_byte(const Wgmma& x, const Wgmma::Factor& f, uint64_t first, uin
 
 // Unit u's offset of a factor, checked: the same in every unit of the group, on a group of 8 rows
 // (the descriptor's base), k within one row, in steps of 32 bytes, every row in the array.
-uint64_t factor_first(const Exec& e, const Instr& in, const Wgmma& x, const Wgmma::Factor& f, uint32_t g,
-                      uint32_t rows, const char* name) {
+uint64_t factor_first(const Exec& e, const Instr& in, const Wgmma& x, const Wgmma::Factor& f, uint32_t g, uint32_t rows,
+                      const char* name) {
   const uint32_t u0 = g * kGroup;
   const uint64_t first = read_index(e, f.offset, f.offset_type, u0);
   for (uint32_t u = u0 + 1; u < u0 + kGroup; ++u) {
@@ -100,21 +103,26 @@ uint64_t factor_first(const Exec& e, const Instr& in, const Wgmma& x, const Wgmm
                unit_text(e, u0) + "; the units of " + group_text(g) + " give one product, with one offset");
     }
   }
-  const uint64_t pitch = f.span / x.element_bytes, byte = first * x.element_bytes;
+  const uint64_t pitch = f.span / x.element_bytes;
+  // In range first: a negative signed offset reads as a huge one, which the arithmetic below would
+  // wrap.
+  if (first >= f.length || uint64_t(rows) * pitch > f.length - (first - first % pitch)) {
+    fail(e, in, u0, "bounds.out_of_range",
+         "the " + std::to_string(rows) + " rows of " + name + " from element " + std::to_string(first) +
+             " reach past the end of the shared array of op #" + std::to_string(f.alloc_op) + " (length " +
+             std::to_string(f.length) + ")");
+  }
+  const uint64_t byte = first * x.element_bytes;
   const uint64_t in_row = byte % f.span;
-  if ((byte / f.span) % 8 != 0 || in_row % ir::kWgmmaStepBytes != 0 || in_row + uint64_t(x.k) * x.element_bytes > f.span) {
+  if ((byte / f.span) % 8 != 0 || in_row % ir::kWgmmaStepBytes != 0 ||
+      in_row + uint64_t(x.k) * x.element_bytes > f.span) {
     fail(e, in, u0, "wgmma.misaligned",
          std::string(name) + "_offset " + std::to_string(first) + " puts the factor at row " +
              std::to_string(byte / f.span) + ", byte " + std::to_string(in_row) + " of rows of " +
-             std::to_string(f.span) + " bytes: a factor starts on a row that is a multiple of 8, at a multiple of 32 "
-             "bytes along it, with its k = " + std::to_string(x.k) + " elements within the row");
-  }
-  const uint64_t last = first - first % pitch + uint64_t(rows - 1) * pitch + pitch;  // one past the last row
-  if (last > f.length) {
-    fail(e, in, u0, "bounds.out_of_range",
-         "the " + std::to_string(rows) + " rows of " + name + " from element " + std::to_string(first) +
-             " reach element " + std::to_string(last - 1) + " of the shared array of op #" +
-             std::to_string(f.alloc_op) + " (length " + std::to_string(f.length) + ")");
+             std::to_string(f.span) +
+             " bytes: a factor starts on a row that is a multiple of 8, at a multiple of 32 "
+             "bytes along it, with its k = " +
+             std::to_string(x.k) + " elements within the row");
   }
   return first;
 }
@@ -126,6 +134,23 @@ void gather(const Exec& e, const Wgmma& x, const Wgmma::Factor& f, uint64_t firs
     for (uint32_t kk = 0; kk < x.k; ++kk) {
       const unsigned char* p = e.shared + factor_byte(x, f, first, r, kk);
       if (values) values[size_t(r) * x.k + kk] = factor_value(x.factor, p);
+      bytes.insert(bytes.end(), p, p + x.element_bytes);
+    }
+  }
+}
+
+// The register-A form: a's 64 x k elements from the local arrays of warp group g's units (slot j
+// of unit t is element ir::wgmma_a_fragment_element(t, j)), as floats (row-major) and as the
+// bytes they were read from, in unit and slot order.
+void gather_registers(const Exec& e, const Wgmma& x, uint32_t g, float* values, std::vector<unsigned char>& bytes) {
+  for (uint32_t t = 0; t < kGroup; ++t) {
+    const unsigned char* unit = e.regs + x.a.at + size_t(g * kGroup + t) * x.a.length * x.element_bytes;
+    for (uint32_t j = 0; j < x.a.length; ++j) {
+      const unsigned char* p = unit + size_t(j) * x.element_bytes;
+      if (values) {
+        const ir::MmaElement at = ir::wgmma_a_fragment_element(t, j);
+        values[size_t(at.row) * x.k + at.col] = factor_value(x.factor, p);
+      }
       bytes.insert(bytes.end(), p, p + x.element_bytes);
     }
   }
@@ -143,6 +168,29 @@ InFlightProduct* in_flight_on(WarpGroupProducts& q, uint32_t g, uint32_t slot) {
   return nullptr;
 }
 
+// Whether warp group g's accumulators in `slot` still hold kInFlight everywhere.
+bool untouched(const Exec& e, uint32_t slot, uint32_t length, uint32_t g) {
+  for (uint32_t t = 0; t < kGroup; ++t) {
+    const float* acc = acc_of(e, slot, length, g * kGroup + t);
+    for (uint32_t i = 0; i < length; ++i) {
+      if (std::bit_cast<uint32_t>(acc[i]) != kInFlight) return false;
+    }
+  }
+  return true;
+}
+
+[[noreturn]] void fail_written_in_flight(const Exec& e, const Instr& in, const InFlightProduct& p) {
+  fail(e, in, p.warp_group * kGroup, "wgmma.race",
+       "the accumulators of " + group_text(p.warp_group) + "'s product (op #" + std::to_string(p.instr->op_number) +
+           ") were written while it was in flight: they belong to the tensor cores until the wait that completes it");
+}
+
+// Warp group g's bytes of local array `slot` (bytes a unit).
+std::vector<unsigned char> group_bytes(const Exec& e, uint32_t slot, uint32_t bytes, uint32_t g) {
+  const unsigned char* from = e.regs + slot + size_t(g) * kGroup * bytes;
+  return std::vector<unsigned char>(from, from + size_t(kGroup) * bytes);
+}
+
 uint32_t wgmma_instr(Exec& e, const Instr& in, uint32_t pc) {
   const Wgmma& x = in.as<Wgmma>();
   WarpGroupProducts& q = *e.products;
@@ -150,15 +198,29 @@ uint32_t wgmma_instr(Exec& e, const Instr& in, uint32_t pc) {
   for (uint32_t g = 0; g < e.units / kGroup; ++g) {
     if (!group_active(e, in, g)) continue;
     const uint32_t u0 = g * kGroup;
-    const uint64_t a_first = factor_first(e, in, x, x.a, g, ir::kWgmmaRows, "a");
+    const uint64_t a_first = x.a_in_registers ? 0 : factor_first(e, in, x, x.a, g, ir::kWgmmaRows, "a");
     const uint64_t b_first = factor_first(e, in, x, x.b, g, x.n, "b");
     const InFlightProduct* before = in_flight_on(q, g, x.acc_slot);
-    if (!before && std::find(q.fenced[g].begin(), q.fenced[g].end(), x.acc_slot) == q.fenced[g].end()) {
+    // A fence named the array since the group's last wait, and nothing wrote it after the fence.
+    auto check_fenced = [&](uint32_t slot, uint32_t bytes, uint32_t alloc_op, const std::string& what) {
+      for (const FencedArray& f : q.fenced[g]) {
+        if (f.slot != slot) continue;
+        if (f.bytes != group_bytes(e, slot, bytes, g)) {
+          fail(e, in, u0, "wgmma.unfenced",
+               group_text(g) + " " + what + " the local array of op #" + std::to_string(alloc_op) +
+                   ", written after the wgmma.fence that named it: writes come before a product only through a "
+                   "fence after them");
+        }
+        return;
+      }
       fail(e, in, u0, "wgmma.unfenced",
-           group_text(g) + " starts a product on the local array of op #" + std::to_string(x.acc_alloc_op) +
-               " with no wgmma.fence naming it since the group's last wgmma.wait_group (or since the kernel "
-               "began): the units' writes to accumulators come before a product only through a fence");
-    }
+           group_text(g) + " " + what + " the local array of op #" + std::to_string(alloc_op) +
+               " with no wgmma.fence naming it since the group's last wgmma.wait_group (or since the kernel began): "
+               "the units' writes to it come before a product only through a fence");
+    };
+    if (before && !untouched(e, x.acc_slot, x.acc_length, g)) fail_written_in_flight(e, in, *before);
+    if (!before) check_fenced(x.acc_slot, x.acc_length * 4, x.acc_alloc_op, "starts a product on");
+    if (x.a_in_registers) check_fenced(x.a.at, x.a.length * x.element_bytes, x.a.alloc_op, "multiplies (as a)");
     InFlightProduct p;
     p.instr = &in;
     p.warp_group = g;
@@ -166,7 +228,8 @@ uint32_t wgmma_instr(Exec& e, const Instr& in, uint32_t pc) {
     p.acc_length = x.acc_length;
     p.a_first = a_first;
     p.b_first = b_first;
-    gather(e, x, x.a, a_first, ir::kWgmmaRows, a.data(), p.read);
+    if (x.a_in_registers) gather_registers(e, x, g, a.data(), p.read);
+    else gather(e, x, x.a, a_first, ir::kWgmmaRows, a.data(), p.read);
     gather(e, x, x.b, b_first, x.n, b.data(), p.read);
     p.result.resize(size_t(kGroup) * x.acc_length);
     for (uint32_t t = 0; t < kGroup; ++t) {
@@ -182,7 +245,7 @@ uint32_t wgmma_instr(Exec& e, const Instr& in, uint32_t pc) {
     }
     for (uint32_t t = 0; t < kGroup; ++t) {
       float* acc = acc_of(e, x.acc_slot, x.acc_length, u0 + t);
-      for (uint32_t i = 0; i < x.acc_length; ++i) acc[i] = std::numeric_limits<float>::quiet_NaN();
+      for (uint32_t i = 0; i < x.acc_length; ++i) acc[i] = std::bit_cast<float>(kInFlight);
     }
     q.pending.push_back(std::move(p));
   }
@@ -190,12 +253,14 @@ uint32_t wgmma_instr(Exec& e, const Instr& in, uint32_t pc) {
 }
 
 uint32_t fence_instr(Exec& e, const Instr& in, uint32_t pc) {
-  const std::vector<uint32_t>& named = in.as<Wgmma>().waited;
+  const Wgmma& x = in.as<Wgmma>();
   for (uint32_t g = 0; g < e.units / kGroup; ++g) {
     if (!group_active(e, in, g)) continue;
-    std::vector<uint32_t>& fenced = e.products->fenced[g];
-    for (uint32_t slot : named) {
-      if (std::find(fenced.begin(), fenced.end(), slot) == fenced.end()) fenced.push_back(slot);
+    std::vector<FencedArray>& fenced = e.products->fenced[g];
+    for (size_t i = 0; i < x.waited.size(); ++i) {
+      auto it = std::find_if(fenced.begin(), fenced.end(), [&](const FencedArray& f) { return f.slot == x.waited[i]; });
+      if (it == fenced.end()) it = fenced.insert(fenced.end(), FencedArray{x.waited[i], {}});
+      it->bytes = group_bytes(e, x.waited[i], x.waited_bytes[i], g);
     }
   }
   return pc + 1;
@@ -234,7 +299,8 @@ uint32_t wait_instr(Exec& e, const Instr& in, uint32_t pc) {
     const InFlightProduct& p = q.pending[i];
     const Wgmma& x = p.instr->as<Wgmma>();
     now.clear();
-    gather(e, x, x.a, p.a_first, ir::kWgmmaRows, nullptr, now);
+    if (x.a_in_registers) gather_registers(e, x, p.warp_group, nullptr, now);
+    else gather(e, x, x.a, p.a_first, ir::kWgmmaRows, nullptr, now);
     gather(e, x, x.b, p.b_first, x.n, nullptr, now);
     if (now != p.read) {
       fail(e, in, p.warp_group * kGroup, "wgmma.race",
@@ -244,9 +310,8 @@ uint32_t wait_instr(Exec& e, const Instr& in, uint32_t pc) {
     }
     if (std::find(w.waited.begin(), w.waited.end(), p.acc_slot) == w.waited.end()) {
       fail(e, in, p.warp_group * kGroup, "wgmma.unnamed",
-           "this wait completes " + group_text(p.warp_group) + "'s product (op #" +
-               std::to_string(p.instr->op_number) + ") on the local array of op #" +
-               std::to_string(x.acc_alloc_op) +
+           "this wait completes " + group_text(p.warp_group) + "'s product (op #" + std::to_string(p.instr->op_number) +
+               ") on the local array of op #" + std::to_string(x.acc_alloc_op) +
                ", which it does not name: a wait names every accumulator array it makes readable (on a GPU, "
                "the compiler may otherwise read them before the wait)");
     }
@@ -257,6 +322,7 @@ uint32_t wait_instr(Exec& e, const Instr& in, uint32_t pc) {
       newer |= q.pending[j].warp_group == p.warp_group && q.pending[j].acc_slot == p.acc_slot;
     }
     if (newer) continue;
+    if (!untouched(e, p.acc_slot, p.acc_length, p.warp_group)) fail_written_in_flight(e, in, p);
     for (uint32_t t = 0; t < kGroup; ++t) {
       std::memcpy(acc_of(e, p.acc_slot, p.acc_length, p.warp_group * kGroup + t), &p.result[size_t(t) * p.acc_length],
                   p.acc_length * sizeof(float));
@@ -270,7 +336,8 @@ uint32_t wait_instr(Exec& e, const Instr& in, uint32_t pc) {
   return pc + 1;
 }
 
-Wgmma::Factor plan_factor(Planner& p, const ir::Op& op, ir::ops::MmaSync::Slot array, ir::ops::MmaSync::Slot offset) {
+template <class Slot>
+Wgmma::Factor plan_factor(Planner& p, const ir::Op& op, Slot array, Slot offset) {
   const ArrayRef& r = p.array(op.operand(array));
   const ir::TileLayout* l = p.kernel().layout_of(p.type_of(op.operand(array)));
   Wgmma::Factor f;
@@ -287,18 +354,29 @@ Wgmma::Factor plan_factor(Planner& p, const ir::Op& op, ir::ops::MmaSync::Slot a
 
 bool plan_wgmma(Planner& p, const ir::Op& op) {
   Wgmma x;
-  if (op.kind == OpKind::WgmmaMmaAsync || op.kind == OpKind::WgmmaFence || op.kind == OpKind::WgmmaCommitGroup ||
-      op.kind == OpKind::WgmmaWaitGroup) {
+  if (op.kind == OpKind::WgmmaMmaAsync || op.kind == OpKind::WgmmaMmaAsyncFragA || op.kind == OpKind::WgmmaFence ||
+      op.kind == OpKind::WgmmaCommitGroup || op.kind == OpKind::WgmmaWaitGroup) {
     p.plan().warp_groups = p.plan().units / kGroup;  // the verifier holds units to whole warp groups
   }
   switch (op.kind) {
-    case OpKind::WgmmaMmaAsync: {
+    case OpKind::WgmmaMmaAsync:
+    case OpKind::WgmmaMmaAsyncFragA: {
       using M = ir::ops::MmaSync;
-      x.a = plan_factor(p, op, M::a, M::a_offset);
-      x.b = plan_factor(p, op, M::b, M::b_offset);
-      x.factor = p.type_of(op.operand(M::a)).scalar;
+      using F = ir::ops::MmaSyncFragA;
+      x.a_in_registers = op.kind == OpKind::WgmmaMmaAsyncFragA;
+      if (x.a_in_registers) {
+        const ArrayRef& a = p.array(op.operand(F::a));
+        x.a.at = a.where;
+        x.a.length = a.length;
+        x.a.alloc_op = a.op;
+        x.b = plan_factor(p, op, F::b, F::b_offset);
+      } else {
+        x.a = plan_factor(p, op, M::a, M::a_offset);
+        x.b = plan_factor(p, op, M::b, M::b_offset);
+      }
+      x.factor = p.type_of(x.a_in_registers ? op.operand(F::b) : op.operand(M::b)).scalar;
       x.element_bytes = uint32_t(ir::scalar_bytes(x.factor));
-      const ArrayRef& acc = p.array(op.operand(M::acc));
+      const ArrayRef& acc = p.array(x.a_in_registers ? op.operand(F::acc) : op.operand(M::acc));
       x.acc_slot = acc.where;
       x.acc_length = acc.length;
       x.acc_alloc_op = acc.op;
@@ -309,15 +387,19 @@ bool plan_wgmma(Planner& p, const ir::Op& op) {
       return true;
     }
     case OpKind::WgmmaFence:
-      for (ir::Value v : op.operands_from(ir::ops::WgmmaAccumulators::accumulators)) x.waited.push_back(p.array(v).where);
-      p.emit(op, &fence_instr, x);
+    case OpKind::WgmmaWaitGroup:
+      for (ir::Value v : op.operands_from(ir::ops::WgmmaAccumulators::accumulators)) {
+        x.waited.push_back(p.array(v).where);
+        x.waited_bytes.push_back(uint32_t(p.array(v).length * p.type_of(v).element_bytes()));
+      }
+      if (op.kind == OpKind::WgmmaFence) {
+        p.emit(op, &fence_instr, x);
+      } else {
+        x.pending = uint32_t(op.get<ir::AttrKey::Pending>());
+        p.emit(op, &wait_instr, x);
+      }
       return true;
     case OpKind::WgmmaCommitGroup: p.emit(op, &commit_instr, x); return true;
-    case OpKind::WgmmaWaitGroup:
-      x.pending = uint32_t(op.get<ir::AttrKey::Pending>());
-      for (ir::Value v : op.operands_from(ir::ops::WgmmaAccumulators::accumulators)) x.waited.push_back(p.array(v).where);
-      p.emit(op, &wait_instr, x);
-      return true;
     default: return false;
   }
 }

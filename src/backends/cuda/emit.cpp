@@ -304,6 +304,9 @@ EmitResult Emitter::run() {
   }
   number_values();
   analyse_flow();
+  ir::walk(k_.body, [&](const ir::Op& op) {
+    if (op.kind == OpKind::WgmmaMmaAsyncFragA) register_factors_.insert(op.operand(ir::ops::MmaSyncFragA::a));
+  });
   plan_shared();
   signature(out);
   shared_memory(out);

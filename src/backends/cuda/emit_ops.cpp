@@ -425,7 +425,11 @@ void Emitter::memory(const ir::Op& op) {
                   name(op.operand(C::shared_index)) + "], " + src + ", " + mask + ");");
     }
     case K::LocalAlloc:
-      return line(type_name(op.type.element()) + " " + name(op.result) + "[" + std::to_string(op.type.length) + "];");
+      line(type_name(op.type.element()) + " " + name(op.result) + "[" + std::to_string(op.type.length) + "];");
+      if (register_factors_.count(op.result)) {
+        line("u32 " + name(op.result) + "_a[" + std::to_string(op.type.length / 2) + "];");
+      }
+      return;
     case K::VarDecl: return line(type_name(op.type.element()) + " " + name(op.result) + ";");
     case K::VarLoad: return declare(op, name(op.operand(ir::ops::VarLoad::var)));
     case K::VarStore:
@@ -499,7 +503,7 @@ void Emitter::matrix(const ir::Op& op) {
          name(op.operand(F::b_offset)) + "], " + name(op.operand(F::acc)) + ");");
     return;
   }
-  if (op.kind == OpKind::WgmmaMmaAsync) return wgmma(op);
+  if (op.kind == OpKind::WgmmaMmaAsync || op.kind == OpKind::WgmmaMmaAsyncFragA) return wgmma(op);
   if (op.kind != OpKind::MmaSync) unsupported(op, "does not know this matrix op");
   std::string args = std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " + std::to_string(shape[2]) +
                      ", " + std::to_string(planes[0]) + ", " + std::to_string(planes[1]) + ", " +
@@ -562,10 +566,11 @@ void Emitter::mbarrier(const ir::Op& op) {
 }
 
 // One wgmma.mma_async of n columns on factors of `factor`, 32 bytes of k from each, as a function
-// of the unit's accumulators and the two descriptors: `kiln_wgmma_m64n64k16_bf16(acc, da, db)`.
-// The accumulators are n / 2 "+f" operands (the instruction both reads and writes them), so the
+// of the unit's accumulators and the two descriptors, `kiln_wgmma_m64n64k16_bf16(acc, da, db)`, or
+// with a in four registers, `kiln_wgmma_m64n64k16_bf16_rs(acc, a0, a1, a2, a3, db)`. The
+// accumulators are n / 2 "+f" operands (the instruction both reads and writes them), so the
 // function is written out for the shape a kernel uses.
-std::string Emitter::wgmma_instruction(uint32_t n, Scalar factor) {
+std::string Emitter::wgmma_instruction(uint32_t n, Scalar factor, bool a_in_registers) {
   const uint32_t k = ir::kWgmmaStepBytes / uint32_t(ir::scalar_bytes(factor)), regs = n / 2;
   std::string format;
   switch (factor) {
@@ -577,22 +582,37 @@ std::string Emitter::wgmma_instruction(uint32_t n, Scalar factor) {
     default: throw Error("compile.unsupported", "wgmma has no " + std::string(ir::scalar_name(factor)) + " factors");
   }
   const std::string shape = "m64n" + std::to_string(n) + "k" + std::to_string(k);
-  const std::string fn = "kiln_wgmma_" + shape + "_" + format;
+  const std::string fn = "kiln_wgmma_" + shape + "_" + format + (a_in_registers ? "_rs" : "");
   if (helpers_.count(fn)) return fn;
   std::string d, outs;
   for (uint32_t i = 0; i < regs; ++i) {
     d += (i ? ", %" : "%") + std::to_string(i);
     outs += std::string(i ? ", " : "") + (i % 8 == 0 ? "\n        " : "") + "\"+f\"(d[" + std::to_string(i) + "])";
   }
+  auto at = [&](uint32_t i) { return "%" + std::to_string(regs + i); };
   // Scale-d is the predicate p (true: add to the accumulators); the factors are not negated; the
-  // 16-bit formats also take their transpose flags (0: both read along k).
-  const std::string flags = ir::scalar_bytes(factor) == 2 ? ", p, 1, 1, 0, 0;" : ", p, 1, 1;";
-  const std::string a = "%" + std::to_string(regs), b = "%" + std::to_string(regs + 1),
-                    one = "%" + std::to_string(regs + 2);
-  helpers_[fn] = "KILN_DEV void " + fn + "(f32 (&d)[" + std::to_string(regs) + "], u64 a, u64 b) {\n" +
+  // 16-bit formats also take their transpose flags (0: read along k), a in registers only b's.
+  const bool sixteen = ir::scalar_bytes(factor) == 2;
+  std::string a, b, one, params, ins, flags;
+  if (a_in_registers) {
+    a = "{" + at(0) + ", " + at(1) + ", " + at(2) + ", " + at(3) + "}";
+    b = at(4);
+    one = at(5);
+    params = "u32 a0, u32 a1, u32 a2, u32 a3, u64 b";
+    ins = "\"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"r\"(1)";
+    flags = ", p, 1, 1, 0;";
+  } else {
+    a = at(0);
+    b = at(1);
+    one = at(2);
+    params = "u64 a, u64 b";
+    ins = "\"l\"(a), \"l\"(b), \"r\"(1)";
+    flags = sixteen ? ", p, 1, 1, 0, 0;" : ", p, 1, 1;";
+  }
+  helpers_[fn] = "KILN_DEV void " + fn + "(f32 (&d)[" + std::to_string(regs) + "], " + params + ") {\n" +
                  "  asm volatile(\n      \"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + one + ", 0;\\n\"\n" +
                  "      \"wgmma.mma_async.sync.aligned." + shape + ".f32." + format + "." + format + " {" + d + "}, " +
-                 a + ", " + b + flags + "\\n}\\n\"\n      :" + outs + "\n      : \"l\"(a), \"l\"(b), \"r\"(1));\n}\n";
+                 a + ", " + b + flags + "\\n}\\n\"\n      :" + outs + "\n      : " + ins + ");\n}\n";
   return fn;
 }
 
@@ -605,8 +625,19 @@ void Emitter::wgmma(const ir::Op& op) {
   if (op.kind == OpKind::WgmmaFence || op.kind == OpKind::WgmmaWaitGroup) {
     std::span<const ir::Value> accs = op.operands_from(ir::ops::WgmmaAccumulators::accumulators);
     if (op.kind == OpKind::WgmmaFence) {
-      // The accumulators' writes are held before the fence as the wait's reads are after it.
-      for (ir::Value acc : accs) line("kiln_wgmma_hold(" + name(acc) + ");");
+      // The accumulators' writes are held before the fence as the wait's reads are after it; a
+      // register factor is packed here, and its packed registers held.
+      for (ir::Value v : accs) {
+        if (!register_factors_.count(v)) {
+          line("kiln_wgmma_hold(" + name(v) + ");");
+          continue;
+        }
+        const std::string f = name(v), n = std::to_string(type(v).length / 2);
+        line("#pragma unroll");
+        line("for (int j = 0; j < " + n + "; ++j) " + f + "_a[j] = kiln_wgmma_pack(" + f + "[2 * j], " + f +
+             "[2 * j + 1]);");
+        line("kiln_wgmma_hold(" + f + "_a);");
+      }
       return line("kiln_wgmma_fence();");
     }
     line("kiln_wgmma_wait_group<" + std::to_string(op.attr_int(ir::AttrKey::Pending)) + ">();");
@@ -614,18 +645,31 @@ void Emitter::wgmma(const ir::Op& op) {
     return;
   }
   using M = ir::ops::MmaSync;
-  const Scalar factor = type(op.operand(M::a)).scalar;
+  using F = ir::ops::MmaSyncFragA;
+  const bool registers = op.kind == OpKind::WgmmaMmaAsyncFragA;
+  const ir::Value b = registers ? op.operand(F::b) : op.operand(M::b),
+                  b_offset = registers ? op.operand(F::b_offset) : op.operand(M::b_offset),
+                  acc = registers ? op.operand(F::acc) : op.operand(M::acc);
+  const Scalar factor = type(b).scalar;
   std::span<const int64_t> shape = op.get<ir::AttrKey::Shape>();
-  const std::string fn = wgmma_instruction(uint32_t(shape[1]), factor);
+  const std::string fn = wgmma_instruction(uint32_t(shape[1]), factor, registers);
   const int64_t step = ir::kWgmmaStepBytes / ir::scalar_bytes(factor);
-  auto descriptor = [&](M::Slot array, M::Slot offset, int64_t s) {
-    const ir::TileLayout* l = k_.layout_of(type(op.operand(array)));
-    return "kiln_wgmma_descriptor(&" + name(op.operand(array)) + "[" + name(op.operand(offset)) + " + " +
-           std::to_string(s * step) + "], " + std::to_string(uint32_t(l->shared.swizzle)) + ")";
+  auto descriptor = [&](ir::Value array, ir::Value offset, int64_t s) {
+    const ir::TileLayout* l = k_.layout_of(type(array));
+    return "kiln_wgmma_descriptor(&" + name(array) + "[" + name(offset) + " + " + std::to_string(s * step) + "], " +
+           std::to_string(uint32_t(l->shared.swizzle)) + ")";
   };
   for (int64_t s = 0; s < shape[2] / step; ++s) {
-    line(fn + "(" + name(op.operand(M::acc)) + ", " + descriptor(M::a, M::a_offset, s) + ", " +
-         descriptor(M::b, M::b_offset, s) + ");");
+    std::string a;
+    if (registers) {
+      // Step s's 8 elements of the unit's a, packed two to a register at the fence
+      // (ir::wgmma_a_fragment_element).
+      const std::string f = name(op.operand(F::a));
+      for (int64_t r = 0; r < 4; ++r) a += f + "_a[" + std::to_string(4 * s + r) + "], ";
+    } else {
+      a = descriptor(op.operand(M::a), op.operand(M::a_offset), s) + ", ";
+    }
+    line(fn + "(" + name(acc) + ", " + a + descriptor(b, b_offset, s) + ");");
   }
 }
 

@@ -114,10 +114,11 @@ class Emitter {
   void debug_print(const ir::Op& op);
   // check.trips: a failed check writes the device error word (device/errors.cuh).
   void check_trips(const ir::Op& op);
-  void declare(const ir::Op& op, const std::string& expr);       // `T vN = expr;`
-  void wgmma(const ir::Op& op);                                  // the warp-group product, its fence, commit and wait
-  std::string wgmma_instruction(uint32_t n, ir::Scalar factor);  // its helper's name (added to helpers_)
-  void mbarrier(const ir::Op& op);                               // the mbarrier ops and fence.proxy.async
+  void declare(const ir::Op& op, const std::string& expr);  // `T vN = expr;`
+  void wgmma(const ir::Op& op);                             // the warp-group product, its fence, commit and wait
+  // The function of one instruction of n columns (a in registers or not): its name, added to helpers_.
+  std::string wgmma_instruction(uint32_t n, ir::Scalar factor, bool a_in_registers);
+  void mbarrier(const ir::Op& op);  // the mbarrier ops and fence.proxy.async
 
   const ir::Kernel& k_;
   const CStyleTarget& t_;
@@ -136,6 +137,11 @@ class Emitter {
   // Functions the kernel's ops call that are made for it (the warp-group product of its shape): by
   // name, emitted between the prelude and the entry.
   std::map<std::string, std::string> helpers_;
+  // Local arrays a register-A product multiplies: each also has a u32 array of its elements packed
+  // two to a register (`<name>_a`), filled at the wgmma.fence that names it, so that no register of
+  // a product's a is computed between the fence and the product (ptxas would inject a fence of its
+  // own before each product, C7519).
+  std::unordered_set<ir::Value> register_factors_;
   bool hopper_ = false;      // the kernel uses a Hopper op: its source takes hopper.cuh
   bool error_word_ = false;  // the kernel has a check.trips: the entry takes the hidden error parameters
 

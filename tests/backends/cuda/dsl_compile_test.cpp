@@ -158,6 +158,26 @@ struct WarpGroupProduct {
   }
 };
 
+// The register-A form: each unit's 32 elements of a 64 x 64 a, then the same product.
+struct RegisterProduct {
+  static constexpr std::string_view name = "register_product";
+  void operator()(Slice<const bf16> a, Slice<const bf16> b, Slice<float> out) const {
+    SharedArray<bf16> bs(64 * 64, Swizzle::Span128);
+    For(range(unit_pos(), 64u * 64u, 256u), [&](Expr<uint32_t> i) { bs[swizzled_index(bs, i / 64u, i % 64u)] = b[i]; });
+    fence_proxy_async();
+    sync_cube();
+    LocalArray<bf16> af(32);
+    for (uint32_t j = 0; j < 32; ++j) af[j] = a[absolute_pos() * 32u + j];
+    LocalArray<float> acc(32);
+    for (uint32_t i = 0; i < 32; ++i) acc[i] = 0.0f;
+    wgmma_fence(acc, af);
+    wgmma_mma_async(acc, af, bs, 0u, 64);
+    wgmma_commit_group();
+    wgmma_wait_group(0, acc);
+    for (uint32_t i = 0; i < 32; ++i) out[absolute_pos() * 32u + i] = acc[i];
+  }
+};
+
 template <class K>
 ir::Kernel trace(int vector_width, ir::Dim3 cube = {256, 1, 1}, void (*adjust)(std::vector<ParamDesc>&) = nullptr) {
   std::vector<ParamDesc> d = param_descs<K>(vector_width);
@@ -251,6 +271,28 @@ TEST(DslKernels, WarpGroupProductsCompileToWgmmaWithoutSerialisation) {
     EXPECT_EQ(c.log.find("ptxas warning"), std::string::npos) << c.log;
   }
   KILN_REQUIRE_NVRTC();
+}
+
+// The register-A form: a's elements packed two to a register at the fence (ptxas injects a fence
+// before each product whose registers are computed after the last one: C7519), four registers a
+// product; no spills and no ptxas notes.
+TEST(DslKernels, RegisterFactorProductsCompileToWgmma) {
+  ir::Kernel k = trace<RegisterProduct>(1);
+  EmitResult r = emit_cuda(k);
+  EXPECT_NE(r.source.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"), std::string::npos);
+  EXPECT_NE(r.source.find("}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("kiln_wgmma_m64n64k16_bf16_rs(v"), std::string::npos);
+  EXPECT_NE(r.source.find("_a[15], kiln_wgmma_descriptor(&"), std::string::npos)
+      << "the last step takes packed registers 12 to 15:\n"
+      << r.source;
+  EXPECT_NE(r.source.find("[j] = kiln_wgmma_pack("), std::string::npos) << "packed at the fence";
+  emit_and_compile(k);
+  if (!nvrtc_available()) return;
+  std::vector<std::string> options = default_compile_options(kArch);
+  options.push_back("--ptxas-options=-v");
+  CompileResult c = compile(r.source, r.entry, options);
+  EXPECT_NE(c.log.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << c.log;
+  EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
 }
 
 template <class F>

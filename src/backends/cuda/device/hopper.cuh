@@ -59,6 +59,11 @@ KILN_DEV u64 kiln_wgmma_descriptor(const void* p, u32 span) {
   const u64 mode = span == 128 ? 1 : span == 64 ? 2 : 3;
   return ((start & 0x3FFFF) >> 4) | (u64(1) << 16) | (u64((8 * span) >> 4) << 32) | (mode << 62);
 }
+// Two 16-bit factors in one register of the register-A form, the first in the low half.
+template <class T>
+KILN_DEV u32 kiln_wgmma_pack(T lo, T hi) {
+  return u32(lo.bits) | (u32(hi.bits) << 16);
+}
 KILN_DEV void kiln_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 KILN_DEV void kiln_wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int Pending>
@@ -67,9 +72,16 @@ KILN_DEV void kiln_wgmma_wait_group() {
 }
 // After a wait, each accumulator the wait makes readable passes through an empty asm that may
 // change it: the compiler cannot move a read of it above the wait (the product's own asm is the
-// accumulators' last writer it sees otherwise).
+// accumulators' last writer it sees otherwise); before a fence, each array it names, so that
+// writes to them cannot sink below it.
 template <int N>
 KILN_DEV void kiln_wgmma_hold(f32 (&acc)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+// The register-A form's factors, packed two to a register at the fence, held there likewise.
+template <int N>
+KILN_DEV void kiln_wgmma_hold(u32 (&a)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(a[i])::"memory");
 }
