@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <random>
 
 #include "kiln/kiln.h"
@@ -99,6 +100,7 @@ void check_product(const std::string& what) {
     ++ran;
     Client c = dev.client();
     Handle ha = c.upload(a), hb = c.upload(b), out = c.upload(std::vector<float>(128 * N, -7.0f));
+    std::cout << "[ wgmma    ] " << what << " on " << dev.name() << "\n";  // a GPU's absence shows
     launch<P>(c, CubeCount{1}, CubeDim{256}, 1, ha, hb, out);
     std::vector<float> got = c.read<float>(out);
     int bad = 0;
@@ -189,6 +191,7 @@ void check_register_product(const std::string& what) {
     ++ran;
     Client c = dev.client();
     Handle ha = c.upload(a), hb = c.upload(b), out = c.upload(std::vector<float>(64 * N, -7.0f));
+    std::cout << "[ wgmma    ] " << what << " on " << dev.name() << "\n";
     launch<P>(c, CubeCount{1}, CubeDim{128}, 1, ha, hb, out);
     EXPECT_EQ(c.read<float>(out), want) << dev.name() << ": sums of a few bits are exact in any order";
   }
