@@ -67,40 +67,65 @@ double factor(T x) {
   else return double(float(x));
 }
 
-template <class T, Swizzle S, uint32_t N, uint32_t KB, uint32_t Split>
-void check_product(const std::string& what) {
-  using P = Product<T, S, N, KB, Split>;
-  const uint32_t K = P::kK;
+uint64_t fresh_seed() {
   std::random_device seed;
-  const uint64_t s = (uint64_t(seed()) << 32) | seed();
-  SCOPED_TRACE(what + ", seed " + std::to_string(s));
-  std::mt19937_64 rng(s);
-  // Values of a few bits, so that every product and sum is exact in f32 on the host and close on
-  // the tensor cores, which add in an order of their own; f32 factors get bits tf32 drops.
+  return (uint64_t(seed()) << 32) | seed();
+}
+
+// n factors of a few bits, so that every product and sum is exact in f32 on the host and close on
+// the tensor cores, which add in an order of their own; f32 factors get bits that tf32 drops.
+template <class T>
+std::vector<T> draw_factors(size_t n, std::mt19937_64& rng) {
   std::uniform_int_distribution<int> small(-8, 8);
-  std::vector<T> a(128 * K), b(N * K);
-  auto draw = [&] {
-    float v = float(small(rng)) / 8.0f;
-    if constexpr (std::is_same_v<T, float>) v += float(small(rng)) * 1e-6f;
-    return T(v);
-  };
-  for (T& x : a) x = draw();
-  for (T& x : b) x = draw();
-  std::vector<float> want(128 * N);
-  for (uint32_t r = 0; r < 128; ++r) {
-    for (uint32_t c = 0; c < N; ++c) {
+  std::vector<T> v(n);
+  for (T& x : v) {
+    float f = float(small(rng)) / 8.0f;
+    if constexpr (std::is_same_v<T, float>) f += float(small(rng)) * 1e-6f;
+    x = T(f);
+  }
+  return v;
+}
+
+// a (rows x k) x bT (b: n x k) in double, row-major.
+template <class T>
+std::vector<float> host_product(const std::vector<T>& a, const std::vector<T>& b, uint32_t rows, uint32_t n,
+                                uint32_t k) {
+  std::vector<float> want(size_t(rows) * n);
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t c = 0; c < n; ++c) {
       double sum = 0;
-      for (uint32_t k = 0; k < K; ++k) sum += factor(a[r * K + k]) * factor(b[c * K + k]);
-      want[r * N + c] = float(sum);
+      for (uint32_t i = 0; i < k; ++i) sum += factor(a[r * k + i]) * factor(b[c * k + i]);
+      want[size_t(r) * n + c] = float(sum);
     }
   }
+  return want;
+}
+
+// Runs `run(client, device)` on every device that runs warp-group products: the CPU, and an sm_90a
+// GPU (H100, H200); says which, so that a run without such a GPU shows it.
+template <class F>
+void on_product_devices(const std::string& what, F&& run) {
   int ran = 0;
   for (const Device& dev : Device::all()) {
     if (dev.kind() == DeviceKind::Cuda && dev.info().architecture != "sm_90a") continue;
     ++ran;
+    std::cout << "[ wgmma    ] " << what << " on " << dev.name() << "\n";
     Client c = dev.client();
+    run(c, dev);
+  }
+  EXPECT_GE(ran, 1);
+}
+
+template <class T, Swizzle S, uint32_t N, uint32_t KB, uint32_t Split>
+void check_product(const std::string& what) {
+  using P = Product<T, S, N, KB, Split>;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(what + ", seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<T> a = draw_factors<T>(128 * P::kK, rng), b = draw_factors<T>(N * P::kK, rng);
+  const std::vector<float> want = host_product(a, b, 128, N, P::kK);
+  on_product_devices(what, [&](Client& c, const Device& dev) {
     Handle ha = c.upload(a), hb = c.upload(b), out = c.upload(std::vector<float>(128 * N, -7.0f));
-    std::cout << "[ wgmma    ] " << what << " on " << dev.name() << "\n";  // a GPU's absence shows
     launch<P>(c, CubeCount{1}, CubeDim{256}, 1, ha, hb, out);
     std::vector<float> got = c.read<float>(out);
     int bad = 0;
@@ -110,8 +135,7 @@ void check_product(const std::string& what) {
         ADD_FAILURE() << dev.name() << ": out[" << i / N << "][" << i % N << "] is " << got[i] << ", want " << want[i];
       }
     }
-  }
-  EXPECT_GE(ran, 1);
+  });
 }
 
 TEST(WgmmaDsl, Bf16Swizzle128RowsWholeAndByStep) {
@@ -168,34 +192,16 @@ struct RegisterProduct {
 template <class T, uint32_t N>
 void check_register_product(const std::string& what) {
   using P = RegisterProduct<T, N>;
-  const uint32_t K = P::kK;
-  std::random_device seed;
-  const uint64_t s = (uint64_t(seed()) << 32) | seed();
-  SCOPED_TRACE(what + ", seed " + std::to_string(s));
-  std::mt19937_64 rng(s);
-  std::uniform_int_distribution<int> small(-8, 8);
-  std::vector<T> a(64 * K), b(N * K);
-  for (T& x : a) x = T(float(small(rng)) / 8.0f);
-  for (T& x : b) x = T(float(small(rng)) / 8.0f);
-  std::vector<float> want(64 * N);
-  for (uint32_t r = 0; r < 64; ++r) {
-    for (uint32_t c = 0; c < N; ++c) {
-      double sum = 0;
-      for (uint32_t k = 0; k < K; ++k) sum += double(float(a[r * K + k])) * double(float(b[c * K + k]));
-      want[r * N + c] = float(sum);
-    }
-  }
-  int ran = 0;
-  for (const Device& dev : Device::all()) {
-    if (dev.kind() == DeviceKind::Cuda && dev.info().architecture != "sm_90a") continue;
-    ++ran;
-    Client c = dev.client();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(what + ", seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<T> a = draw_factors<T>(64 * P::kK, rng), b = draw_factors<T>(N * P::kK, rng);
+  const std::vector<float> want = host_product(a, b, 64, N, P::kK);
+  on_product_devices(what, [&](Client& c, const Device& dev) {
     Handle ha = c.upload(a), hb = c.upload(b), out = c.upload(std::vector<float>(64 * N, -7.0f));
-    std::cout << "[ wgmma    ] " << what << " on " << dev.name() << "\n";
     launch<P>(c, CubeCount{1}, CubeDim{128}, 1, ha, hb, out);
     EXPECT_EQ(c.read<float>(out), want) << dev.name() << ": sums of a few bits are exact in any order";
-  }
-  EXPECT_GE(ran, 1);
+  });
 }
 
 TEST(WgmmaDsl, RegisterFactors) {

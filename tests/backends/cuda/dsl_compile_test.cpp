@@ -238,10 +238,21 @@ TEST(DslKernels, MbarriersTakeTheHopperLibrary) {
   EXPECT_EQ(plain.source.find("Hopper"), std::string::npos);
 }
 
+// ptxas' report for sm_90a (where NVRTC is found): no spills, no stack, no warning, and none of its
+// notes that a wgmma was serialised or a fence or wait inserted (C75xx: lost performance).
+void expect_clean_ptxas_report(const EmitResult& r) {
+  if (!nvrtc_available()) return;
+  std::vector<std::string> options = default_compile_options(kArch);
+  options.push_back("--ptxas-options=-v");
+  CompileResult c = compile(r.source, r.entry, options);
+  EXPECT_NE(c.log.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << c.log;
+  EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
+  EXPECT_EQ(c.log.find("ptxas warning"), std::string::npos) << c.log;
+}
+
 // The warp-group product: hopper.cuh, one instruction function for its shape, one wgmma per 16 of k
-// (4) with descriptors, the fence, commit and wait, the accumulators held on both sides; and
-// ptxas' report for sm_90a: no spills, no stack, and none of its notes that a wgmma was serialised
-// or a wait inserted (C75xx: the product would run on one warp at a time).
+// (4) with descriptors, the fence, commit and wait, the accumulators held on both sides; and a
+// clean ptxas report.
 TEST(DslKernels, WarpGroupProductsCompileToWgmmaWithoutSerialisation) {
   for (const bool wide : {false, true}) {
     ir::Kernel k = wide ? trace<WarpGroupProduct<256>>(1) : trace<WarpGroupProduct<64>>(1);
@@ -262,13 +273,7 @@ TEST(DslKernels, WarpGroupProductsCompileToWgmmaWithoutSerialisation) {
     }
     EXPECT_EQ(count("kiln_wgmma_hold(v"), 2u) << "before the fence, after the wait";
     emit_and_compile(k);
-    if (!nvrtc_available()) continue;
-    std::vector<std::string> options = default_compile_options(kArch);
-    options.push_back("--ptxas-options=-v");
-    CompileResult c = compile(r.source, r.entry, options);
-    EXPECT_NE(c.log.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << c.log;
-    EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
-    EXPECT_EQ(c.log.find("ptxas warning"), std::string::npos) << c.log;
+    expect_clean_ptxas_report(r);
   }
   KILN_REQUIRE_NVRTC();
 }
@@ -287,12 +292,7 @@ TEST(DslKernels, RegisterFactorProductsCompileToWgmma) {
       << r.source;
   EXPECT_NE(r.source.find("[j] = kiln_wgmma_pack("), std::string::npos) << "packed at the fence";
   emit_and_compile(k);
-  if (!nvrtc_available()) return;
-  std::vector<std::string> options = default_compile_options(kArch);
-  options.push_back("--ptxas-options=-v");
-  CompileResult c = compile(r.source, r.entry, options);
-  EXPECT_NE(c.log.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << c.log;
-  EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
+  expect_clean_ptxas_report(r);
 }
 
 template <class F>
