@@ -95,12 +95,16 @@ uint64_t factor_first(const Exec& e, const Instr& in, const Wgmma& x, const Wgmm
                       const char* name) {
   const uint32_t u0 = g * kGroup;
   const uint64_t first = read_index(e, f.offset, f.offset_type, u0);
+  // An offset as the kernel gave it: a signed one read as a huge unsigned is shown negative.
+  auto shown = [&](uint64_t v) {
+    return ir::is_signed_int(f.offset_type) ? std::to_string(int64_t(v)) : std::to_string(v);
+  };
   for (uint32_t u = u0 + 1; u < u0 + kGroup; ++u) {
     const uint64_t other = read_index(e, f.offset, f.offset_type, u);
     if (other != first) {
       fail(e, in, u, "wgmma.divergent",
-           std::string(name) + "_offset is " + std::to_string(other) + " here and " + std::to_string(first) + " in " +
-               unit_text(e, u0) + "; the units of " + group_text(g) + " give one product, with one offset");
+           std::string(name) + "_offset is " + shown(other) + " here and " + shown(first) + " in " + unit_text(e, u0) +
+               "; the units of " + group_text(g) + " give one product, with one offset");
     }
   }
   const uint64_t pitch = f.span / x.element_bytes;
@@ -108,7 +112,7 @@ uint64_t factor_first(const Exec& e, const Instr& in, const Wgmma& x, const Wgmm
   // wrap.
   if (first >= f.length || uint64_t(rows) * pitch > f.length - (first - first % pitch)) {
     fail(e, in, u0, "bounds.out_of_range",
-         "the " + std::to_string(rows) + " rows of " + name + " from element " + std::to_string(first) +
+         "the " + std::to_string(rows) + " rows of " + name + " from element " + shown(first) +
              " reach past the end of the shared array of op #" + std::to_string(f.alloc_op) + " (length " +
              std::to_string(f.length) + ")");
   }
@@ -117,9 +121,8 @@ uint64_t factor_first(const Exec& e, const Instr& in, const Wgmma& x, const Wgmm
   if ((byte / f.span) % 8 != 0 || in_row % ir::kWgmmaStepBytes != 0 ||
       in_row + uint64_t(x.k) * x.element_bytes > f.span) {
     fail(e, in, u0, "wgmma.misaligned",
-         std::string(name) + "_offset " + std::to_string(first) + " puts the factor at row " +
-             std::to_string(byte / f.span) + ", byte " + std::to_string(in_row) + " of rows of " +
-             std::to_string(f.span) +
+         std::string(name) + "_offset " + shown(first) + " puts the factor at row " + std::to_string(byte / f.span) +
+             ", byte " + std::to_string(in_row) + " of rows of " + std::to_string(f.span) +
              " bytes: a factor starts on a row that is a multiple of 8, at a multiple of 32 "
              "bytes along it, with its k = " +
              std::to_string(x.k) + " elements within the row");
